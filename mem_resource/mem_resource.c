@@ -1,0 +1,85 @@
+/* The malloc, null and default resources. */
+#include "mem_resource/mem_resource.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+void *pmr__bad_request(size_t bytes, size_t alignment) {
+  (void)bytes;
+  errno = pmr_is_pow2(alignment) ? ENOMEM : EINVAL;
+  return NULL;
+}
+
+/* ---- malloc resource ----------------------------------------------------- */
+
+static void *malloc_allocate(pmr_mem_resource *self, size_t bytes,
+                             size_t alignment) {
+  (void)self;
+  /* malloc(0) may return NULL; ask for one byte so 0 gets a distinct block. */
+  if (bytes == 0) bytes = 1;
+  if (alignment <= PMR_MAX_ALIGN) return malloc(bytes);
+  /* posix_memalign accepts any power of two >= sizeof(void *) and any size,
+   * including bytes < alignment (aligned_alloc has historically been pickier). */
+  void *p = NULL;
+  int rc = posix_memalign(&p, alignment, bytes);
+  if (rc != 0) {
+    errno = rc;
+    return NULL;
+  }
+  return p;
+}
+
+static void malloc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                              size_t alignment) {
+  (void)self;
+  (void)bytes;
+  (void)alignment;
+  free(p);
+}
+
+static const pmr_mem_resource_ops malloc_ops = {
+    malloc_allocate, malloc_deallocate, NULL};
+static pmr_mem_resource malloc_resource = {&malloc_ops};
+
+pmr_mem_resource *pmr_malloc_resource(void) { return &malloc_resource; }
+
+/* ---- null resource ------------------------------------------------------- */
+
+static void *null_allocate(pmr_mem_resource *self, size_t bytes,
+                           size_t alignment) {
+  (void)self;
+  (void)bytes;
+  (void)alignment;
+  errno = ENOMEM;
+  return NULL;
+}
+
+static void null_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                            size_t alignment) {
+  (void)self;
+  (void)p;
+  (void)bytes;
+  (void)alignment;
+}
+
+static const pmr_mem_resource_ops null_ops = {null_allocate, null_deallocate,
+                                              NULL};
+static pmr_mem_resource null_resource = {&null_ops};
+
+pmr_mem_resource *pmr_null_resource(void) { return &null_resource; }
+
+/* ---- default resource ---------------------------------------------------- */
+
+/* Statically initialised, so there is no first-use race. Acquire/release
+ * ordering publishes the pointed-to resource's state along with the pointer. */
+static _Atomic(pmr_mem_resource *) default_resource = &malloc_resource;
+
+pmr_mem_resource *pmr_get_default_resource(void) {
+  return atomic_load_explicit(&default_resource, memory_order_acquire);
+}
+
+pmr_mem_resource *pmr_set_default_resource(pmr_mem_resource *r) {
+  if (r == NULL) r = &malloc_resource;
+  return atomic_exchange_explicit(&default_resource, r, memory_order_acq_rel);
+}

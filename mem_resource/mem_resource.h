@@ -1,0 +1,159 @@
+/* pmr-c: polymorphic memory resources for C.
+ *
+ * The abstract memory resource, its dispatch functions, and the process-wide
+ * resources every program has: the malloc resource, the null resource and the
+ * default resource. This is C++'s std::pmr::memory_resource re-expressed for C:
+ * where C++ throws, pmr-c returns NULL.
+ *
+ * A concrete resource is a struct whose FIRST member is a pmr_mem_resource:
+ *
+ *     typedef struct { pmr_mem_resource base; ... } my_resource;
+ *
+ * so a pointer to it converts to and from `pmr_mem_resource *`. Code that needs
+ * memory takes a `pmr_mem_resource *` and calls pmr_allocate / pmr_deallocate.
+ *
+ * The contract every resource of this library keeps (and a user's resource
+ * should keep):
+ *   - alignment is a power of two; any alignment up to at least 4096 works.
+ *   - pmr_deallocate gets back exactly the bytes and alignment pmr_allocate got
+ *     (sized deallocation: that is what lets pools work without block headers).
+ *   - pmr_allocate(r, 0, a) returns a valid, distinct pointer that may be
+ *     passed back to pmr_deallocate(r, p, 0, a).
+ *   - failure is NULL, never an abort and never a block that is too small.
+ *
+ * Bad arguments are rejected by pmr_allocate itself, identically for every
+ * resource, before any hook runs (see pmr_allocate). Hooks therefore always
+ * receive a power-of-two alignment and a size with bytes + alignment <= SIZE_MAX.
+ */
+#ifndef PMR_MEM_RESOURCE_H
+#define PMR_MEM_RESOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PMR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PMR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define PMR_LIKELY(x) (x)
+#define PMR_UNLIKELY(x) (x)
+#endif
+
+/* The strictest alignment malloc guarantees without asking (16 on x86-64). */
+#ifdef __cplusplus
+#define PMR_MAX_ALIGN ((size_t)alignof(max_align_t))
+#else
+#define PMR_MAX_ALIGN ((size_t)_Alignof(max_align_t))
+#endif
+
+typedef struct pmr_mem_resource pmr_mem_resource;
+
+/* The table of operations a resource implements. One constant instance per
+ * resource type; every instance of that type points at it. */
+typedef struct pmr_mem_resource_ops {
+  /* Returns `bytes` bytes aligned to `alignment`, or NULL. Called only with a
+   * power-of-two alignment and bytes <= SIZE_MAX - alignment. */
+  void *(*allocate)(pmr_mem_resource *self, size_t bytes, size_t alignment);
+  /* Gives back p (never NULL), allocated from self with these bytes and
+   * alignment. */
+  void (*deallocate)(pmr_mem_resource *self, void *p, size_t bytes,
+                     size_t alignment);
+  /* True when memory allocated from self may be deallocated through other.
+   * Called only when self != other. May be NULL: then only identity is equal. */
+  bool (*is_equal)(const pmr_mem_resource *self,
+                   const pmr_mem_resource *other);
+} pmr_mem_resource_ops;
+
+/* The abstract resource: the first member of every concrete resource. */
+struct pmr_mem_resource {
+  const pmr_mem_resource_ops *ops;
+};
+
+/* Out-of-line failure path of pmr_allocate: sets errno and returns NULL.
+ * Not for direct use. */
+void *pmr__bad_request(size_t bytes, size_t alignment);
+
+/* True when a is a power of two (0 is not). */
+static inline bool pmr_is_pow2(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
+
+/* Allocates `bytes` bytes aligned to `alignment` from r.
+ *
+ * Returns NULL when:
+ *   - alignment is 0 or not a power of two        (errno = EINVAL);
+ *   - bytes + alignment overflows size_t           (errno = ENOMEM);
+ *   - the resource is out of memory. errno is then whatever the resource set:
+ *     the malloc resource and the resources of this library leave ENOMEM
+ *     when malloc did, the null resource sets ENOMEM.
+ * On success errno is unchanged. bytes == 0 is valid and returns a distinct
+ * pointer. Thread safety is the resource's (see each resource's header). */
+static inline void *pmr_allocate(pmr_mem_resource *r, size_t bytes,
+                                 size_t alignment) {
+  /* With a constant alignment (the usual call) the first test folds away. */
+  if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
+    return pmr__bad_request(bytes, alignment);
+  return r->ops->allocate(r, bytes, alignment);
+}
+
+/* Gives p back to r. p must come from pmr_allocate on r (or on a resource
+ * equal to r) with the same bytes and alignment, and not be given back yet.
+ * p == NULL does nothing. Never fails. */
+static inline void pmr_deallocate(pmr_mem_resource *r, void *p, size_t bytes,
+                                  size_t alignment) {
+  if (PMR_LIKELY(p != NULL)) r->ops->deallocate(r, p, bytes, alignment);
+}
+
+/* True when memory from a may be given back to b. Identity is equal without
+ * calling any hook; otherwise only a's is_equal hook is called (as in
+ * std::pmr, the test is not necessarily symmetric). */
+static inline bool pmr_is_equal(const pmr_mem_resource *a,
+                                const pmr_mem_resource *b) {
+  return a == b || (a->ops->is_equal != NULL && a->ops->is_equal(a, b));
+}
+
+/* Convenience: allocate with the alignment malloc would give (PMR_MAX_ALIGN). */
+static inline void *pmr_malloc(pmr_mem_resource *r, size_t bytes) {
+  return pmr_allocate(r, bytes, PMR_MAX_ALIGN);
+}
+static inline void pmr_free(pmr_mem_resource *r, void *p, size_t bytes) {
+  pmr_deallocate(r, p, bytes, PMR_MAX_ALIGN);
+}
+
+/* ---- Process-wide resources --------------------------------------------- */
+
+/* The malloc resource (std::pmr::new_delete_resource): a singleton over the C
+ * heap. Any power-of-two alignment works (tested to 1 MiB), also when
+ * bytes < alignment. Thread-safe. Equal only to itself. */
+pmr_mem_resource *pmr_malloc_resource(void);
+
+/* The null resource (std::pmr::null_memory_resource): every allocation fails
+ * with NULL (errno = ENOMEM) without touching the heap; deallocate does
+ * nothing. Thread-safe. Equal only to itself. Use it as the upstream of a
+ * buffer-backed resource that must never fall back to the heap. */
+pmr_mem_resource *pmr_null_resource(void);
+
+/* The process-wide default resource, used wherever a NULL resource or
+ * upstream is passed. Starts as the malloc resource. Thread-safe (atomic).
+ * Resources and containers capture it when they are initialised, so changing
+ * it later does not affect them. */
+pmr_mem_resource *pmr_get_default_resource(void);
+
+/* Installs r as the default resource and returns the previous one.
+ * r == NULL installs the malloc resource. r must outlive its use as the
+ * default. Thread-safe (atomic exchange). */
+pmr_mem_resource *pmr_set_default_resource(pmr_mem_resource *r);
+
+/* r, or the current default resource when r is NULL. */
+static inline pmr_mem_resource *pmr_resource_or_default(pmr_mem_resource *r) {
+  return r != NULL ? r : pmr_get_default_resource();
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PMR_MEM_RESOURCE_H */

@@ -1,0 +1,263 @@
+// The abstract struct, the dispatch functions, and the malloc, null and
+// default resources.
+#include "mem_resource/mem_resource.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "tests/testkit/counting_resource.h"
+
+namespace {
+
+// A resource that records the calls made to its hooks.
+struct Spy {
+  pmr_mem_resource base;
+  int allocates = 0, deallocates = 0, is_equals = 0;
+  size_t last_bytes = 0, last_alignment = 0;
+  void* last_p = nullptr;
+  const pmr_mem_resource* last_other = nullptr;
+  bool equal_answer = false;
+  alignas(64) unsigned char storage[256];
+};
+
+void* SpyAllocate(pmr_mem_resource* self, size_t bytes, size_t alignment) {
+  Spy* s = reinterpret_cast<Spy*>(self);
+  ++s->allocates;
+  s->last_bytes = bytes;
+  s->last_alignment = alignment;
+  return s->storage;
+}
+void SpyDeallocate(pmr_mem_resource* self, void* p, size_t bytes,
+                   size_t alignment) {
+  Spy* s = reinterpret_cast<Spy*>(self);
+  ++s->deallocates;
+  s->last_p = p;
+  s->last_bytes = bytes;
+  s->last_alignment = alignment;
+}
+bool SpyIsEqual(const pmr_mem_resource* self, const pmr_mem_resource* other) {
+  Spy* s = const_cast<Spy*>(reinterpret_cast<const Spy*>(self));
+  ++s->is_equals;
+  s->last_other = other;
+  return s->equal_answer;
+}
+const pmr_mem_resource_ops kSpyOps = {SpyAllocate, SpyDeallocate, SpyIsEqual};
+const pmr_mem_resource_ops kSpyOpsNoEqual = {SpyAllocate, SpyDeallocate,
+                                             nullptr};
+
+Spy MakeSpy(const pmr_mem_resource_ops* ops = &kSpyOps) {
+  Spy s;
+  s.base.ops = ops;
+  return s;
+}
+
+TEST(Dispatch, AllocateCallsTheHookOnceWithIdenticalArguments) {
+  Spy s = MakeSpy();
+  void* p = pmr_allocate(&s.base, 123, 32);
+  EXPECT_EQ(p, s.storage);
+  EXPECT_EQ(s.allocates, 1);
+  EXPECT_EQ(s.deallocates, 0);
+  EXPECT_EQ(s.is_equals, 0);
+  EXPECT_EQ(s.last_bytes, 123u);
+  EXPECT_EQ(s.last_alignment, 32u);
+}
+
+TEST(Dispatch, DeallocateCallsTheHookOnceWithIdenticalArguments) {
+  Spy s = MakeSpy();
+  pmr_deallocate(&s.base, s.storage + 8, 77, 8);
+  EXPECT_EQ(s.deallocates, 1);
+  EXPECT_EQ(s.allocates, 0);
+  EXPECT_EQ(s.last_p, s.storage + 8);
+  EXPECT_EQ(s.last_bytes, 77u);
+  EXPECT_EQ(s.last_alignment, 8u);
+}
+
+TEST(Dispatch, DeallocateNullNeverReachesTheHook) {
+  Spy s = MakeSpy();
+  pmr_deallocate(&s.base, nullptr, 64, 16);
+  EXPECT_EQ(s.deallocates, 0);
+}
+
+TEST(Dispatch, BadArgumentsNeverReachTheHook) {
+  Spy s = MakeSpy();
+  errno = 0;
+  EXPECT_EQ(pmr_allocate(&s.base, 8, 0), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(pmr_allocate(&s.base, 8, 48), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(pmr_allocate(&s.base, SIZE_MAX, 1), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(pmr_allocate(&s.base, SIZE_MAX - 63, 128), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_EQ(s.allocates, 0);
+  // The largest size that does not overflow reaches the hook.
+  EXPECT_NE(pmr_allocate(&s.base, SIZE_MAX - 128, 128), nullptr);
+  EXPECT_EQ(s.allocates, 1);
+  EXPECT_EQ(s.last_bytes, SIZE_MAX - 128);
+}
+
+TEST(Dispatch, SuccessLeavesErrnoAlone) {
+  Spy s = MakeSpy();
+  errno = 1234;
+  EXPECT_NE(pmr_allocate(&s.base, 8, 8), nullptr);
+  EXPECT_EQ(errno, 1234);
+}
+
+TEST(Dispatch, IsEqualOnIdentityCallsNoHook) {
+  Spy a = MakeSpy();
+  a.equal_answer = false;  // would say "not equal" if asked
+  EXPECT_TRUE(pmr_is_equal(&a.base, &a.base));
+  EXPECT_EQ(a.is_equals, 0);
+}
+
+TEST(Dispatch, IsEqualCallsOnlyTheLeftHook) {
+  Spy a = MakeSpy(), b = MakeSpy();
+  a.equal_answer = true;
+  b.equal_answer = false;
+  EXPECT_TRUE(pmr_is_equal(&a.base, &b.base));
+  EXPECT_EQ(a.is_equals, 1);
+  EXPECT_EQ(a.last_other, &b.base);
+  EXPECT_EQ(b.is_equals, 0);
+  EXPECT_FALSE(pmr_is_equal(&b.base, &a.base));
+  EXPECT_EQ(b.is_equals, 1);
+  EXPECT_EQ(a.is_equals, 1);
+}
+
+TEST(Dispatch, MissingIsEqualHookMeansIdentityOnly) {
+  Spy a = MakeSpy(&kSpyOpsNoEqual), b = MakeSpy(&kSpyOpsNoEqual);
+  EXPECT_TRUE(pmr_is_equal(&a.base, &a.base));
+  EXPECT_FALSE(pmr_is_equal(&a.base, &b.base));
+}
+
+TEST(Dispatch, MallocAndFreeUseMaxAlign) {
+  Spy s = MakeSpy();
+  pmr_malloc(&s.base, 10);
+  EXPECT_EQ(s.last_alignment, alignof(max_align_t));
+  pmr_free(&s.base, s.storage, 10);
+  EXPECT_EQ(s.last_alignment, alignof(max_align_t));
+  EXPECT_EQ(s.last_bytes, 10u);
+}
+
+TEST(MallocResource, IsASingleton) {
+  EXPECT_EQ(pmr_malloc_resource(), pmr_malloc_resource());
+  EXPECT_NE(pmr_malloc_resource(), pmr_null_resource());
+  EXPECT_FALSE(pmr_is_equal(pmr_malloc_resource(), pmr_null_resource()));
+}
+
+TEST(MallocResource, HonoursEveryAlignmentUpToOneMiBIncludingSmallSizes) {
+  pmr_mem_resource* m = pmr_malloc_resource();
+  for (size_t a = 1; a <= (size_t{1} << 20); a *= 2) {
+    const size_t sizes[] = {0, 1, a / 2, a - 1 + (a == 1), a, a + 1, 3 * a};
+    for (size_t s : sizes) {
+      void* p = pmr_allocate(m, s, a);
+      ASSERT_NE(p, nullptr) << s << " / " << a;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % a, 0u) << s << " / " << a;
+      std::memset(p, 0x5a, s);
+      pmr_deallocate(m, p, s, a);
+    }
+  }
+}
+
+TEST(MallocResource, ZeroBytesGivesDistinctValidPointers) {
+  pmr_mem_resource* m = pmr_malloc_resource();
+  std::set<void*> seen;
+  std::vector<void*> ps;
+  for (int i = 0; i < 1000; ++i) {
+    void* p = pmr_allocate(m, 0, 1);
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(seen.insert(p).second);
+    ps.push_back(p);
+  }
+  for (void* p : ps) pmr_deallocate(m, p, 0, 1);
+}
+
+TEST(MallocResource, ImpossibleSizeFailsWithEnomem) {
+  errno = 0;
+  EXPECT_EQ(pmr_allocate(pmr_malloc_resource(), SIZE_MAX / 2, 8), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(pmr_allocate(pmr_malloc_resource(), SIZE_MAX / 2, 4096), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+}
+
+TEST(NullResource, EveryAllocationFailsWithoutTouchingTheHeap) {
+  // A default resource that counts: the null resource must not use it, nor
+  // anything else: it has no upstream at all.
+  pmrtest::CountingResource counting;
+  pmr_mem_resource* prev = pmr_set_default_resource(counting.get());
+  pmr_mem_resource* n = pmr_null_resource();
+  for (size_t s : {size_t{0}, size_t{1}, size_t{64}, size_t{1} << 30}) {
+    errno = 0;
+    EXPECT_EQ(pmr_allocate(n, s, 8), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+  }
+  pmr_set_default_resource(prev);
+  EXPECT_EQ(counting.calls().size(), 0u);
+}
+
+TEST(NullResource, DeallocateDoesNothing) {
+  int x = 42;
+  pmr_deallocate(pmr_null_resource(), &x, sizeof x, alignof(int));
+  EXPECT_EQ(x, 42);
+  EXPECT_EQ(pmr_null_resource(), pmr_null_resource());
+}
+
+TEST(DefaultResource, StartsAsMalloc) {
+  EXPECT_EQ(pmr_get_default_resource(), pmr_malloc_resource());
+}
+
+TEST(DefaultResource, SetReturnsThePreviousAndNullRestoresMalloc) {
+  pmrtest::CountingResource counting;
+  EXPECT_EQ(pmr_set_default_resource(counting.get()), pmr_malloc_resource());
+  EXPECT_EQ(pmr_get_default_resource(), counting.get());
+  EXPECT_EQ(pmr_resource_or_default(nullptr), counting.get());
+  EXPECT_EQ(pmr_resource_or_default(pmr_null_resource()), pmr_null_resource());
+  EXPECT_EQ(pmr_set_default_resource(nullptr), counting.get());
+  EXPECT_EQ(pmr_get_default_resource(), pmr_malloc_resource());
+}
+
+TEST(DefaultResource, GetAndSetFromEightThreadsAtOnce) {
+  pmrtest::CountingResource a, b;
+  std::atomic<bool> go{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      while (!go.load()) {
+      }
+      for (int i = 0; i < 20000; ++i) {
+        if (t % 2 == 0) {
+          pmr_mem_resource* prev =
+              pmr_set_default_resource(i % 2 ? a.get() : b.get());
+          if (prev != a.get() && prev != b.get() &&
+              prev != pmr_malloc_resource())
+            ++bad;
+        } else {
+          pmr_mem_resource* r = pmr_get_default_resource();
+          if (r != a.get() && r != b.get() && r != pmr_malloc_resource())
+            ++bad;
+          else
+            pmr_deallocate(r, pmr_allocate(r, 16, 8), 16, 8);
+        }
+      }
+    });
+  }
+  go = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  pmr_set_default_resource(nullptr);
+  EXPECT_EQ(a.outstanding_blocks() + b.outstanding_blocks(), 0u);
+  EXPECT_EQ(a.mismatches() + b.mismatches(), 0u);
+}
+
+}  // namespace
