@@ -2,7 +2,9 @@
 #include "mem_resource/mem_resource.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 void *pmr__bad_request(size_t bytes, size_t alignment) {
@@ -39,7 +41,7 @@ static void malloc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 }
 
 static const pmr_mem_resource_ops malloc_ops = {
-    malloc_allocate, malloc_deallocate, NULL};
+    .allocate = malloc_allocate, .deallocate = malloc_deallocate};
 static pmr_mem_resource malloc_resource = {&malloc_ops};
 
 pmr_mem_resource *pmr_malloc_resource(void) { return &malloc_resource; }
@@ -63,8 +65,8 @@ static void null_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   (void)alignment;
 }
 
-static const pmr_mem_resource_ops null_ops = {null_allocate, null_deallocate,
-                                              NULL};
+static const pmr_mem_resource_ops null_ops = {.allocate = null_allocate,
+                                              .deallocate = null_deallocate};
 static pmr_mem_resource null_resource = {&null_ops};
 
 pmr_mem_resource *pmr_null_resource(void) { return &null_resource; }
@@ -82,4 +84,32 @@ pmr_mem_resource *pmr_get_default_resource(void) {
 pmr_mem_resource *pmr_set_default_resource(pmr_mem_resource *r) {
   if (r == NULL) r = &malloc_resource;
   return atomic_exchange_explicit(&default_resource, r, memory_order_acq_rel);
+}
+
+/* ---- misuse reports ------------------------------------------------------ */
+
+static void default_misuse_handler(const char *message, void *context) {
+  (void)context;
+  fprintf(stderr, "pmr: %s\n", message);
+}
+
+static _Atomic(pmr_misuse_handler) misuse_handler = default_misuse_handler;
+static _Atomic(void *) misuse_context = NULL;
+
+pmr_misuse_handler pmr_set_misuse_handler(pmr_misuse_handler h,
+                                          void *context) {
+  if (h == NULL) h = default_misuse_handler;
+  atomic_store_explicit(&misuse_context, context, memory_order_release);
+  return atomic_exchange_explicit(&misuse_handler, h, memory_order_acq_rel);
+}
+
+void pmr_report_misuse(const char *format, ...) {
+  char message[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  pmr_misuse_handler h =
+      atomic_load_explicit(&misuse_handler, memory_order_acquire);
+  h(message, atomic_load_explicit(&misuse_context, memory_order_acquire));
 }

@@ -67,6 +67,14 @@ typedef struct pmr_mem_resource_ops {
    * Called only when self != other. May be NULL: then only identity is equal. */
   bool (*is_equal)(const pmr_mem_resource *self,
                    const pmr_mem_resource *other);
+  /* Optional (may be NULL): tries to change the size of block p, allocated
+   * from self with old_bytes and alignment, to new_bytes WITHOUT moving it.
+   * Returns true when p now holds new_bytes (and must later be deallocated
+   * with new_bytes); false leaves the block exactly as it was. A monotonic
+   * buffer implements it for its most recent allocation, so containers grow
+   * there without copying. Called only with new_bytes <= SIZE_MAX - alignment. */
+  bool (*try_resize)(pmr_mem_resource *self, void *p, size_t old_bytes,
+                     size_t new_bytes, size_t alignment);
 } pmr_mem_resource_ops;
 
 /* The abstract resource: the first member of every concrete resource. */
@@ -114,6 +122,46 @@ static inline bool pmr_is_equal(const pmr_mem_resource *a,
                                 const pmr_mem_resource *b) {
   return a == b || (a->ops->is_equal != NULL && a->ops->is_equal(a, b));
 }
+
+/* Tries to grow or shrink block p (from r, with old_bytes and alignment) to
+ * new_bytes in place. True: p now holds new_bytes (its first
+ * min(old_bytes, new_bytes) bytes are unchanged) and must be deallocated with
+ * new_bytes. False: nothing changed (the resource cannot resize in place, or
+ * not this block, or not by that much, or new_bytes is too large); the caller
+ * typically allocates, copies and deallocates instead. Never fails otherwise. */
+static inline bool pmr_try_resize(pmr_mem_resource *r, void *p,
+                                  size_t old_bytes, size_t new_bytes,
+                                  size_t alignment) {
+  if (r->ops->try_resize == NULL || p == NULL ||
+      new_bytes > SIZE_MAX - alignment)
+    return false;
+  return r->ops->try_resize(r, p, old_bytes, new_bytes, alignment);
+}
+
+/* ---- Misuse reports -------------------------------------------------------
+ * Misuse that C cannot prevent (double free, wrong size, foreign pointer) is
+ * detected by debug builds (-DPMR_DEBUG, `bazel build --config=debug`) and by
+ * the debug resource. Each detection produces one message naming the
+ * resource, the pointer and the sizes, and is passed to the misuse handler;
+ * the bad operation is then ignored (never forwarded), so the resource stays
+ * consistent. */
+
+/* Receives one complete message (no trailing newline) and the context given
+ * to pmr_set_misuse_handler. */
+typedef void (*pmr_misuse_handler)(const char *message, void *context);
+
+/* Installs h with its context and returns the previous handler. h == NULL
+ * installs the default, which writes "pmr: <message>\n" to stderr. Set it
+ * before other threads start: handler and context are two separate atomics. */
+pmr_misuse_handler pmr_set_misuse_handler(pmr_misuse_handler h, void *context);
+
+/* Formats a message (printf-style) and passes it to the misuse handler.
+ * Thread-safe. For resources, including users' own. */
+void pmr_report_misuse(const char *format, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 
 /* Convenience: allocate with the alignment malloc would give (PMR_MAX_ALIGN). */
 static inline void *pmr_malloc(pmr_mem_resource *r, size_t bytes) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -48,9 +49,20 @@ bool SpyIsEqual(const pmr_mem_resource* self, const pmr_mem_resource* other) {
   s->last_other = other;
   return s->equal_answer;
 }
-const pmr_mem_resource_ops kSpyOps = {SpyAllocate, SpyDeallocate, SpyIsEqual};
+int resize_calls = 0;
+size_t resize_args[3];
+bool SpyTryResize(pmr_mem_resource*, void*, size_t old_bytes, size_t new_bytes,
+                  size_t alignment) {
+  ++resize_calls;
+  resize_args[0] = old_bytes;
+  resize_args[1] = new_bytes;
+  resize_args[2] = alignment;
+  return new_bytes <= 256;
+}
+const pmr_mem_resource_ops kSpyOps = {SpyAllocate, SpyDeallocate, SpyIsEqual,
+                                      SpyTryResize};
 const pmr_mem_resource_ops kSpyOpsNoEqual = {SpyAllocate, SpyDeallocate,
-                                             nullptr};
+                                             nullptr, nullptr};
 
 Spy MakeSpy(const pmr_mem_resource_ops* ops = &kSpyOps) {
   Spy s;
@@ -146,6 +158,50 @@ TEST(Dispatch, MallocAndFreeUseMaxAlign) {
   pmr_free(&s.base, s.storage, 10);
   EXPECT_EQ(s.last_alignment, alignof(max_align_t));
   EXPECT_EQ(s.last_bytes, 10u);
+}
+
+TEST(Dispatch, TryResizeCallsTheOptionalHook) {
+  Spy s = MakeSpy();
+  resize_calls = 0;
+  EXPECT_TRUE(pmr_try_resize(&s.base, s.storage, 10, 200, 8));
+  EXPECT_EQ(resize_calls, 1);
+  EXPECT_EQ(resize_args[0], 10u);
+  EXPECT_EQ(resize_args[1], 200u);
+  EXPECT_EQ(resize_args[2], 8u);
+  EXPECT_FALSE(pmr_try_resize(&s.base, s.storage, 200, 300, 8));
+  EXPECT_EQ(resize_calls, 2);
+  // NULL block and overflowing sizes never reach the hook.
+  EXPECT_FALSE(pmr_try_resize(&s.base, nullptr, 0, 10, 8));
+  EXPECT_FALSE(pmr_try_resize(&s.base, s.storage, 10, SIZE_MAX - 3, 8));
+  EXPECT_EQ(resize_calls, 2);
+}
+
+TEST(Dispatch, TryResizeWithoutHookIsFalse) {
+  Spy s = MakeSpy(&kSpyOpsNoEqual);
+  EXPECT_FALSE(pmr_try_resize(&s.base, s.storage, 10, 20, 8));
+  int x = 0;
+  EXPECT_FALSE(pmr_try_resize(pmr_malloc_resource(), &x, 4, 8, 4));
+}
+
+void Capture(const char* message, void* context) {
+  static_cast<std::vector<std::string>*>(context)->push_back(message);
+}
+
+TEST(Misuse, ReportsGoToTheInstalledHandlerWithItsContext) {
+  std::vector<std::string> messages;
+  pmr_misuse_handler prev = pmr_set_misuse_handler(Capture, &messages);
+  pmr_report_misuse("double free of %p in %s (%zu bytes)", (void*)0x1000,
+                    "pool", size_t{64});
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0], "double free of 0x1000 in pool (64 bytes)");
+  EXPECT_EQ(pmr_set_misuse_handler(prev, nullptr), &Capture);
+}
+
+TEST(Misuse, DefaultHandlerWritesToStderr) {
+  pmr_set_misuse_handler(nullptr, nullptr);
+  ::testing::internal::CaptureStderr();
+  pmr_report_misuse("wrong size %d", 7);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "pmr: wrong size 7\n");
 }
 
 TEST(MallocResource, IsASingleton) {

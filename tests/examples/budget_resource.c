@@ -22,7 +22,8 @@ static void budget_deallocate(pmr_mem_resource *self, void *p, size_t bytes, siz
   b->used -= bytes;
 }
 
-static const pmr_mem_resource_ops budget_ops = {budget_allocate, budget_deallocate, NULL};
+static const pmr_mem_resource_ops budget_ops = {.allocate = budget_allocate,
+                                               .deallocate = budget_deallocate};
 
 void budget_init(budget_resource *b, pmr_mem_resource *upstream, size_t limit) {
   b->base.ops = &budget_ops;

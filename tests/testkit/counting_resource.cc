@@ -6,7 +6,8 @@
 namespace pmrtest {
 
 const pmr_mem_resource_ops CountingResource::kOps = {
-    &CountingResource::Allocate, &CountingResource::Deallocate, nullptr};
+    &CountingResource::Allocate, &CountingResource::Deallocate, nullptr,
+    nullptr};
 
 CountingResource::CountingResource(pmr_mem_resource* upstream)
     : hook_{{&kOps}, this}, upstream_(upstream) {}
