@@ -1,0 +1,243 @@
+/* pmr_monotonic_buffer: bump allocation over an initial buffer, then over
+ * chunks from upstream that grow geometrically. */
+#include "resources/monotonic_buffer.h"
+
+#include <errno.h>
+
+/* Kept at the END of each chunk, so a chunk's first byte is as aligned as the
+ * chunk itself and an over-aligned request needs no padding. */
+struct pmr__mono_chunk {
+  struct pmr__mono_chunk *next;
+  char *start;     /* what upstream returned */
+  size_t size;     /* total bytes asked of upstream, header included */
+  size_t alignment;
+  char *used_end;  /* bump position when this chunk stopped being current */
+};
+
+typedef struct pmr__mono_chunk chunk;
+
+#define HEADER_SIZE sizeof(chunk)
+
+static void *mono_allocate(pmr_mem_resource *self, size_t bytes,
+                           size_t alignment) {
+  pmr_monotonic_buffer *m = (pmr_monotonic_buffer *)self;
+  /* pmr_allocate already validated the arguments; skip the repeat. */
+  uintptr_t p = ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
+  size_t n = bytes + (bytes == 0);
+  if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
+    m->cur = (char *)(p + n);
+    return (void *)p;
+  }
+  return pmr__monotonic_buffer_refill(m, bytes, alignment);
+}
+
+static void mono_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                            size_t alignment) {
+  /* Monotonic: memory comes back only with release, reset or rewind. */
+  (void)self;
+  (void)p;
+  (void)bytes;
+  (void)alignment;
+}
+
+/* Grows or shrinks the most recent allocation in place. */
+static bool mono_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
+                            size_t new_bytes, size_t alignment) {
+  pmr_monotonic_buffer *m = (pmr_monotonic_buffer *)self;
+  (void)alignment;
+  size_t old_n = old_bytes + (old_bytes == 0);
+  size_t new_n = new_bytes + (new_bytes == 0);
+  uintptr_t q = (uintptr_t)p;
+  /* Only the latest block, i.e. the one that ends where the bump pointer is. */
+  if (q > (uintptr_t)m->cur || (uintptr_t)m->cur - q != old_n) return false;
+  if (new_n > (uintptr_t)m->end - q) return false;
+  m->cur = (char *)p + new_n;
+  return true;
+}
+
+/* Makes the initial buffer (possibly none) the current one, empty. */
+static void restart_initial(pmr_monotonic_buffer *m) {
+  m->cur = m->initial_buffer;
+  m->end = m->initial_buffer != NULL ? m->initial_buffer + m->initial_size
+                                     : NULL;
+  m->initial_used = 0;
+}
+
+static const pmr_mem_resource_ops mono_ops = {
+    .allocate = mono_allocate,
+    .deallocate = mono_deallocate,
+    .try_resize = mono_try_resize,
+};
+
+void pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
+                                           void *buffer, size_t size,
+                                           pmr_mem_resource *upstream) {
+  m->base.ops = &mono_ops;
+  m->upstream = pmr_resource_or_default(upstream);
+  m->chunks = NULL;
+  m->spare = NULL;
+  m->initial_buffer = buffer != NULL ? (char *)buffer : NULL;
+  m->initial_size = buffer != NULL ? size : 0;
+  restart_initial(m);
+  size_t first = PMR_MONOTONIC_DEFAULT_CHUNK;
+  if (m->initial_size > first) first = m->initial_size;
+  if (first > PMR_MONOTONIC_MAX_CHUNK) first = PMR_MONOTONIC_MAX_CHUNK;
+  m->initial_next = m->next_size = first;
+}
+
+void pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
+                               pmr_mem_resource *upstream) {
+  pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
+}
+
+void pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
+                                         size_t initial_size,
+                                         pmr_mem_resource *upstream) {
+  pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
+  if (initial_size != 0) {
+    /* Room for the header, so a chunk of the requested size really holds
+     * initial_size bytes of allocations. */
+    if (initial_size > PMR_MONOTONIC_MAX_CHUNK - HEADER_SIZE)
+      initial_size = PMR_MONOTONIC_MAX_CHUNK - HEADER_SIZE;
+    m->initial_next = m->next_size = initial_size + HEADER_SIZE;
+  }
+}
+
+static void free_list(pmr_mem_resource *upstream, chunk *c) {
+  while (c != NULL) {
+    chunk *next = c->next;
+    pmr_deallocate(upstream, c->start, c->size, c->alignment);
+    c = next;
+  }
+}
+
+void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
+  free_list(m->upstream, m->chunks);
+  free_list(m->upstream, m->spare);
+  m->chunks = NULL;
+  m->spare = NULL;
+  restart_initial(m);
+  m->next_size = m->initial_next;
+}
+
+void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
+  pmr_monotonic_buffer_release(m);
+}
+
+/* Moves the chunks in use down to (not including) `keep` onto the spare
+ * list, oldest first, so reuse replays the original order. */
+static void park_chunks_until(pmr_monotonic_buffer *m, chunk *keep) {
+  while (m->chunks != keep) {
+    chunk *c = m->chunks;
+    m->chunks = c->next;
+    c->next = m->spare;
+    m->spare = c;
+  }
+}
+
+void pmr_monotonic_buffer_reset(pmr_monotonic_buffer *m) {
+  park_chunks_until(m, NULL);
+  restart_initial(m);
+}
+
+bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
+                                 pmr_monotonic_marker marker) {
+  /* Validate first: the marker's chunk must be one in use, and its position
+   * inside what that chunk has handed out. */
+  uintptr_t lo, hi;
+  if (marker.chunk == NULL) {
+    lo = (uintptr_t)m->initial_buffer;
+    hi = m->chunks == NULL ? (uintptr_t)m->cur : lo + m->initial_used;
+  } else {
+    chunk *c = m->chunks;
+    while (c != NULL && c != marker.chunk) c = c->next;
+    if (c == NULL) return false;
+    lo = (uintptr_t)c->start;
+    hi = (uintptr_t)(c == m->chunks ? m->cur : c->used_end);
+  }
+  uintptr_t at = (uintptr_t)marker.cur;
+  if (at < lo || at > hi) return false;
+  park_chunks_until(m, marker.chunk);
+  if (marker.chunk == NULL) {
+    restart_initial(m);
+  } else {
+    m->end = (char *)marker.chunk;
+  }
+  m->cur = marker.cur;
+  return true;
+}
+
+void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
+                                   size_t alignment) {
+  size_t n = bytes + (bytes == 0);
+  uintptr_t mask = ~(uintptr_t)(alignment - 1);
+
+  /* Remember how far the current buffer got (for bytes_used and rewind). */
+  if (m->chunks != NULL)
+    m->chunks->used_end = m->cur;
+  else if (m->initial_buffer != NULL)
+    m->initial_used = (size_t)(m->cur - m->initial_buffer);
+
+  /* A kept chunk that fits, first fit in original order. */
+  for (chunk **link = &m->spare; *link != NULL; link = &(*link)->next) {
+    chunk *c = *link;
+    uintptr_t p = ((uintptr_t)c->start + (alignment - 1)) & mask;
+    if (p <= (uintptr_t)c && n <= (uintptr_t)c - p) {
+      *link = c->next;
+      c->next = m->chunks;
+      m->chunks = c;
+      m->cur = (char *)(p + n);
+      m->end = (char *)c;
+      return (void *)p;
+    }
+  }
+
+  /* A new chunk. Its start is aligned to max(alignment, PMR_MAX_ALIGN), so
+   * the request sits at its very start. */
+  if (n > SIZE_MAX - HEADER_SIZE - PMR_MAX_ALIGN) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  size_t need = ((n + PMR_MAX_ALIGN - 1) & ~(PMR_MAX_ALIGN - 1)) + HEADER_SIZE;
+  size_t size = need > m->next_size ? need : m->next_size;
+  size = (size + PMR_MAX_ALIGN - 1) & ~(PMR_MAX_ALIGN - 1);
+  size_t chunk_align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
+  char *start = (char *)pmr_allocate(m->upstream, size, chunk_align);
+  if (start == NULL) return NULL;
+
+  chunk *c = (chunk *)(start + size - HEADER_SIZE);
+  c->start = start;
+  c->size = size;
+  c->alignment = chunk_align;
+  c->used_end = start;
+  c->next = m->chunks;
+  m->chunks = c;
+  m->cur = start + n;
+  m->end = (char *)c;
+  if (m->next_size < PMR_MONOTONIC_MAX_CHUNK / 2)
+    m->next_size *= 2;
+  else
+    m->next_size = PMR_MONOTONIC_MAX_CHUNK;
+  return start;
+}
+
+pmr_mem_resource *pmr_monotonic_buffer_upstream(const pmr_monotonic_buffer *m) {
+  return m->upstream;
+}
+
+size_t pmr_monotonic_buffer_bytes_used(const pmr_monotonic_buffer *m) {
+  if (m->chunks == NULL)
+    return m->initial_buffer != NULL ? (size_t)(m->cur - m->initial_buffer) : 0;
+  size_t used = m->initial_used + (size_t)(m->cur - m->chunks->start);
+  for (const chunk *c = m->chunks->next; c != NULL; c = c->next)
+    used += (size_t)(c->used_end - c->start);
+  return used;
+}
+
+size_t pmr_monotonic_buffer_bytes_left(const pmr_monotonic_buffer *m) {
+  return (size_t)(m->end - m->cur);
+}
+
+size_t pmr_monotonic_buffer_next_chunk_size(const pmr_monotonic_buffer *m) {
+  return m->next_size;
+}

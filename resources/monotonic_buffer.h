@@ -1,0 +1,146 @@
+/* pmr_monotonic_buffer: a bump ("arena") resource, std::pmr's
+ * monotonic_buffer_resource, plus mark/rewind and a chunk-keeping reset.
+ *
+ * Allocation moves a pointer forward through the current buffer; deallocate
+ * does nothing; memory comes back all at once with release (to upstream),
+ * reset (kept for reuse) or rewind (back to a marker, like a stack).
+ *
+ *   - An optional initial buffer (e.g. on the stack) is used first; nothing is
+ *     asked of upstream while allocations fit in it. Init never calls upstream.
+ *   - Then chunks come from upstream. The first is the initial chunk size
+ *     (default PMR_MONOTONIC_DEFAULT_CHUNK, or the initial buffer's size if
+ *     larger); each following chunk is twice the previous one, up to
+ *     PMR_MONOTONIC_MAX_CHUNK. A request larger than the next chunk gets a chunk
+ *     just big enough for it. Every chunk is asked with alignment
+ *     PMR_MAX_ALIGN, except a chunk made for an over-aligned request, which is
+ *     asked with that alignment alone (later chunks are not over-aligned).
+ *     Chunk sizes include a small header kept at the chunk's end.
+ *
+ * Thread safety: none. One thread at a time per instance.
+ * Failure: NULL when upstream fails (errno as upstream left it); the resource
+ * stays usable. */
+#ifndef PMR_RESOURCES_MONOTONIC_BUFFER_H
+#define PMR_RESOURCES_MONOTONIC_BUFFER_H
+
+#include "mem_resource/mem_resource.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMR_MONOTONIC_DEFAULT_CHUNK ((size_t)1024)
+#define PMR_MONOTONIC_MAX_CHUNK ((size_t)64 << 20) /* 64 MiB */
+
+struct pmr__mono_chunk;
+
+/* Fields are private: use the functions below. */
+typedef struct pmr_monotonic_buffer {
+  pmr_mem_resource base;            /* first: the abstract resource */
+  char *cur;                        /* next free byte of the current buffer */
+  char *end;                        /* end of the current buffer */
+  struct pmr__mono_chunk *chunks;   /* chunks in use, newest first */
+  struct pmr__mono_chunk *spare;    /* chunks kept by reset/rewind */
+  pmr_mem_resource *upstream;
+  char *initial_buffer;
+  size_t initial_size;
+  size_t initial_next;              /* first chunk size, restored by release */
+  size_t next_size;                 /* size of the next chunk from upstream */
+  size_t initial_used;              /* bytes used in the initial buffer when left */
+} pmr_monotonic_buffer;
+
+/* A position to rewind to (see pmr_monotonic_buffer_mark). */
+typedef struct pmr_monotonic_marker {
+  struct pmr__mono_chunk *chunk; /* current chunk at mark time (NULL: initial) */
+  char *cur;
+} pmr_monotonic_marker;
+
+/* Initialises m with no initial buffer. upstream == NULL means the default
+ * resource at this moment. Never fails, never calls upstream. */
+void pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
+                               pmr_mem_resource *upstream);
+
+/* Same, with the size of the first chunk to ask of upstream (0 = default). */
+void pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
+                                         size_t initial_size,
+                                         pmr_mem_resource *upstream);
+
+/* Same, serving from buffer[0, size) first. The buffer is borrowed: it must
+ * outlive m, and is never given to upstream. Any alignment is fine. */
+void pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
+                                           void *buffer, size_t size,
+                                           pmr_mem_resource *upstream);
+
+/* Releases everything (pmr_monotonic_buffer_release). m may be initialised
+ * again afterwards. */
+void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m);
+
+/* Returns every chunk, spare ones included, to upstream with exactly the size
+ * and alignment it was allocated with, then restarts from the initial buffer
+ * and the initial chunk size (LWG 3120). All pointers from m become invalid.
+ * Harmless on a fresh resource and when repeated. */
+void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m);
+
+/* Like release, but keeps the chunks for reuse: the next allocations fill
+ * the initial buffer and then the kept chunks before asking upstream for
+ * more. For request-scoped arenas: after the first request, later ones of the
+ * same size make no upstream call. Memory is held until release/destroy. */
+void pmr_monotonic_buffer_reset(pmr_monotonic_buffer *m);
+
+/* The current position. Everything allocated after it is dropped by
+ * pmr_monotonic_buffer_rewind(m, marker). */
+static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
+    const pmr_monotonic_buffer *m);
+
+/* Goes back to marker (a stack allocator's pop): chunks taken since are kept
+ * as spares for reuse. Returns false and does nothing when marker is not a
+ * position of m's current allocations (already rewound past, released or
+ * reset, or from another resource). */
+bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
+                                 pmr_monotonic_marker marker);
+
+/* The upstream resource. */
+pmr_mem_resource *pmr_monotonic_buffer_upstream(const pmr_monotonic_buffer *m);
+
+/* Introspection. bytes_used: bytes handed out since init/release/reset,
+ * alignment padding included (O(number of chunks)). bytes_left: what the
+ * current buffer can still serve without upstream. next_chunk_size: the size
+ * of the next chunk asked of upstream (before any request-specific
+ * enlargement). */
+size_t pmr_monotonic_buffer_bytes_used(const pmr_monotonic_buffer *m);
+size_t pmr_monotonic_buffer_bytes_left(const pmr_monotonic_buffer *m);
+size_t pmr_monotonic_buffer_next_chunk_size(const pmr_monotonic_buffer *m);
+
+/* Slow path of pmr_monotonic_buffer_allocate. Not for direct use. */
+void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
+                                   size_t alignment);
+
+/* The concrete fast path: the same as pmr_allocate(&m->base, bytes,
+ * alignment), minus the indirect call. The checks of pmr_allocate are kept:
+ * a bad alignment or an overflowing size gives NULL with errno set. */
+static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
+                                                  size_t bytes,
+                                                  size_t alignment) {
+  if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
+    return pmr__bad_request(bytes, alignment);
+  uintptr_t p = ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
+  size_t n = bytes + (bytes == 0); /* 0 bytes still advance: distinct pointers */
+  if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
+    m->cur = (char *)(p + n);
+    return (void *)p;
+  }
+  return pmr__monotonic_buffer_refill(m, bytes, alignment);
+}
+
+static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
+    const pmr_monotonic_buffer *m) {
+  pmr_monotonic_marker mk;
+  mk.chunk = m->chunks;
+  mk.cur = m->cur;
+  return mk;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PMR_RESOURCES_MONOTONIC_BUFFER_H */

@@ -1,0 +1,194 @@
+/* Size classes, chunks and oversize blocks shared by the pool resources. */
+#include "resources/pool_core.h"
+
+#include <errno.h>
+
+#include "resources/debug_track.h"
+
+/* Class of each size s <= 1024, indexed by (s + 7) / 8. Built by hand from
+ * the class rule in pool_core.h; pmr__pool_class_of is tested against
+ * pmr__pool_class_size for every size. */
+#define C8(x) x, x, x, x, x, x, x, x
+const uint8_t pmr__pool_class_table[PMR__POOL_TABLE_LIMIT / 8 + 1] = {
+    0, 0, 1, 2, 3, 4, 5, 6, 7,   /* s = 0..64, step 8 */
+    8, 8, 9, 9, 10, 10, 11, 11,  /* 72..128: 80, 96, 112, 128 */
+    12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, /* ..256 */
+    C8(16), C8(17), C8(18), C8(19),                                 /* ..512 */
+    C8(20), C8(20), C8(21), C8(21), C8(22), C8(22), C8(23), C8(23), /* ..1024 */
+};
+#undef C8
+
+/* Kept at the end of each chunk. */
+struct pmr__pool_chunk {
+  struct pmr__pool_chunk *next;
+  char *start;
+  size_t size, alignment;
+};
+typedef struct pmr__pool_chunk chunk;
+
+static size_t clamp(size_t v, size_t dflt, size_t max) {
+  if (v == 0) return dflt;
+  return v > max ? max : v;
+}
+
+pmr_pool_options pmr__pool_effective_options(const pmr_pool_options *opts) {
+  pmr_pool_options o = {0, 0};
+  if (opts != NULL) o = *opts;
+  o.max_blocks_per_chunk =
+      clamp(o.max_blocks_per_chunk, PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK,
+            PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
+  size_t largest = clamp(o.largest_required_pool_block,
+                         PMR_POOL_DEFAULT_LARGEST_BLOCK,
+                         PMR_POOL_MAX_LARGEST_BLOCK);
+  o.largest_required_pool_block =
+      pmr__pool_class_size(pmr__pool_class_of(largest));
+  return o;
+}
+
+/* Largest power of two dividing b, capped: the alignment every block of
+ * class b has when its chunk starts that aligned. */
+static size_t chunk_alignment(size_t block) {
+  size_t a = block & (~block + 1);
+  if (a < PMR_MAX_ALIGN) a = PMR_MAX_ALIGN;
+  return a > PMR__POOL_MAX_BLOCK_ALIGN ? PMR__POOL_MAX_BLOCK_ALIGN : a;
+}
+
+void pmr__pool_core_init(pmr__pool_core *c, const pmr_pool_options *opts,
+                         pmr_mem_resource *upstream) {
+  pmr_pool_options o = pmr__pool_effective_options(opts);
+  c->upstream = pmr_resource_or_default(upstream);
+  c->largest = o.largest_required_pool_block;
+  c->max_blocks = o.max_blocks_per_chunk;
+  c->nclasses = pmr__pool_class_of(c->largest) + 1;
+  c->chunks = NULL;
+  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+    pmr__pool_class *k = &c->classes[i];
+    k->free = NULL;
+    k->cur = k->end = NULL;
+    k->block = pmr__pool_class_size(i);
+    size_t n = PMR__POOL_FIRST_CHUNK_BYTES / k->block;
+    if (n == 0) n = 1;
+    k->next_blocks = n < c->max_blocks ? n : c->max_blocks;
+  }
+}
+
+void pmr__pool_core_release(pmr__pool_core *c) {
+  chunk *ch = c->chunks;
+  while (ch != NULL) {
+    chunk *next = ch->next;
+    pmr_deallocate(c->upstream, ch->start, ch->size, ch->alignment);
+    ch = next;
+  }
+  c->chunks = NULL;
+  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+    pmr__pool_class *k = &c->classes[i];
+    k->free = NULL;
+    k->cur = k->end = NULL;
+    size_t n = PMR__POOL_FIRST_CHUNK_BYTES / k->block;
+    if (n == 0) n = 1;
+    k->next_blocks = n < c->max_blocks ? n : c->max_blocks;
+  }
+}
+
+void *pmr__pool_core_refill(pmr__pool_core *c, unsigned idx) {
+  pmr__pool_class *k = &c->classes[idx];
+  size_t n = k->next_blocks;
+  size_t bytes = n * k->block; /* <= 2^20 blocks of <= 1 MiB: no overflow */
+  size_t size = bytes + sizeof(chunk);
+  size_t align = chunk_alignment(k->block);
+  char *start = (char *)pmr_allocate(c->upstream, size, align);
+  if (start == NULL) return NULL;
+  chunk *ch = (chunk *)(start + bytes);
+  ch->start = start;
+  ch->size = size;
+  ch->alignment = align;
+  ch->next = c->chunks;
+  c->chunks = ch;
+  /* Geometric growth up to the block and byte caps. */
+  size_t cap = PMR__POOL_MAX_CHUNK_BYTES / k->block;
+  if (cap > c->max_blocks) cap = c->max_blocks;
+  if (cap == 0) cap = 1;
+  k->next_blocks = n * 2 < cap ? n * 2 : cap;
+  /* Hand out the first block, keep the rest to carve. */
+  k->cur = start + k->block;
+  k->end = start + bytes;
+  return start;
+}
+
+bool pmr__pool_debug_free(struct pmr__track *t, const char *kind,
+                          const void *resource, void *p, size_t bytes,
+                          size_t alignment, bool pooled) {
+  size_t b = 0, a = 0;
+  switch (pmr__track_remove(t, p, bytes, alignment, pooled, &b, &a)) {
+    case PMR__TRACK_OK:
+      return true;
+    case PMR__TRACK_DOUBLE_FREE:
+      pmr_report_misuse(
+          "%s %p: double free of %p (deallocate(%zu bytes, alignment %zu)); "
+          "ignored",
+          kind, resource, p, bytes, alignment);
+      return false;
+    case PMR__TRACK_MISMATCH:
+      pmr_report_misuse(
+          "%s %p: %p was allocated with %zu bytes, alignment %zu, but "
+          "deallocated with %zu bytes, alignment %zu; ignored",
+          kind, resource, p, b, a, bytes, alignment);
+      return false;
+    default:
+      pmr_report_misuse(
+          "%s %p: deallocate(%p, %zu bytes, alignment %zu) of a pointer it "
+          "never gave out; ignored",
+          kind, resource, p, bytes, alignment);
+      return false;
+  }
+}
+
+/* ---- oversize blocks ------------------------------------------------------ */
+
+#define BIG_TRAILER sizeof(pmr__big_block)
+
+static size_t big_offset(size_t bytes) {
+  size_t n = bytes + (bytes == 0);
+  return (n + (PMR_MAX_ALIGN - 1)) & ~(PMR_MAX_ALIGN - 1);
+}
+
+void *pmr__big_alloc(pmr__big_block *list, pmr_mem_resource *upstream,
+                     size_t bytes, size_t alignment) {
+  if (bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER - alignment) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  size_t off = big_offset(bytes);
+  size_t align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
+  char *p = (char *)pmr_allocate(upstream, off + BIG_TRAILER, align);
+  if (p == NULL) return NULL;
+  pmr__big_block *b = (pmr__big_block *)(p + off);
+  b->size = off + BIG_TRAILER;
+  b->alignment = align;
+  b->prev = list;
+  b->next = list->next;
+  list->next->prev = b;
+  list->next = b;
+  return p;
+}
+
+void pmr__big_free(pmr_mem_resource *upstream, void *p, size_t bytes,
+                   size_t alignment) {
+  size_t off = big_offset(bytes);
+  pmr__big_block *b = (pmr__big_block *)((char *)p + off);
+  (void)alignment; /* the trailer knows what upstream got */
+  b->prev->next = b->next;
+  b->next->prev = b->prev;
+  pmr_deallocate(upstream, p, b->size, b->alignment);
+}
+
+void pmr__big_release(pmr__big_block *list, pmr_mem_resource *upstream) {
+  pmr__big_block *b = list->next;
+  while (b != list) {
+    pmr__big_block *next = b->next;
+    pmr_deallocate(upstream, (char *)b - (b->size - BIG_TRAILER), b->size,
+                   b->alignment);
+    b = next;
+  }
+  pmr__big_init(list);
+}

@@ -1,0 +1,147 @@
+/* PRIVATE: the machinery shared by the unsynchronized and synchronized pools:
+ * size classes, per-class intrusive free lists carved lazily from chunks, the
+ * chunk list, and the list of oversize blocks. Not installed, not public. */
+#ifndef PMR_RESOURCES_POOL_CORE_H
+#define PMR_RESOURCES_POOL_CORE_H
+
+#include <stdint.h>
+
+#include "mem_resource/mem_resource.h"
+#include "resources/pool_options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Size classes: multiples of 8 up to 64, then four classes per power of two
+ * (2^k + j * 2^(k-2), j = 1..4) up to 1 MiB: 64 classes in all. */
+#define PMR__POOL_CLASSES 64
+#define PMR__POOL_TABLE_LIMIT 1024 /* sizes served by the lookup table */
+/* Alignments above this bypass the pools (chunks are aligned at most so). */
+#define PMR__POOL_MAX_BLOCK_ALIGN ((size_t)4096)
+/* A class's first chunk holds about this many bytes of blocks ... */
+#define PMR__POOL_FIRST_CHUNK_BYTES ((size_t)4096)
+/* ... and chunks double up to this many bytes (or one block, if larger). */
+#define PMR__POOL_MAX_CHUNK_BYTES ((size_t)1 << 20)
+
+extern const uint8_t pmr__pool_class_table[PMR__POOL_TABLE_LIMIT / 8 + 1];
+
+/* The class of a request, given that its size rounded up to its alignment is
+ * s (s <= 1 MiB). */
+static inline unsigned pmr__pool_class_of(size_t s) {
+  if (PMR_LIKELY(s <= PMR__POOL_TABLE_LIMIT))
+    return pmr__pool_class_table[(s + 7) >> 3];
+  unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(s - 1));
+  return 8u + (k - 6u) * 4u + (unsigned)(((s - 1) >> (k - 2)) & 3u);
+}
+
+/* The block size of class idx. */
+static inline size_t pmr__pool_class_size(unsigned idx) {
+  if (idx < 8) return (size_t)(idx + 1) * 8;
+  unsigned k = (idx - 8) / 4 + 6, j = (idx - 8) % 4;
+  return ((size_t)1 << k) + (size_t)(j + 1) * ((size_t)1 << (k - 2));
+}
+
+typedef struct pmr__pool_class {
+  void *free;      /* intrusive free list, most recently freed first */
+  char *cur, *end; /* the part of the newest chunk not carved yet */
+  size_t block;    /* block size */
+  size_t next_blocks; /* blocks in this class's next chunk */
+} pmr__pool_class;
+
+struct pmr__pool_chunk;
+
+typedef struct pmr__pool_core {
+  pmr__pool_class classes[PMR__POOL_CLASSES];
+  struct pmr__pool_chunk *chunks; /* every chunk of every class */
+  pmr_mem_resource *upstream;
+  size_t largest;    /* effective largest pooled block (a class size) */
+  size_t max_blocks; /* effective max_blocks_per_chunk */
+  unsigned nclasses; /* classes up to `largest` */
+} pmr__pool_core;
+
+/* Resolves options (NULL = defaults) to their effective values. */
+pmr_pool_options pmr__pool_effective_options(const pmr_pool_options *opts);
+
+void pmr__pool_core_init(pmr__pool_core *c, const pmr_pool_options *opts,
+                         pmr_mem_resource *upstream);
+/* Returns every chunk to upstream and empties every class. */
+void pmr__pool_core_release(pmr__pool_core *c);
+
+/* Slow path of a pooled allocation of class idx: the free list and the carve
+ * space are empty. Gets a new chunk from upstream (NULL if that fails). */
+void *pmr__pool_core_refill(pmr__pool_core *c, unsigned idx);
+
+/* Pooled allocation from class idx: free list, then carving, then refill. */
+static inline void *pmr__pool_core_alloc(pmr__pool_core *c, unsigned idx) {
+  pmr__pool_class *k = &c->classes[idx];
+  void *p = k->free;
+  if (PMR_LIKELY(p != NULL)) {
+    k->free = *(void **)p;
+    return p;
+  }
+  if (PMR_LIKELY((size_t)(k->end - k->cur) >= k->block)) {
+    p = k->cur;
+    k->cur += k->block;
+    return p;
+  }
+  return pmr__pool_core_refill(c, idx);
+}
+
+static inline void pmr__pool_core_free(pmr__pool_core *c, unsigned idx,
+                                       void *p) {
+  pmr__pool_class *k = &c->classes[idx];
+  *(void **)p = k->free;
+  k->free = p;
+}
+
+/* A request's size for class selection: bytes rounded up to the alignment,
+ * and 0 bytes counted as 1 (so allocate(0, 64) still gets a 64-aligned block). */
+static inline size_t pmr__pool_rounded(size_t bytes, size_t alignment) {
+  return (bytes + (bytes == 0) + (alignment - 1)) & ~(alignment - 1);
+}
+
+/* True when (bytes, alignment) is served by the classes; *idx gets the class. */
+static inline bool pmr__pool_classify(const pmr__pool_core *c, size_t bytes,
+                                      size_t alignment, unsigned *idx) {
+  size_t s = pmr__pool_rounded(bytes, alignment);
+  if (PMR_UNLIKELY(s > c->largest || alignment > PMR__POOL_MAX_BLOCK_ALIGN))
+    return false;
+  *idx = pmr__pool_class_of(s);
+  return true;
+}
+
+/* Oversize blocks: straight from upstream, with a small trailer that links
+ * them into a doubly linked list, so any one is freed in O(1) and release
+ * finds them all. */
+typedef struct pmr__big_block {
+  struct pmr__big_block *prev, *next;
+  size_t size;      /* total bytes asked of upstream, trailer included */
+  size_t alignment; /* alignment asked of upstream */
+} pmr__big_block;
+
+/* An empty list (the sentinel points at itself). */
+static inline void pmr__big_init(pmr__big_block *list) {
+  list->prev = list->next = list;
+}
+
+void *pmr__big_alloc(pmr__big_block *list, pmr_mem_resource *upstream,
+                     size_t bytes, size_t alignment);
+void pmr__big_free(pmr_mem_resource *upstream, void *p, size_t bytes,
+                   size_t alignment);
+/* Frees every block still on the list (a sentinel). */
+void pmr__big_release(pmr__big_block *list, pmr_mem_resource *upstream);
+
+/* Debug builds: checks a deallocation against the live-block table t and,
+ * on misuse, reports it naming `kind` and the resource. Returns true when
+ * the deallocation may proceed. pooled: the block belongs to a size class. */
+struct pmr__track;
+bool pmr__pool_debug_free(struct pmr__track *t, const char *kind,
+                          const void *resource, void *p, size_t bytes,
+                          size_t alignment, bool pooled);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PMR_RESOURCES_POOL_CORE_H */

@@ -1,0 +1,254 @@
+/* pmr_synchronized_pool: shards of pool cores, each behind a spin lock. */
+#include "resources/synchronized_pool.h"
+
+#include <sched.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+
+#include "resources/debug_track.h"
+#include "resources/pool_core.h"
+
+/* A test-and-test-and-set lock. Critical sections are a few instructions
+ * long; a waiter spins briefly, then yields (threads may outnumber cores). */
+typedef atomic_int spin_lock;
+
+static inline bool spin_try_lock(spin_lock *l) {
+  return atomic_load_explicit(l, memory_order_relaxed) == 0 &&
+         atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;
+}
+
+static void spin_lock_slow(spin_lock *l) {
+  for (unsigned spins = 0; !spin_try_lock(l); ++spins) {
+    if (spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+static inline void spin_lock_acquire(spin_lock *l) {
+  if (PMR_UNLIKELY(!spin_try_lock(l))) spin_lock_slow(l);
+}
+
+static inline void spin_unlock(spin_lock *l) {
+  atomic_store_explicit(l, 0, memory_order_release);
+}
+
+typedef struct shard {
+  alignas(64) spin_lock lock; /* own cache line: shards never false-share */
+  pmr__pool_core core;
+} shard;
+
+typedef struct {
+  _Atomic(shard *) shards[PMR_SYNC_POOL_SHARDS];
+  pmr_mem_resource *upstream;
+  pmr_pool_options opts; /* effective */
+  size_t largest;        /* = opts.largest_required_pool_block */
+  spin_lock big_lock;    /* guards big and debug */
+  pmr__big_block big;
+  pmr__track *debug; /* PMR_DEBUG builds only */
+} state;
+
+_Static_assert(sizeof(state) <= sizeof(((pmr_synchronized_pool *)0)->pmr__state),
+               "pmr_synchronized_pool.pmr__state is too small");
+
+static state *state_of(pmr_mem_resource *self) {
+  return (state *)(void *)((pmr_synchronized_pool *)self)->pmr__state.bytes;
+}
+static const state *cstate_of(const pmr_synchronized_pool *p) {
+  return (const state *)(const void *)p->pmr__state.bytes;
+}
+
+/* Each thread's preferred shard (the same index in every pool), handed out
+ * round-robin at a thread's first use and moved when the shard is busy. */
+static _Thread_local unsigned tl_shard;
+static _Thread_local bool tl_shard_set;
+static atomic_uint next_shard_hint;
+
+static inline unsigned my_hint(void) {
+  if (PMR_UNLIKELY(!tl_shard_set)) {
+    tl_shard = atomic_fetch_add_explicit(&next_shard_hint, 1,
+                                         memory_order_relaxed) %
+               PMR_SYNC_POOL_SHARDS;
+    tl_shard_set = true;
+  }
+  return tl_shard;
+}
+
+static shard *create_shard(state *s, unsigned i) {
+  shard *sh = (shard *)pmr_allocate(s->upstream, sizeof(shard), alignof(shard));
+  if (sh == NULL) return NULL;
+  atomic_init(&sh->lock, 0);
+  pmr__pool_core_init(&sh->core, &s->opts, s->upstream);
+  shard *expected = NULL;
+  if (!atomic_compare_exchange_strong_explicit(&s->shards[i], &expected, sh,
+                                               memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    pmr_deallocate(s->upstream, sh, sizeof(shard), alignof(shard));
+    return expected; /* another thread created it first */
+  }
+  return sh;
+}
+
+/* Locks and returns the calling thread's shard, moving the thread to a free
+ * shard if its own is busy. NULL only when no shard exists and none can be
+ * created. */
+static shard *lock_my_shard(state *s) {
+  unsigned i = my_hint();
+  shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
+  if (PMR_LIKELY(sh != NULL && spin_try_lock(&sh->lock))) return sh;
+  /* Busy (or not created yet): look for an idle shard, creating ours first. */
+  if (sh == NULL && (sh = create_shard(s, i)) != NULL && spin_try_lock(&sh->lock))
+    return sh;
+  for (unsigned n = 1; n < PMR_SYNC_POOL_SHARDS; ++n) {
+    unsigned j = (i + n) % PMR_SYNC_POOL_SHARDS;
+    shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
+    if (other != NULL && spin_try_lock(&other->lock)) {
+      tl_shard = j; /* prefer the idle one from now on */
+      return other;
+    }
+  }
+  if (sh == NULL) {
+    /* Could not create our own shard: wait for any existing one. */
+    for (unsigned j = 0; j < PMR_SYNC_POOL_SHARDS && sh == NULL; ++j)
+      sh = atomic_load_explicit(&s->shards[j], memory_order_acquire);
+    if (sh == NULL) return NULL;
+  }
+  spin_lock_acquire(&sh->lock);
+  return sh;
+}
+
+/* Own shard's class idx is empty: take another shard's free list whole. */
+static bool steal(state *s, shard *mine, unsigned idx) {
+  for (unsigned j = 0; j < PMR_SYNC_POOL_SHARDS; ++j) {
+    shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
+    if (other == NULL || other == mine) continue;
+    if (!spin_try_lock(&other->lock)) continue;
+    void *list = other->core.classes[idx].free;
+    other->core.classes[idx].free = NULL;
+    spin_unlock(&other->lock);
+    if (list != NULL) {
+      mine->core.classes[idx].free = list;
+      return true;
+    }
+  }
+  return false;
+}
+
+static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
+                           size_t alignment) {
+  state *s = state_of(self);
+  size_t sz = pmr__pool_rounded(bytes, alignment);
+  void *p;
+  if (PMR_LIKELY(sz <= s->largest && alignment <= PMR__POOL_MAX_BLOCK_ALIGN)) {
+    unsigned idx = pmr__pool_class_of(sz);
+    shard *sh = lock_my_shard(s);
+    if (PMR_UNLIKELY(sh == NULL)) return NULL;
+    pmr__pool_class *k = &sh->core.classes[idx];
+    p = k->free;
+    if (PMR_LIKELY(p != NULL)) {
+      k->free = *(void **)p;
+    } else if ((size_t)(k->end - k->cur) >= k->block) {
+      p = k->cur;
+      k->cur += k->block;
+    } else if (steal(s, sh, idx)) {
+      p = k->free;
+      k->free = *(void **)p;
+    } else {
+      p = pmr__pool_core_refill(&sh->core, idx);
+    }
+    spin_unlock(&sh->lock);
+  } else {
+    spin_lock_acquire(&s->big_lock);
+    p = pmr__big_alloc(&s->big, s->upstream, bytes, alignment);
+    spin_unlock(&s->big_lock);
+  }
+#ifdef PMR_DEBUG
+  if (p != NULL) {
+    spin_lock_acquire(&s->big_lock);
+    pmr__track_add(s->debug, p, bytes, alignment);
+    spin_unlock(&s->big_lock);
+  }
+#endif
+  return p;
+}
+
+static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                            size_t alignment) {
+  state *s = state_of(self);
+  size_t sz = pmr__pool_rounded(bytes, alignment);
+  bool pooled = sz <= s->largest && alignment <= PMR__POOL_MAX_BLOCK_ALIGN;
+#ifdef PMR_DEBUG
+  spin_lock_acquire(&s->big_lock);
+  bool ok = pmr__pool_debug_free(s->debug, "synchronized_pool", self, p, bytes,
+                                 alignment, pooled);
+  spin_unlock(&s->big_lock);
+  if (!ok) return;
+#endif
+  if (PMR_LIKELY(pooled)) {
+    unsigned idx = pmr__pool_class_of(sz);
+    shard *sh = lock_my_shard(s); /* never NULL: p came from some shard */
+    pmr__pool_core_free(&sh->core, idx, p);
+    spin_unlock(&sh->lock);
+  } else {
+    spin_lock_acquire(&s->big_lock);
+    pmr__big_free(s->upstream, p, bytes, alignment);
+    spin_unlock(&s->big_lock);
+  }
+}
+
+static const pmr_mem_resource_ops sync_ops = {
+    .allocate = sync_allocate,
+    .deallocate = sync_deallocate,
+};
+
+void pmr_synchronized_pool_init(pmr_synchronized_pool *p,
+                                const pmr_pool_options *opts,
+                                pmr_mem_resource *upstream) {
+  p->base.ops = &sync_ops;
+  state *s = state_of(&p->base);
+  for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i)
+    atomic_init(&s->shards[i], NULL);
+  s->upstream = pmr_resource_or_default(upstream);
+  s->opts = pmr__pool_effective_options(opts);
+  s->largest = s->opts.largest_required_pool_block;
+  atomic_init(&s->big_lock, 0);
+  pmr__big_init(&s->big);
+#ifdef PMR_DEBUG
+  s->debug = pmr__track_new();
+#else
+  s->debug = NULL;
+#endif
+}
+
+void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
+  state *s = state_of(&p->base);
+  for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i) {
+    shard *sh = atomic_exchange_explicit(&s->shards[i], NULL,
+                                         memory_order_acq_rel);
+    if (sh == NULL) continue;
+    pmr__pool_core_release(&sh->core);
+    pmr_deallocate(s->upstream, sh, sizeof(shard), alignof(shard));
+  }
+  pmr__big_release(&s->big, s->upstream);
+  pmr__track_clear(s->debug);
+}
+
+void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
+  pmr_synchronized_pool_release(p);
+  state *s = state_of(&p->base);
+  pmr__track_delete(s->debug);
+  s->debug = NULL;
+}
+
+pmr_pool_options pmr_synchronized_pool_options(const pmr_synchronized_pool *p) {
+  return cstate_of(p)->opts;
+}
+
+pmr_mem_resource *pmr_synchronized_pool_upstream(
+    const pmr_synchronized_pool *p) {
+  return cstate_of(p)->upstream;
+}

@@ -1,0 +1,98 @@
+/* pmr_unsynchronized_pool: a pool core, an oversize list, and (debug builds)
+ * a table of live blocks. */
+#include "resources/unsynchronized_pool.h"
+
+#include "resources/debug_track.h"
+#include "resources/pool_core.h"
+
+typedef struct {
+  pmr__pool_core core;
+  pmr__big_block big;
+  pmr__track *debug; /* PMR_DEBUG builds only; NULL otherwise */
+} state;
+
+_Static_assert(sizeof(state) <= sizeof(((pmr_unsynchronized_pool *)0)->pmr__state),
+               "pmr_unsynchronized_pool.pmr__state is too small");
+
+static state *state_of(pmr_mem_resource *self) {
+  return (state *)(void *)((pmr_unsynchronized_pool *)self)->pmr__state.bytes;
+}
+static const state *cstate_of(const pmr_unsynchronized_pool *p) {
+  return (const state *)(const void *)p->pmr__state.bytes;
+}
+
+static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
+                             size_t alignment) {
+  state *s = state_of(self);
+  unsigned idx;
+  void *p;
+  if (PMR_LIKELY(pmr__pool_classify(&s->core, bytes, alignment, &idx)))
+    p = pmr__pool_core_alloc(&s->core, idx);
+  else
+    p = pmr__big_alloc(&s->big, s->core.upstream, bytes, alignment);
+#ifdef PMR_DEBUG
+  if (p != NULL) pmr__track_add(s->debug, p, bytes, alignment);
+#endif
+  return p;
+}
+
+static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                              size_t alignment) {
+  state *s = state_of(self);
+  unsigned idx;
+  bool pooled = pmr__pool_classify(&s->core, bytes, alignment, &idx);
+#ifdef PMR_DEBUG
+  if (!pmr__pool_debug_free(s->debug, "unsynchronized_pool", self, p, bytes,
+                            alignment, pooled))
+    return;
+#endif
+  if (PMR_LIKELY(pooled))
+    pmr__pool_core_free(&s->core, idx, p);
+  else
+    pmr__big_free(s->core.upstream, p, bytes, alignment);
+}
+
+static const pmr_mem_resource_ops unsync_ops = {
+    .allocate = unsync_allocate,
+    .deallocate = unsync_deallocate,
+};
+
+void pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
+                                  const pmr_pool_options *opts,
+                                  pmr_mem_resource *upstream) {
+  p->base.ops = &unsync_ops;
+  state *s = state_of(&p->base);
+  pmr__pool_core_init(&s->core, opts, upstream);
+  pmr__big_init(&s->big);
+#ifdef PMR_DEBUG
+  s->debug = pmr__track_new();
+#else
+  s->debug = NULL;
+#endif
+}
+
+void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p) {
+  state *s = state_of(&p->base);
+  pmr__big_release(&s->big, s->core.upstream);
+  pmr__pool_core_release(&s->core);
+  pmr__track_clear(s->debug);
+}
+
+void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p) {
+  pmr_unsynchronized_pool_release(p);
+  state *s = state_of(&p->base);
+  pmr__track_delete(s->debug);
+  s->debug = NULL;
+}
+
+pmr_pool_options pmr_unsynchronized_pool_options(
+    const pmr_unsynchronized_pool *p) {
+  const state *s = cstate_of(p);
+  pmr_pool_options o = {s->core.max_blocks, s->core.largest};
+  return o;
+}
+
+pmr_mem_resource *pmr_unsynchronized_pool_upstream(
+    const pmr_unsynchronized_pool *p) {
+  return cstate_of(p)->core.upstream;
+}

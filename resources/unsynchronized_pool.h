@@ -1,0 +1,76 @@
+/* pmr_unsynchronized_pool: std::pmr::unsynchronized_pool_resource.
+ *
+ * Size classes, each an intrusive free list carved lazily from chunks got
+ * from upstream. For many small blocks of mixed sizes allocated and freed in
+ * any order by one thread: a node-based container, a parser's AST, a
+ * per-connection cache.
+ *
+ *   - Classes: 8, 16, ..., 64, then four per power of two (80, 96, 112, 128,
+ *     160, ..., 1 MiB). A request goes to the smallest class that holds its
+ *     size rounded up to its alignment; its block is aligned for it. Waste is
+ *     at most 25% for requests of more than 24 bytes (at most 20% above 64);
+ *     below that, at most 7 bytes (blocks are multiples of 8 so that a free
+ *     block can hold the free-list link).
+ *   - No per-block header: pmr_deallocate's size selects the class in O(1);
+ *     freed blocks are reused most recently freed first; pooled deallocation
+ *     never calls upstream.
+ *   - Requests above the largest class (see pmr_pool_options), or aligned
+ *     above 4096, go straight to upstream and back on deallocate, in O(1);
+ *     release frees them too.
+ *   - Chunks: see pmr_pool_options. Init never calls upstream.
+ *
+ * Thread safety: none. One thread at a time per instance (see
+ * pmr_synchronized_pool for the thread-safe one).
+ * Failure: NULL when upstream fails (errno as upstream left it); blocks
+ * already in the pools are still served.
+ * Debug builds (-DPMR_DEBUG): double free, wrong size or alignment, and
+ * pointers the pool never gave out are reported through pmr_report_misuse
+ * and ignored. */
+#ifndef PMR_RESOURCES_UNSYNCHRONIZED_POOL_H
+#define PMR_RESOURCES_UNSYNCHRONIZED_POOL_H
+
+#include "mem_resource/mem_resource.h"
+#include "resources/pool_options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The state is private; its size is fixed here so a pool can live on the
+ * stack or inside another struct. */
+typedef struct pmr_unsynchronized_pool {
+  pmr_mem_resource base; /* first: the abstract resource */
+  union {
+    void *align;
+    unsigned char bytes[2688];
+  } pmr__state;
+} pmr_unsynchronized_pool;
+
+/* Initialises p. opts == NULL (or zero fields) means the defaults.
+ * upstream == NULL means the default resource at this moment. Never fails,
+ * never calls upstream. */
+void pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
+                                  const pmr_pool_options *opts,
+                                  pmr_mem_resource *upstream);
+
+/* Releases everything. p may be initialised again afterwards. */
+void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p);
+
+/* Returns every chunk and every oversize block to upstream, including blocks
+ * never deallocated; all pointers from p become invalid. Idempotent; p stays
+ * usable. */
+void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p);
+
+/* The effective options: zeros replaced by the defaults, large values
+ * clamped, largest_required_pool_block rounded up to its size class. */
+pmr_pool_options pmr_unsynchronized_pool_options(
+    const pmr_unsynchronized_pool *p);
+
+pmr_mem_resource *pmr_unsynchronized_pool_upstream(
+    const pmr_unsynchronized_pool *p);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PMR_RESOURCES_UNSYNCHRONIZED_POOL_H */
