@@ -1,0 +1,426 @@
+// pmr_monotonic_buffer: std::pmr::monotonic_buffer_resource's contract plus
+// mark/rewind, reset and introspection.
+#include "resources/monotonic_buffer.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "tests/testkit/counting_resource.h"
+
+namespace {
+
+using pmrtest::Call;
+using pmrtest::CountingResource;
+
+uintptr_t U(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+std::vector<Call> Allocations(const CountingResource& c) {
+  std::vector<Call> out;
+  for (const Call& call : c.calls())
+    if (call.kind == Call::kAllocate) out.push_back(call);
+  return out;
+}
+
+bool Inside(const void* p, size_t n, const void* base, size_t size) {
+  return U(p) >= U(base) && U(p) + n <= U(base) + size;
+}
+
+TEST(MonotonicBuffer, InitNeverCallsUpstream) {
+  CountingResource up;
+  alignas(16) char buf[256];
+  pmr_monotonic_buffer a, b, c;
+  pmr_monotonic_buffer_init(&a, up.get());
+  pmr_monotonic_buffer_init_with_size(&b, 100000, up.get());
+  pmr_monotonic_buffer_init_with_buffer(&c, buf, sizeof buf, up.get());
+  EXPECT_EQ(up.calls().size(), 0u);
+  EXPECT_EQ(pmr_monotonic_buffer_upstream(&a), up.get());
+  pmr_monotonic_buffer_destroy(&a);
+  pmr_monotonic_buffer_destroy(&b);
+  pmr_monotonic_buffer_destroy(&c);
+  EXPECT_EQ(up.calls().size(), 0u);
+}
+
+TEST(MonotonicBuffer, NullUpstreamIsTheDefaultAtInit) {
+  CountingResource up;
+  pmr_mem_resource* prev = pmr_set_default_resource(up.get());
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, nullptr);
+  pmr_set_default_resource(prev);
+  EXPECT_EQ(pmr_monotonic_buffer_upstream(&m), up.get());
+  EXPECT_NE(pmr_allocate(&m.base, 10, 1), nullptr);
+  EXPECT_EQ(up.allocations(), 1u);
+  pmr_monotonic_buffer_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(MonotonicBuffer, AllocationsThatFitTheInitialBufferNeverCallUpstream) {
+  CountingResource up;
+  alignas(64) char buf[1024];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, up.get());
+  for (int i = 0; i < 16; ++i) {
+    void* p = pmr_allocate(&m.base, 64, 8);
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(Inside(p, 64, buf, sizeof buf));
+  }
+  EXPECT_EQ(up.calls().size(), 0u);
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_left(&m), 0u);
+  // The next one spills to upstream.
+  EXPECT_NE(pmr_allocate(&m.base, 1, 1), nullptr);
+  EXPECT_EQ(up.allocations(), 1u);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, UnderAlignedInitialBufferStillGivesAlignedBlocks) {
+  CountingResource up;
+  alignas(64) char raw[4096 + 1];
+  char* buf = raw + 1;  // odd address
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, 4096, up.get());
+  for (size_t a = 1; a <= 256; a *= 2) {
+    void* p = pmr_allocate(&m.base, 24, a);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(U(p) % a, 0u);
+    EXPECT_TRUE(Inside(p, 24, buf, 4096));
+  }
+  EXPECT_EQ(up.calls().size(), 0u);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, ChunksGrowGeometricallyByTwo) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m), PMR_MONOTONIC_DEFAULT_CHUNK);
+  for (int i = 0; i < 20000; ++i) ASSERT_NE(pmr_allocate(&m.base, 32, 8), nullptr);
+  std::vector<Call> chunks = Allocations(up);
+  ASSERT_GE(chunks.size(), 5u);
+  EXPECT_EQ(chunks[0].bytes, PMR_MONOTONIC_DEFAULT_CHUNK);
+  for (size_t i = 1; i < chunks.size(); ++i)
+    EXPECT_EQ(chunks[i].bytes, 2 * chunks[i - 1].bytes) << i;
+  for (const Call& c : chunks) EXPECT_EQ(c.alignment, alignof(max_align_t));
+  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m),
+            2 * chunks.back().bytes);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, GrowthStopsAtTheCap) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_size(&m, PMR_MONOTONIC_MAX_CHUNK / 4, up.get());
+  // Requests of a quarter of the cap: chunks of cap/4, cap/2, then the cap
+  // twice (holding 1, 2, 4 and 1 requests).
+  for (int i = 0; i < 8; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, PMR_MONOTONIC_MAX_CHUNK / 4, 16), nullptr);
+  std::vector<Call> chunks = Allocations(up);
+  ASSERT_GE(chunks.size(), 4u);
+  for (const Call& c : chunks) EXPECT_LE(c.bytes, PMR_MONOTONIC_MAX_CHUNK);
+  EXPECT_EQ(chunks.back().bytes, PMR_MONOTONIC_MAX_CHUNK);
+  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m), PMR_MONOTONIC_MAX_CHUNK);
+  pmr_monotonic_buffer_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(MonotonicBuffer, InitialSizeIsWhatTheFirstChunkHolds) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_size(&m, 10000, up.get());
+  // 10000 bytes fit in the first chunk: exactly one upstream call.
+  for (int i = 0; i < 100; ++i) ASSERT_NE(pmr_allocate(&m.base, 100, 1), nullptr);
+  EXPECT_EQ(up.allocations(), 1u);
+  EXPECT_GE(Allocations(up)[0].bytes, 10000u);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, RequestLargerThanTheNextChunkGetsAChunkBigEnough) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  void* p = pmr_allocate(&m.base, 100000, 8);
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 1, 100000);
+  std::vector<Call> chunks = Allocations(up);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_GE(chunks[0].bytes, 100000u);
+  EXPECT_TRUE(Inside(p, 100000, chunks[0].p, chunks[0].bytes));
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, OverAlignedRequestDoesNotOverAlignLaterChunks) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  void* p = pmr_allocate(&m.base, 5000, 8192);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(U(p) % 8192, 0u);
+  // Exhaust the chunk, forcing another one.
+  for (int i = 0; i < 100; ++i) ASSERT_NE(pmr_allocate(&m.base, 512, 8), nullptr);
+  std::vector<Call> chunks = Allocations(up);
+  ASSERT_GE(chunks.size(), 2u);
+  EXPECT_EQ(chunks[0].alignment, 8192u);
+  for (size_t i = 1; i < chunks.size(); ++i)
+    EXPECT_EQ(chunks[i].alignment, alignof(max_align_t));
+  pmr_monotonic_buffer_destroy(&m);
+  EXPECT_EQ(up.mismatches(), 0u);
+}
+
+TEST(MonotonicBuffer, EveryResultLiesInsideAChunkWithItsAlignment) {
+  CountingResource up;
+  alignas(8) char raw[1000];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, raw + 3, sizeof raw - 3, up.get());
+  std::mt19937 rng(7);
+  struct B { char* p; size_t n; unsigned char fill; };
+  std::vector<B> blocks;
+  for (int i = 0; i < 5000; ++i) {
+    size_t n = rng() % 3000;
+    size_t a = size_t{1} << (rng() % 13);
+    char* p = static_cast<char*>(pmr_allocate(&m.base, n, a));
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(U(p) % a, 0u);
+    bool inside = Inside(p, n, raw + 3, sizeof raw - 3);
+    for (const Call& c : Allocations(up))
+      inside = inside || Inside(p, n, c.p, c.bytes);
+    ASSERT_TRUE(inside) << i;
+    unsigned char fill = static_cast<unsigned char>(i);
+    std::memset(p, fill, n);
+    blocks.push_back({p, n, fill});
+    if (i % 500 == 0) up.clear_calls();  // keep the scan short...
+    if (i % 500 == 0) pmr_monotonic_buffer_release(&m);
+    if (i % 500 == 0) blocks.clear();
+  }
+  for (const B& b : blocks)
+    for (size_t j = 0; j < b.n; ++j) ASSERT_EQ((unsigned char)b.p[j], b.fill);
+  pmr_monotonic_buffer_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(MonotonicBuffer, DeallocateDoesNothing) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  char* p = static_cast<char*>(pmr_allocate(&m.base, 100, 8));
+  std::memset(p, 7, 100);
+  size_t calls = up.calls().size();
+  size_t used = pmr_monotonic_buffer_bytes_used(&m);
+  pmr_deallocate(&m.base, p, 100, 8);
+  EXPECT_EQ(up.calls().size(), calls);
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), used);
+  EXPECT_EQ(p[99], 7);  // still ours until release
+  void* q = pmr_allocate(&m.base, 100, 8);
+  EXPECT_NE(q, p);  // no reuse
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, ReleaseReturnsEveryChunkExactlyAndRestarts) {
+  CountingResource up;
+  alignas(16) char buf[512];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, up.get());
+  size_t first_next = pmr_monotonic_buffer_next_chunk_size(&m);
+  for (int i = 0; i < 3000; ++i) ASSERT_NE(pmr_allocate(&m.base, 40, 8), nullptr);
+  ASSERT_NE(pmr_allocate(&m.base, 10, 4096), nullptr);  // an over-aligned chunk
+  ASSERT_GT(up.allocations(), 3u);
+  pmr_monotonic_buffer_release(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  EXPECT_EQ(up.mismatches(), 0u) << up.last_mismatch();  // same size+alignment
+  EXPECT_EQ(up.allocations(), up.deallocations());
+  // Restarts from the initial buffer (LWG 3120) and the initial growth.
+  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m), first_next);
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), 0u);
+  void* p = pmr_allocate(&m.base, 16, 8);
+  EXPECT_TRUE(Inside(p, 16, buf, sizeof buf));
+  size_t allocs = up.allocations();
+  for (int i = 0; i < 20; ++i) pmr_allocate(&m.base, 40, 8);  // > 512 bytes
+  EXPECT_EQ(up.allocations(), allocs + 1);
+  EXPECT_EQ(Allocations(up).back().bytes, first_next);
+  pmr_monotonic_buffer_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(MonotonicBuffer, ReleaseOnAFreshResourceOrTwiceIsHarmless) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  pmr_monotonic_buffer_release(&m);
+  pmr_monotonic_buffer_release(&m);
+  EXPECT_EQ(up.calls().size(), 0u);
+  ASSERT_NE(pmr_allocate(&m.base, 5000, 8), nullptr);
+  pmr_monotonic_buffer_release(&m);
+  pmr_monotonic_buffer_release(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  EXPECT_EQ(up.deallocations(), 1u);
+  ASSERT_NE(pmr_allocate(&m.base, 5000, 8), nullptr);  // usable afterwards
+  pmr_monotonic_buffer_destroy(&m);
+  pmr_monotonic_buffer_destroy(&m);  // destroy = release: also idempotent
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(MonotonicBuffer, ImpossibleSizesFailWithoutAShortBlock) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  ASSERT_NE(pmr_allocate(&m.base, 10, 1), nullptr);
+  for (size_t n : {SIZE_MAX - 1, SIZE_MAX - 64, SIZE_MAX / 2, SIZE_MAX - 4096}) {
+    errno = 0;
+    EXPECT_EQ(pmr_allocate(&m.base, n, 1), nullptr) << n;
+    EXPECT_EQ(errno, ENOMEM);
+    EXPECT_EQ(pmr_monotonic_buffer_allocate(&m, n, 1), nullptr) << n;
+  }
+  EXPECT_NE(pmr_allocate(&m.base, 10, 1), nullptr);  // still usable
+  pmr_monotonic_buffer_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(MonotonicBuffer, UpstreamFailureGivesNullAndTheResourceStaysUsable) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  char* a = static_cast<char*>(pmr_allocate(&m.base, 100, 8));
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 3, 100);
+  up.fail_always();
+  EXPECT_EQ(pmr_allocate(&m.base, 100000, 8), nullptr);
+  // Still serves from the current chunk.
+  EXPECT_NE(pmr_allocate(&m.base, 100, 8), nullptr);
+  up.never_fail();
+  EXPECT_NE(pmr_allocate(&m.base, 100000, 8), nullptr);
+  EXPECT_EQ(a[99], 3);
+  pmr_monotonic_buffer_release(&m);
+  EXPECT_EQ(up.allocations(), up.deallocations());
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, MarkAndRewindWorkLikeAStack) {
+  CountingResource up;
+  alignas(16) char buf[256];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, up.get());
+  ASSERT_NE(pmr_allocate(&m.base, 100, 8), nullptr);
+  pmr_monotonic_marker mk = pmr_monotonic_buffer_mark(&m);
+  size_t used = pmr_monotonic_buffer_bytes_used(&m);
+  void* first = pmr_allocate(&m.base, 64, 8);
+  for (int i = 0; i < 1000; ++i) ASSERT_NE(pmr_allocate(&m.base, 64, 8), nullptr);
+  size_t chunk_allocs = up.allocations();
+  ASSERT_GT(chunk_allocs, 2u);
+  ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, mk));
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), used);
+  EXPECT_EQ(pmr_allocate(&m.base, 64, 8), first);  // same place again
+  // The same work again reuses the kept chunks: no upstream call.
+  for (int i = 0; i < 1000; ++i) ASSERT_NE(pmr_allocate(&m.base, 64, 8), nullptr);
+  EXPECT_EQ(up.allocations(), chunk_allocs);
+  // Nested marks inside chunks.
+  pmr_monotonic_marker inner = pmr_monotonic_buffer_mark(&m);
+  void* x = pmr_allocate(&m.base, 32, 8);
+  ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, inner));
+  EXPECT_EQ(pmr_allocate(&m.base, 32, 8), x);
+  // A marker that was rewound past is refused and changes nothing.
+  ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, mk));
+  used = pmr_monotonic_buffer_bytes_used(&m);
+  EXPECT_FALSE(pmr_monotonic_buffer_rewind(&m, inner));
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), used);
+  pmr_monotonic_buffer_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(MonotonicBuffer, MarkerFromAnotherResourceIsRefused) {
+  pmr_monotonic_buffer a, b;
+  pmr_monotonic_buffer_init(&a, nullptr);
+  pmr_monotonic_buffer_init(&b, nullptr);
+  pmr_allocate(&a.base, 10, 1);
+  pmr_allocate(&b.base, 10, 1);
+  pmr_monotonic_marker mb = pmr_monotonic_buffer_mark(&b);
+  EXPECT_FALSE(pmr_monotonic_buffer_rewind(&a, mb));
+  pmr_monotonic_buffer_destroy(&a);
+  pmr_monotonic_buffer_destroy(&b);
+}
+
+TEST(MonotonicBuffer, ResetKeepsChunksSoLaterRequestsMakeNoUpstreamCall) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  for (int request = 0; request < 100; ++request) {
+    for (int i = 0; i < 50; ++i)
+      ASSERT_NE(pmr_allocate(&m.base, 16 + (i * 31) % 500, 8), nullptr);
+    pmr_monotonic_buffer_reset(&m);
+    if (request == 0) up.clear_calls();
+  }
+  EXPECT_EQ(up.calls().size(), 0u) << "requests after the first hit upstream";
+  EXPECT_GT(up.outstanding_blocks(), 0u);  // kept, not returned
+  pmr_monotonic_buffer_release(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, Introspection) {
+  CountingResource up;
+  alignas(16) char buf[100];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, up.get());
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), 0u);
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_left(&m), 100u);
+  pmr_allocate(&m.base, 30, 1);
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), 30u);
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_left(&m), 70u);
+  pmr_allocate(&m.base, 200, 1);  // spills: 30 used in buf + 200 in a chunk
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), 230u);
+  size_t left = pmr_monotonic_buffer_bytes_left(&m);
+  EXPECT_GT(left, 0u);
+  EXPECT_LE(left, PMR_MONOTONIC_DEFAULT_CHUNK - 200);
+  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m), 2 * PMR_MONOTONIC_DEFAULT_CHUNK);
+  pmr_allocate(&m.base, 5000, 1);
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), 5230u);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, TryResizeGrowsOnlyTheLatestBlockInPlace) {
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_size(&m, 4096, nullptr);
+  char* a = static_cast<char*>(pmr_allocate(&m.base, 100, 8));
+  char* b = static_cast<char*>(pmr_allocate(&m.base, 100, 8));
+  std::memset(b, 9, 100);
+  EXPECT_FALSE(pmr_try_resize(&m.base, a, 100, 200, 8));  // not the latest
+  EXPECT_TRUE(pmr_try_resize(&m.base, b, 100, 1000, 8));
+  EXPECT_EQ(b[99], 9);
+  std::memset(b, 1, 1000);
+  EXPECT_TRUE(pmr_try_resize(&m.base, b, 1000, 50, 8));  // shrink
+  char* c = static_cast<char*>(pmr_allocate(&m.base, 8, 8));
+  EXPECT_EQ(c, b + 56);  // space after the shrunk block is reused
+  EXPECT_FALSE(pmr_try_resize(&m.base, c, 8, 1 << 20, 8));  // beyond the chunk
+  EXPECT_FALSE(pmr_try_resize(&m.base, c, 16, 32, 8));  // wrong old size
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, InlineFastPathMatchesTheAbstractInterface) {
+  pmr_monotonic_buffer a, b;
+  pmr_monotonic_buffer_init(&a, nullptr);
+  pmr_monotonic_buffer_init(&b, nullptr);
+  for (int i = 0; i < 2000; ++i) {
+    // Alignment 1: no padding, so both must account exactly the same bytes
+    // (padding depends on where upstream's chunks happen to land).
+    size_t n = (i * 37) % 300;
+    char* x = static_cast<char*>(pmr_allocate(&a.base, n, 1));
+    char* y = static_cast<char*>(pmr_monotonic_buffer_allocate(&b, n, 1));
+    ASSERT_NE(x, nullptr);
+    ASSERT_NE(y, nullptr);
+    EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&a),
+              pmr_monotonic_buffer_bytes_used(&b));
+  }
+  for (int i = 0; i < 2000; ++i) {
+    size_t n = (i * 37) % 300, al = size_t{1} << (i % 10);
+    EXPECT_EQ(U(pmr_monotonic_buffer_allocate(&b, n, al)) % al, 0u);
+  }
+  errno = 0;
+  EXPECT_EQ(pmr_monotonic_buffer_allocate(&b, 8, 3), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  pmr_monotonic_buffer_destroy(&a);
+  pmr_monotonic_buffer_destroy(&b);
+}
+
+}  // namespace

@@ -1,0 +1,122 @@
+// Debug builds of the pools (PMR_DEBUG) name misuse that C cannot prevent,
+// and ignore the bad operation so the pool stays consistent.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "resources/synchronized_pool.h"
+#include "resources/unsynchronized_pool.h"
+#include "tests/testkit/counting_resource.h"
+
+namespace {
+
+void Capture(const char* message, void* context) {
+  static_cast<std::vector<std::string>*>(context)->push_back(message);
+}
+
+class PoolDebugTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    prev_ = pmr_set_misuse_handler(Capture, &messages_);
+    if (GetParam())
+      pmr_synchronized_pool_init(&sync_, nullptr, up_.get());
+    else
+      pmr_unsynchronized_pool_init(&unsync_, nullptr, up_.get());
+  }
+  void TearDown() override {
+    if (GetParam())
+      pmr_synchronized_pool_destroy(&sync_);
+    else
+      pmr_unsynchronized_pool_destroy(&unsync_);
+    pmr_set_misuse_handler(prev_, nullptr);
+    EXPECT_EQ(up_.outstanding_blocks(), 0u);
+    EXPECT_EQ(up_.mismatches(), 0u) << up_.last_mismatch();
+  }
+  pmr_mem_resource* r() { return GetParam() ? &sync_.base : &unsync_.base; }
+  std::string Name() const {
+    return GetParam() ? "synchronized_pool" : "unsynchronized_pool";
+  }
+  static std::string Ptr(const void* p) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%p", p);
+    return buf;
+  }
+
+  pmrtest::CountingResource up_;
+  pmr_unsynchronized_pool unsync_;
+  pmr_synchronized_pool sync_;
+  std::vector<std::string> messages_;
+  pmr_misuse_handler prev_;
+};
+
+TEST_P(PoolDebugTest, CorrectUseReportsNothing) {
+  std::vector<void*> v;
+  for (int i = 0; i < 1000; ++i) v.push_back(pmr_allocate(r(), 1 + i % 9000, 8));
+  for (int i = 0; i < 1000; ++i) pmr_deallocate(r(), v[i], 1 + i % 9000, 8);
+  EXPECT_TRUE(messages_.empty());
+}
+
+TEST_P(PoolDebugTest, DoubleFreeIsNamedAndIgnored) {
+  void* p = pmr_allocate(r(), 64, 8);
+  pmr_deallocate(r(), p, 64, 8);
+  pmr_deallocate(r(), p, 64, 8);
+  ASSERT_EQ(messages_.size(), 1u);
+  const std::string& m = messages_[0];
+  EXPECT_NE(m.find("double free"), std::string::npos) << m;
+  EXPECT_NE(m.find(Name()), std::string::npos) << m;
+  EXPECT_NE(m.find(Ptr(p)), std::string::npos) << m;
+  EXPECT_NE(m.find("64 bytes"), std::string::npos) << m;
+  // The block was not pushed twice: two allocations get two blocks.
+  void* a = pmr_allocate(r(), 64, 8);
+  void* b = pmr_allocate(r(), 64, 8);
+  EXPECT_NE(a, b);
+  pmr_deallocate(r(), a, 64, 8);
+  pmr_deallocate(r(), b, 64, 8);
+  EXPECT_EQ(messages_.size(), 1u);
+}
+
+TEST_P(PoolDebugTest, WrongSizeOrAlignmentIsNamedWithBothSizes) {
+  void* p = pmr_allocate(r(), 100, 16);
+  pmr_deallocate(r(), p, 200, 16);
+  pmr_deallocate(r(), p, 100, 32);
+  ASSERT_EQ(messages_.size(), 2u);
+  EXPECT_NE(messages_[0].find("allocated with 100 bytes, alignment 16"), std::string::npos)
+      << messages_[0];
+  EXPECT_NE(messages_[0].find("deallocated with 200 bytes, alignment 16"), std::string::npos)
+      << messages_[0];
+  EXPECT_NE(messages_[1].find("alignment 32"), std::string::npos) << messages_[1];
+  pmr_deallocate(r(), p, 100, 16);  // the right one still works
+  EXPECT_EQ(messages_.size(), 2u);
+}
+
+TEST_P(PoolDebugTest, ForeignPointerIsNamed) {
+  alignas(16) char local[64];
+  pmr_deallocate(r(), local, 64, 16);
+  void* big = pmr_allocate(pmr_malloc_resource(), 10000, 16);
+  pmr_deallocate(r(), big, 10000, 16);  // oversize path: never forwarded
+  pmr_deallocate(pmr_malloc_resource(), big, 10000, 16);
+  ASSERT_EQ(messages_.size(), 2u);
+  EXPECT_NE(messages_[0].find("never gave out"), std::string::npos) << messages_[0];
+  EXPECT_NE(messages_[0].find(Ptr(local)), std::string::npos) << messages_[0];
+  EXPECT_NE(messages_[1].find("10000 bytes"), std::string::npos) << messages_[1];
+}
+
+TEST_P(PoolDebugTest, DefaultHandlerPrintsToStderr) {
+  pmr_set_misuse_handler(nullptr, nullptr);
+  void* p = pmr_allocate(r(), 32, 8);
+  pmr_deallocate(r(), p, 32, 8);
+  ::testing::internal::CaptureStderr();
+  pmr_deallocate(r(), p, 32, 8);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("pmr: " + Name()), std::string::npos) << err;
+  EXPECT_NE(err.find("double free"), std::string::npos) << err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Pools, PoolDebugTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "synchronized" : "unsynchronized";
+                         });
+
+}  // namespace

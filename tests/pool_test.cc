@@ -1,0 +1,361 @@
+// pmr_unsynchronized_pool and pmr_synchronized_pool: std::pmr's pool
+// contract, size classes, chunks, oversize blocks, release. Both pools run
+// every test here; thread tests are in synchronized_pool_test.cc.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "resources/pool_core.h"
+#include "resources/synchronized_pool.h"
+#include "resources/unsynchronized_pool.h"
+#include "tests/testkit/counting_resource.h"
+
+namespace {
+
+using pmrtest::Call;
+using pmrtest::CountingResource;
+
+uintptr_t U(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+// The two pools behind one interface.
+class Pool {
+ public:
+  virtual ~Pool() = default;
+  virtual pmr_mem_resource* get() = 0;
+  virtual void release() = 0;
+  virtual pmr_pool_options options() = 0;
+  virtual pmr_mem_resource* upstream() = 0;
+};
+
+class Unsync : public Pool {
+ public:
+  Unsync(const pmr_pool_options* o, pmr_mem_resource* up) {
+    pmr_unsynchronized_pool_init(&p_, o, up);
+  }
+  ~Unsync() override { pmr_unsynchronized_pool_destroy(&p_); }
+  pmr_mem_resource* get() override { return &p_.base; }
+  void release() override { pmr_unsynchronized_pool_release(&p_); }
+  pmr_pool_options options() override { return pmr_unsynchronized_pool_options(&p_); }
+  pmr_mem_resource* upstream() override { return pmr_unsynchronized_pool_upstream(&p_); }
+
+ private:
+  pmr_unsynchronized_pool p_;
+};
+
+class Sync : public Pool {
+ public:
+  Sync(const pmr_pool_options* o, pmr_mem_resource* up) {
+    pmr_synchronized_pool_init(&p_, o, up);
+  }
+  ~Sync() override { pmr_synchronized_pool_destroy(&p_); }
+  pmr_mem_resource* get() override { return &p_.base; }
+  void release() override { pmr_synchronized_pool_release(&p_); }
+  pmr_pool_options options() override { return pmr_synchronized_pool_options(&p_); }
+  pmr_mem_resource* upstream() override { return pmr_synchronized_pool_upstream(&p_); }
+
+ private:
+  pmr_synchronized_pool p_;
+};
+
+class PoolTest : public ::testing::TestWithParam<bool> {
+ protected:
+  std::unique_ptr<Pool> Make(const pmr_pool_options* o = nullptr) {
+    if (GetParam()) return std::unique_ptr<Pool>(new Sync(o, up_.get()));
+    return std::unique_ptr<Pool>(new Unsync(o, up_.get()));
+  }
+  void TearDown() override {
+    EXPECT_EQ(up_.outstanding_blocks(), 0u);
+    EXPECT_EQ(up_.mismatches(), 0u) << up_.last_mismatch();
+  }
+  std::vector<Call> UpAllocs() {
+    std::vector<Call> out;
+    for (const Call& c : up_.calls())
+      if (c.kind == Call::kAllocate) out.push_back(c);
+    return out;
+  }
+  CountingResource up_;
+};
+
+TEST_P(PoolTest, ZeroOptionsMeanTheDefaults) {
+  pmr_pool_options zero = {0, 0};
+  for (const pmr_pool_options* o : {static_cast<const pmr_pool_options*>(nullptr),
+                                    static_cast<const pmr_pool_options*>(&zero)}) {
+    auto p = Make(o);
+    EXPECT_EQ(p->options().max_blocks_per_chunk, PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK);
+    EXPECT_EQ(p->options().largest_required_pool_block, PMR_POOL_DEFAULT_LARGEST_BLOCK);
+    EXPECT_EQ(p->upstream(), up_.get());
+  }
+}
+
+TEST_P(PoolTest, TooLargeOptionsClampToTheMaximumIncludingSizeMax) {
+  // libstdc++ 12 clamps largest_required_pool_block = SIZE_MAX to its minimum.
+  pmr_pool_options o = {SIZE_MAX, SIZE_MAX};
+  auto p = Make(&o);
+  EXPECT_EQ(p->options().max_blocks_per_chunk, PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
+  EXPECT_EQ(p->options().largest_required_pool_block, PMR_POOL_MAX_LARGEST_BLOCK);
+  pmr_pool_options o2 = {PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK + 1,
+                         PMR_POOL_MAX_LARGEST_BLOCK + 1};
+  auto q = Make(&o2);
+  EXPECT_EQ(q->options().max_blocks_per_chunk, PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
+  EXPECT_EQ(q->options().largest_required_pool_block, PMR_POOL_MAX_LARGEST_BLOCK);
+}
+
+TEST_P(PoolTest, OptionsRoundTrip) {
+  for (size_t largest : {size_t{1}, size_t{8}, size_t{100}, size_t{1000},
+                         size_t{4096}, size_t{5000}, size_t{65536}}) {
+    pmr_pool_options o = {7, largest};
+    auto p = Make(&o);
+    pmr_pool_options eff = p->options();
+    EXPECT_EQ(eff.max_blocks_per_chunk, 7u);
+    EXPECT_GE(eff.largest_required_pool_block, largest);
+    auto q = Make(&eff);
+    EXPECT_EQ(q->options().max_blocks_per_chunk, eff.max_blocks_per_chunk);
+    EXPECT_EQ(q->options().largest_required_pool_block,
+              eff.largest_required_pool_block);
+  }
+}
+
+TEST_P(PoolTest, ReportedLargestBlockIsTheTrueThreshold) {
+  for (size_t asked : {size_t{100}, size_t{4096}, size_t{3000}}) {
+    pmr_pool_options o = {0, asked};
+    auto p = Make(&o);
+    size_t largest = p->options().largest_required_pool_block;
+    // Pooled: after the first chunk, alloc/free of `largest` never calls upstream.
+    pmr_deallocate(p->get(), pmr_allocate(p->get(), largest, 1), largest, 1);
+    size_t calls = up_.calls().size();
+    for (int i = 0; i < 3; ++i)
+      pmr_deallocate(p->get(), pmr_allocate(p->get(), largest, 1), largest, 1);
+    EXPECT_EQ(up_.calls().size(), calls) << largest;
+    // One byte more goes straight to upstream and back, every time.
+    for (int i = 0; i < 3; ++i)
+      pmr_deallocate(p->get(), pmr_allocate(p->get(), largest + 1, 1),
+                     largest + 1, 1);
+    EXPECT_EQ(up_.calls().size(), calls + 6) << largest;
+  }
+}
+
+TEST_P(PoolTest, InitNeverCallsUpstream) {
+  pmr_pool_options o = {3, 100000};
+  auto p = Make(&o);
+  auto q = Make();
+  EXPECT_EQ(up_.calls().size(), 0u);
+}
+
+TEST_P(PoolTest, FirstChunkRespectsMaxBlocksPerChunkAndChunksGrowToACap) {
+  pmr_pool_options o = {4, 0};
+  auto p = Make(&o);
+  std::vector<void*> live;
+  for (int i = 0; i < 20; ++i) live.push_back(pmr_allocate(p->get(), 64, 8));
+  std::vector<Call> chunks = UpAllocs();
+  // The synchronized pool's first upstream call makes the thread's shard.
+  if (GetParam()) chunks.erase(chunks.begin());
+  ASSERT_EQ(chunks.size(), 5u);
+  for (const Call& c : chunks) {
+    EXPECT_GE(c.bytes, 4 * 64u);
+    EXPECT_LT(c.bytes, 5 * 64u);  // 4 blocks and a small trailer
+  }
+  for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
+}
+
+TEST_P(PoolTest, ChunksGrowGeometricallyUpToTheCap) {
+  auto p = Make();  // default: up to 4096 blocks per chunk
+  std::vector<void*> live;
+  for (int i = 0; i < 40000; ++i) live.push_back(pmr_allocate(p->get(), 64, 8));
+  std::vector<size_t> blocks;
+  for (const Call& c : UpAllocs())
+    if (c.bytes >= 4096) blocks.push_back(c.bytes / 64);
+  ASSERT_GE(blocks.size(), 6u);
+  EXPECT_EQ(blocks[0], 4096u / 64);  // about 4 KiB first
+  for (size_t i = 1; i < blocks.size(); ++i)
+    EXPECT_EQ(blocks[i], std::min<size_t>(2 * blocks[i - 1], 4096)) << i;
+  EXPECT_EQ(blocks.back(), 4096u);
+  for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
+}
+
+TEST_P(PoolTest, EverySizeAndAlignmentPairIsAligned) {
+  // Includes GCC bug 118681's misaligned pairs: (24,16), (40,32), (48,32).
+  auto p = Make();
+  struct B { void* p; size_t n, a; };
+  std::vector<B> live;
+  for (size_t a = 1; a <= 4096; a *= 2) {
+    for (size_t n = 0; n <= 1100; n += (n < 128 ? 1 : 37)) {
+      void* q = pmr_allocate(p->get(), n, a);
+      ASSERT_NE(q, nullptr);
+      ASSERT_EQ(U(q) % a, 0u) << "size " << n << " alignment " << a;
+      std::memset(q, 0xee, n);
+      live.push_back({q, n, a});
+    }
+  }
+  for (auto pa : {std::make_pair(24, 16), std::make_pair(40, 32), std::make_pair(48, 32)}) {
+    for (int i = 0; i < 100; ++i) {
+      void* q = pmr_allocate(p->get(), pa.first, pa.second);
+      ASSERT_EQ(U(q) % pa.second, 0u);
+      live.push_back({q, size_t(pa.first), size_t(pa.second)});
+    }
+  }
+  for (const B& b : live) pmr_deallocate(p->get(), b.p, b.n, b.a);
+}
+
+TEST_P(PoolTest, PooledDeallocationNeverCallsUpstreamAndReusesMostRecentFirst) {
+  auto p = Make();
+  void* a = pmr_allocate(p->get(), 48, 8);
+  void* b = pmr_allocate(p->get(), 48, 8);
+  void* c = pmr_allocate(p->get(), 48, 8);
+  size_t calls = up_.calls().size();
+  pmr_deallocate(p->get(), a, 48, 8);
+  pmr_deallocate(p->get(), b, 48, 8);
+  pmr_deallocate(p->get(), c, 48, 8);
+  EXPECT_EQ(up_.calls().size(), calls);
+  EXPECT_EQ(pmr_allocate(p->get(), 48, 8), c);
+  EXPECT_EQ(pmr_allocate(p->get(), 48, 8), b);
+  EXPECT_EQ(pmr_allocate(p->get(), 41, 8), a);  // same class (48)
+  EXPECT_EQ(up_.calls().size(), calls);
+  p->release();
+}
+
+TEST_P(PoolTest, OversizeBlocksGoToUpstreamAndBackInAnyOrder) {
+  auto p = Make();
+  std::vector<std::pair<void*, size_t>> big;
+  for (int i = 0; i < 1000; ++i) {
+    size_t n = 5000 + i * 13;
+    void* q = pmr_allocate(p->get(), n, 16);
+    ASSERT_NE(q, nullptr);
+    std::memset(q, i & 0xff, n);
+    big.emplace_back(q, n);
+  }
+  EXPECT_EQ(up_.outstanding_blocks(), 1000u + (GetParam() ? 0u : 0u));
+  std::shuffle(big.begin(), big.end(), std::mt19937(1));
+  for (auto& b : big) pmr_deallocate(p->get(), b.first, b.second, 16);
+  EXPECT_EQ(up_.outstanding_blocks(), 0u);
+  // Over-aligned oversize blocks too.
+  void* q = pmr_allocate(p->get(), 100, 8192);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(U(q) % 8192, 0u);
+  pmr_deallocate(p->get(), q, 100, 8192);
+  EXPECT_EQ(up_.outstanding_blocks(), 0u);
+}
+
+TEST_P(PoolTest, ReleaseFreesEverythingIsIdempotentAndLeavesThePoolUsable) {
+  auto p = Make();
+  for (int i = 0; i < 3000; ++i)  // never deallocated
+    ASSERT_NE(pmr_allocate(p->get(), 1 + i % 3000, 8), nullptr);
+  for (int i = 0; i < 10; ++i)
+    ASSERT_NE(pmr_allocate(p->get(), 100000, 64), nullptr);  // oversize
+  EXPECT_GT(up_.outstanding_blocks(), 10u);
+  p->release();
+  EXPECT_EQ(up_.outstanding_blocks(), 0u);
+  EXPECT_EQ(up_.mismatches(), 0u) << up_.last_mismatch();
+  p->release();
+  EXPECT_EQ(up_.outstanding_blocks(), 0u);
+  void* q = pmr_allocate(p->get(), 64, 8);
+  ASSERT_NE(q, nullptr);
+  pmr_deallocate(p->get(), q, 64, 8);
+}
+
+TEST_P(PoolTest, PoolsKeepServingWhenUpstreamFails) {
+  auto p = Make();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) blocks.push_back(pmr_allocate(p->get(), 32, 8));
+  for (void* b : blocks) pmr_deallocate(p->get(), b, 32, 8);
+  up_.fail_always();
+  std::vector<void*> again;
+  for (int i = 0; i < 100; ++i) {
+    void* b = pmr_allocate(p->get(), 32, 8);
+    ASSERT_NE(b, nullptr) << i;
+    again.push_back(b);
+  }
+  errno = 0;
+  EXPECT_EQ(pmr_allocate(p->get(), 20000, 8), nullptr);  // oversize: upstream
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_EQ(pmr_allocate(p->get(), 2000, 8), nullptr);  // an empty class
+  up_.never_fail();
+  EXPECT_NE(pmr_allocate(p->get(), 2000, 8), nullptr);
+  for (void* b : again) pmr_deallocate(p->get(), b, 32, 8);
+  p->release();
+}
+
+TEST_P(PoolTest, BlocksDoNotOverlapUnderRandomChurn) {
+  auto p = Make();
+  std::mt19937 rng(42);
+  struct B { unsigned char* p; size_t n, a; unsigned char fill; };
+  std::vector<B> live;
+  for (int step = 0; step < 50000; ++step) {
+    if (!live.empty() && (rng() % 2 || live.size() > 2000)) {
+      size_t i = rng() % live.size();
+      B b = live[i];
+      for (size_t j = 0; j < b.n; ++j) ASSERT_EQ(b.p[j], b.fill);
+      pmr_deallocate(p->get(), b.p, b.n, b.a);
+      live[i] = live.back();
+      live.pop_back();
+    } else {
+      size_t n = rng() % (rng() % 8 ? 300 : 6000);
+      size_t a = size_t{1} << (rng() % 7);
+      auto* q = static_cast<unsigned char*>(pmr_allocate(p->get(), n, a));
+      ASSERT_NE(q, nullptr);
+      ASSERT_EQ(U(q) % a, 0u);
+      unsigned char fill = static_cast<unsigned char>(step);
+      std::memset(q, fill, n);
+      live.push_back({q, n, a, fill});
+    }
+  }
+  for (const B& b : live) pmr_deallocate(p->get(), b.p, b.n, b.a);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pools, PoolTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "synchronized" : "unsynchronized";
+                         });
+
+// ---- the size-class table (private header) -------------------------------
+
+TEST(SizeClasses, ClassOfIsTheSmallestClassThatFits) {
+  unsigned prev = 0;
+  for (size_t s = 1; s <= PMR_POOL_MAX_LARGEST_BLOCK; ++s) {
+    unsigned c = pmr__pool_class_of(s);
+    ASSERT_LT(c, unsigned{PMR__POOL_CLASSES});
+    ASSERT_GE(pmr__pool_class_size(c), s) << s;
+    if (c > 0) {
+      ASSERT_LT(pmr__pool_class_size(c - 1), s) << s;
+    }
+    ASSERT_GE(c, prev);
+    prev = c;
+  }
+  EXPECT_EQ(pmr__pool_class_of(0), 0u);
+  EXPECT_EQ(pmr__pool_class_size(PMR__POOL_CLASSES - 1), PMR_POOL_MAX_LARGEST_BLOCK);
+}
+
+TEST(SizeClasses, WasteIsBounded) {
+  // At most 25% (in fact 20%) above 24 bytes; at most 7 bytes below.
+  double worst = 0;
+  for (size_t s = 1; s <= PMR_POOL_MAX_LARGEST_BLOCK; ++s) {
+    size_t block = pmr__pool_class_size(pmr__pool_class_of(s));
+    size_t waste = block - s;
+    if (s <= 24) {
+      ASSERT_LE(waste, 7u) << s;
+    } else {
+      double frac = double(waste) / double(block);
+      ASSERT_LE(frac, 0.25) << s;
+      if (s > 64) {
+        ASSERT_LE(frac, 0.20) << s;
+      }
+      worst = std::max(worst, frac);
+    }
+  }
+  EXPECT_LE(worst, 0.25);
+}
+
+TEST(SizeClasses, TheDocumentedTable) {
+  const size_t expected[] = {8,   16,  24,  32,  40,  48,  56,  64,  80,  96, 112,
+                             128, 160, 192, 224, 256, 320, 384, 448, 512, 640};
+  for (unsigned i = 0; i < sizeof expected / sizeof expected[0]; ++i)
+    EXPECT_EQ(pmr__pool_class_size(i), expected[i]) << i;
+}
+
+}  // namespace
