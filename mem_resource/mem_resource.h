@@ -39,9 +39,12 @@ extern "C" {
 #if defined(__GNUC__) || defined(__clang__)
 #define PMR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PMR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Keeps a slow path out of its caller, so the fast path stays a leaf. */
+#define PMR_NOINLINE __attribute__((noinline))
 #else
 #define PMR_LIKELY(x) (x)
 #define PMR_UNLIKELY(x) (x)
+#define PMR_NOINLINE
 #endif
 
 /* The strictest alignment malloc guarantees without asking (16 on x86-64). */

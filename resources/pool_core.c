@@ -53,22 +53,38 @@ static size_t chunk_alignment(size_t block) {
   return a > PMR__POOL_MAX_BLOCK_ALIGN ? PMR__POOL_MAX_BLOCK_ALIGN : a;
 }
 
+/* Empties every class; the first chunk of each will hold about
+ * PMR__POOL_FIRST_CHUNK_BYTES, within max_blocks. */
+static void reset_classes(pmr__pool_core *c) {
+  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+    pmr__pool_class *k = &c->classes[i];
+    k->free = NULL;
+    k->cur = k->end = NULL;
+    k->block = (uint32_t)pmr__pool_class_size(i);
+    size_t n = PMR__POOL_FIRST_CHUNK_BYTES / k->block;
+    if (n == 0) n = 1;
+    k->next_blocks = (uint32_t)(n < c->max_blocks ? n : c->max_blocks);
+  }
+  c->empty.free = NULL;
+  c->empty.cur = c->empty.end = NULL;
+  c->empty.block = UINT32_MAX;
+  c->empty.next_blocks = 0;
+}
+
 void pmr__pool_core_init(pmr__pool_core *c, const pmr_pool_options *opts,
                          pmr_mem_resource *upstream) {
   pmr_pool_options o = pmr__pool_effective_options(opts);
   c->upstream = pmr_resource_or_default(upstream);
   c->largest = o.largest_required_pool_block;
   c->max_blocks = o.max_blocks_per_chunk;
-  c->nclasses = pmr__pool_class_of(c->largest) + 1;
   c->chunks = NULL;
-  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
-    pmr__pool_class *k = &c->classes[i];
-    k->free = NULL;
-    k->cur = k->end = NULL;
-    k->block = pmr__pool_class_size(i);
-    size_t n = PMR__POOL_FIRST_CHUNK_BYTES / k->block;
-    if (n == 0) n = 1;
-    k->next_blocks = n < c->max_blocks ? n : c->max_blocks;
+  reset_classes(c);
+  for (size_t i = 0; i <= PMR__POOL_TABLE_LIMIT / 8; ++i) {
+    size_t s = i * 8; /* the largest size with this index */
+    const pmr__pool_class *k =
+        i == 0 || s > c->largest ? &c->empty
+                                 : &c->classes[pmr__pool_class_table[i]];
+    c->small[i] = (uint16_t)((const char *)k - (const char *)c);
   }
 }
 
@@ -80,18 +96,16 @@ void pmr__pool_core_release(pmr__pool_core *c) {
     ch = next;
   }
   c->chunks = NULL;
-  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
-    pmr__pool_class *k = &c->classes[i];
-    k->free = NULL;
-    k->cur = k->end = NULL;
-    size_t n = PMR__POOL_FIRST_CHUNK_BYTES / k->block;
-    if (n == 0) n = 1;
-    k->next_blocks = n < c->max_blocks ? n : c->max_blocks;
-  }
+  reset_classes(c);
 }
 
-void *pmr__pool_core_refill(pmr__pool_core *c, unsigned idx) {
-  pmr__pool_class *k = &c->classes[idx];
+pmr__pool_class *pmr__pool_find_large(pmr__pool_core *c, size_t s,
+                                      size_t alignment) {
+  if (s > c->largest || alignment > PMR__POOL_MAX_BLOCK_ALIGN) return &c->empty;
+  return &c->classes[pmr__pool_class_of(s)];
+}
+
+void *pmr__pool_core_refill(pmr__pool_core *c, pmr__pool_class *k) {
   size_t n = k->next_blocks;
   size_t bytes = n * k->block; /* <= 2^20 blocks of <= 1 MiB: no overflow */
   size_t size = bytes + sizeof(chunk);
@@ -108,7 +122,7 @@ void *pmr__pool_core_refill(pmr__pool_core *c, unsigned idx) {
   size_t cap = PMR__POOL_MAX_CHUNK_BYTES / k->block;
   if (cap > c->max_blocks) cap = c->max_blocks;
   if (cap == 0) cap = 1;
-  k->next_blocks = n * 2 < cap ? n * 2 : cap;
+  k->next_blocks = (uint32_t)(n * 2 < cap ? n * 2 : cap);
   /* Hand out the first block, keep the rest to carve. */
   k->cur = start + k->block;
   k->end = start + bytes;

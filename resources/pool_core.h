@@ -42,22 +42,28 @@ static inline size_t pmr__pool_class_size(unsigned idx) {
   return ((size_t)1 << k) + (size_t)(j + 1) * ((size_t)1 << (k - 2));
 }
 
+/* 32 bytes, so a class is found with a shift. */
 typedef struct pmr__pool_class {
   void *free;      /* intrusive free list, most recently freed first */
   char *cur, *end; /* the part of the newest chunk not carved yet */
-  size_t block;    /* block size */
-  size_t next_blocks; /* blocks in this class's next chunk */
+  uint32_t block;  /* block size (UINT32_MAX for the empty class) */
+  uint32_t next_blocks; /* blocks in this class's next chunk */
 } pmr__pool_class;
 
 struct pmr__pool_chunk;
 
 typedef struct pmr__pool_core {
+  /* For a request whose size rounded up to its alignment is s <= 1024: the
+   * byte offset, from this struct, of its class, by (s + 7) / 8. Sizes that
+   * are not pooled (0 bytes, above the largest block) lead to `empty`, a
+   * class that never has a block, so the fast path needs no other test. */
+  uint16_t small[PMR__POOL_TABLE_LIMIT / 8 + 1];
+  pmr__pool_class empty;
   pmr__pool_class classes[PMR__POOL_CLASSES];
   struct pmr__pool_chunk *chunks; /* every chunk of every class */
   pmr_mem_resource *upstream;
   size_t largest;    /* effective largest pooled block (a class size) */
   size_t max_blocks; /* effective max_blocks_per_chunk */
-  unsigned nclasses; /* classes up to `largest` */
 } pmr__pool_core;
 
 /* Resolves options (NULL = defaults) to their effective values. */
@@ -68,13 +74,42 @@ void pmr__pool_core_init(pmr__pool_core *c, const pmr_pool_options *opts,
 /* Returns every chunk to upstream and empties every class. */
 void pmr__pool_core_release(pmr__pool_core *c);
 
-/* Slow path of a pooled allocation of class idx: the free list and the carve
- * space are empty. Gets a new chunk from upstream (NULL if that fails). */
-void *pmr__pool_core_refill(pmr__pool_core *c, unsigned idx);
+/* Class lookup for sizes above the table: &c->empty when not pooled. */
+pmr__pool_class *pmr__pool_find_large(pmr__pool_core *c, size_t s,
+                                      size_t alignment);
 
-/* Pooled allocation from class idx: free list, then carving, then refill. */
-static inline void *pmr__pool_core_alloc(pmr__pool_core *c, unsigned idx) {
-  pmr__pool_class *k = &c->classes[idx];
+/* The class that serves (bytes, alignment), or &c->empty when the request is
+ * not pooled (0 bytes: see pmr__pool_find_nonzero; oversize). */
+static inline pmr__pool_class *pmr__pool_find(pmr__pool_core *c, size_t bytes,
+                                              size_t alignment) {
+  size_t s = (bytes + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(s <= PMR__POOL_TABLE_LIMIT))
+    return (pmr__pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
+  return pmr__pool_find_large(c, s, alignment);
+}
+
+/* The fast-path lookup: like pmr__pool_find for requests that round up to
+ * at most 1024 bytes; NULL for larger ones (no call on this path, so the
+ * caller's fast path can stay a leaf function). */
+static inline pmr__pool_class *pmr__pool_find_small(pmr__pool_core *c,
+                                                    size_t bytes,
+                                                    size_t alignment) {
+  size_t s = (bytes + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(s <= PMR__POOL_TABLE_LIMIT))
+    return (pmr__pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
+  return NULL;
+}
+
+/* As pmr__pool_find, with 0 bytes counted as 1 (a 0-byte request gets a block
+ * of its alignment); &c->empty means oversize. */
+static inline pmr__pool_class *pmr__pool_find_nonzero(pmr__pool_core *c,
+                                                      size_t bytes,
+                                                      size_t alignment) {
+  return pmr__pool_find(c, bytes + (bytes == 0), alignment);
+}
+
+/* Pops a free block or carves a new one; NULL when the class has neither. */
+static inline void *pmr__pool_take(pmr__pool_class *k) {
   void *p = k->free;
   if (PMR_LIKELY(p != NULL)) {
     k->free = *(void **)p;
@@ -85,31 +120,17 @@ static inline void *pmr__pool_core_alloc(pmr__pool_core *c, unsigned idx) {
     k->cur += k->block;
     return p;
   }
-  return pmr__pool_core_refill(c, idx);
+  return NULL;
 }
 
-static inline void pmr__pool_core_free(pmr__pool_core *c, unsigned idx,
-                                       void *p) {
-  pmr__pool_class *k = &c->classes[idx];
+static inline void pmr__pool_put(pmr__pool_class *k, void *p) {
   *(void **)p = k->free;
   k->free = p;
 }
 
-/* A request's size for class selection: bytes rounded up to the alignment,
- * and 0 bytes counted as 1 (so allocate(0, 64) still gets a 64-aligned block). */
-static inline size_t pmr__pool_rounded(size_t bytes, size_t alignment) {
-  return (bytes + (bytes == 0) + (alignment - 1)) & ~(alignment - 1);
-}
-
-/* True when (bytes, alignment) is served by the classes; *idx gets the class. */
-static inline bool pmr__pool_classify(const pmr__pool_core *c, size_t bytes,
-                                      size_t alignment, unsigned *idx) {
-  size_t s = pmr__pool_rounded(bytes, alignment);
-  if (PMR_UNLIKELY(s > c->largest || alignment > PMR__POOL_MAX_BLOCK_ALIGN))
-    return false;
-  *idx = pmr__pool_class_of(s);
-  return true;
-}
+/* Gets a new chunk for class k from upstream and returns its first block
+ * (NULL if upstream fails). k must be one of c's classes, not c->empty. */
+void *pmr__pool_core_refill(pmr__pool_core *c, pmr__pool_class *k);
 
 /* Oversize blocks: straight from upstream, with a small trailer that links
  * them into a doubly linked list, so any one is freed in O(1) and release

@@ -17,7 +17,7 @@ static inline bool spin_try_lock(spin_lock *l) {
          atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;
 }
 
-static void spin_lock_slow(spin_lock *l) {
+PMR_NOINLINE static void spin_lock_slow(spin_lock *l) {
   for (unsigned spins = 0; !spin_try_lock(l); ++spins) {
     if (spins < 64) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -47,6 +47,7 @@ typedef struct {
   pmr_mem_resource *upstream;
   pmr_pool_options opts; /* effective */
   size_t largest;        /* = opts.largest_required_pool_block */
+  size_t small_limit;    /* min(largest, table limit): the fast path's sizes */
   spin_lock big_lock;    /* guards big and debug */
   pmr__big_block big;
   pmr__track *debug; /* PMR_DEBUG builds only */
@@ -64,18 +65,31 @@ static const state *cstate_of(const pmr_synchronized_pool *p) {
 
 /* Each thread's preferred shard (the same index in every pool), handed out
  * round-robin at a thread's first use and moved when the shard is busy. */
-static _Thread_local unsigned tl_shard;
-static _Thread_local bool tl_shard_set;
+#if defined(__GNUC__) || defined(__clang__)
+#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#else
+#define INITIAL_EXEC
+#endif
+/* The shard index plus one; 0 until the thread's first use. initial-exec:
+ * one %fs-relative load, not a __tls_get_addr call, even in PIC code. */
+static _Thread_local unsigned tl_shard INITIAL_EXEC;
 static atomic_uint next_shard_hint;
 
 static inline unsigned my_hint(void) {
-  if (PMR_UNLIKELY(!tl_shard_set)) {
-    tl_shard = atomic_fetch_add_explicit(&next_shard_hint, 1,
-                                         memory_order_relaxed) %
-               PMR_SYNC_POOL_SHARDS;
-    tl_shard_set = true;
-  }
-  return tl_shard;
+  if (PMR_UNLIKELY(tl_shard == 0))
+    tl_shard = 1 + atomic_fetch_add_explicit(&next_shard_hint, 1,
+                                             memory_order_relaxed) %
+                       PMR_SYNC_POOL_SHARDS;
+  return tl_shard - 1;
+}
+
+/* The fast path: the thread's own shard, locked, if it exists and is free. */
+static inline shard *try_my_shard(state *s) {
+  unsigned i = tl_shard;
+  if (PMR_UNLIKELY(i == 0)) return NULL;
+  shard *sh = atomic_load_explicit(&s->shards[i - 1], memory_order_acquire);
+  if (PMR_LIKELY(sh != NULL && spin_try_lock(&sh->lock))) return sh;
+  return NULL;
 }
 
 static shard *create_shard(state *s, unsigned i) {
@@ -96,7 +110,7 @@ static shard *create_shard(state *s, unsigned i) {
 /* Locks and returns the calling thread's shard, moving the thread to a free
  * shard if its own is busy. NULL only when no shard exists and none can be
  * created. */
-static shard *lock_my_shard(state *s) {
+PMR_NOINLINE static shard *lock_my_shard(state *s) {
   unsigned i = my_hint();
   shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
   if (PMR_LIKELY(sh != NULL && spin_try_lock(&sh->lock))) return sh;
@@ -107,7 +121,7 @@ static shard *lock_my_shard(state *s) {
     unsigned j = (i + n) % PMR_SYNC_POOL_SHARDS;
     shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
     if (other != NULL && spin_try_lock(&other->lock)) {
-      tl_shard = j; /* prefer the idle one from now on */
+      tl_shard = j + 1; /* prefer the idle one from now on */
       return other;
     }
   }
@@ -121,45 +135,55 @@ static shard *lock_my_shard(state *s) {
   return sh;
 }
 
-/* Own shard's class idx is empty: take another shard's free list whole. */
-static bool steal(state *s, shard *mine, unsigned idx) {
+/* The class of index `at` (a byte offset) in another shard. */
+static pmr__pool_class *same_class(shard *sh, const pmr__pool_core *mine,
+                                   const pmr__pool_class *k) {
+  return (pmr__pool_class *)(void *)((char *)&sh->core +
+                                     ((const char *)k - (const char *)mine));
+}
+
+/* Own shard's class k is empty: take another shard's free list whole. */
+static bool steal(state *s, shard *mine, pmr__pool_class *k) {
   for (unsigned j = 0; j < PMR_SYNC_POOL_SHARDS; ++j) {
     shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
     if (other == NULL || other == mine) continue;
     if (!spin_try_lock(&other->lock)) continue;
-    void *list = other->core.classes[idx].free;
-    other->core.classes[idx].free = NULL;
+    pmr__pool_class *theirs = same_class(other, &mine->core, k);
+    void *list = theirs->free;
+    theirs->free = NULL;
     spin_unlock(&other->lock);
     if (list != NULL) {
-      mine->core.classes[idx].free = list;
+      k->free = list;
       return true;
     }
   }
   return false;
 }
 
-static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
-                           size_t alignment) {
-  state *s = state_of(self);
-  size_t sz = pmr__pool_rounded(bytes, alignment);
+/* Under sh's lock: the class is empty; steal, or refill from upstream. */
+PMR_NOINLINE static void *sync_take_slow(state *s, shard *sh, pmr__pool_class *k) {
+  if (steal(s, sh, k)) return pmr__pool_take(k);
+  return pmr__pool_core_refill(&sh->core, k);
+}
+
+/* Pooled: the request's size, rounded up to its alignment (0 counted as 1),
+ * is at most the largest block, and the alignment within the chunks'. */
+static inline bool is_pooled(const state *s, size_t bytes, size_t alignment) {
+  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  return sz <= s->largest && alignment <= PMR__POOL_MAX_BLOCK_ALIGN;
+}
+
+/* Everything but the fast path: shard creation or contention, refills,
+ * stealing, sizes above 1024, 0 bytes, oversize, debug tracking. */
+PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
+                                             size_t alignment) {
   void *p;
-  if (PMR_LIKELY(sz <= s->largest && alignment <= PMR__POOL_MAX_BLOCK_ALIGN)) {
-    unsigned idx = pmr__pool_class_of(sz);
+  if (PMR_LIKELY(is_pooled(s, bytes, alignment))) {
     shard *sh = lock_my_shard(s);
     if (PMR_UNLIKELY(sh == NULL)) return NULL;
-    pmr__pool_class *k = &sh->core.classes[idx];
-    p = k->free;
-    if (PMR_LIKELY(p != NULL)) {
-      k->free = *(void **)p;
-    } else if ((size_t)(k->end - k->cur) >= k->block) {
-      p = k->cur;
-      k->cur += k->block;
-    } else if (steal(s, sh, idx)) {
-      p = k->free;
-      k->free = *(void **)p;
-    } else {
-      p = pmr__pool_core_refill(&sh->core, idx);
-    }
+    pmr__pool_class *k = pmr__pool_find_nonzero(&sh->core, bytes, alignment);
+    p = pmr__pool_take(k);
+    if (PMR_UNLIKELY(p == NULL)) p = sync_take_slow(s, sh, k);
     spin_unlock(&sh->lock);
   } else {
     spin_lock_acquire(&s->big_lock);
@@ -176,11 +200,29 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   return p;
 }
 
-static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                            size_t alignment) {
+static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
+                           size_t alignment) {
   state *s = state_of(self);
-  size_t sz = pmr__pool_rounded(bytes, alignment);
-  bool pooled = sz <= s->largest && alignment <= PMR__POOL_MAX_BLOCK_ALIGN;
+#ifndef PMR_DEBUG /* debug builds track every block: always the slow path */
+  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(sz <= s->small_limit)) {
+    shard *sh = try_my_shard(s);
+    if (PMR_LIKELY(sh != NULL)) {
+      pmr__pool_class *k = (pmr__pool_class *)(void *)(
+          (char *)&sh->core + sh->core.small[(sz + 7) >> 3]);
+      void *p = pmr__pool_take(k);
+      spin_unlock(&sh->lock);
+      if (PMR_LIKELY(p != NULL)) return p;
+    }
+  }
+#endif
+  return sync_allocate_slow(s, bytes, alignment);
+}
+
+PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
+                                              size_t bytes, size_t alignment) {
+  state *s = state_of(self);
+  bool pooled = is_pooled(s, bytes, alignment);
 #ifdef PMR_DEBUG
   spin_lock_acquire(&s->big_lock);
   bool ok = pmr__pool_debug_free(s->debug, "synchronized_pool", self, p, bytes,
@@ -189,15 +231,33 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   if (!ok) return;
 #endif
   if (PMR_LIKELY(pooled)) {
-    unsigned idx = pmr__pool_class_of(sz);
     shard *sh = lock_my_shard(s); /* never NULL: p came from some shard */
-    pmr__pool_core_free(&sh->core, idx, p);
+    pmr__pool_put(pmr__pool_find_nonzero(&sh->core, bytes, alignment), p);
     spin_unlock(&sh->lock);
   } else {
     spin_lock_acquire(&s->big_lock);
     pmr__big_free(s->upstream, p, bytes, alignment);
     spin_unlock(&s->big_lock);
   }
+}
+
+static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                            size_t alignment) {
+#ifndef PMR_DEBUG
+  state *s = state_of(self);
+  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
+    shard *sh = try_my_shard(s);
+    if (PMR_LIKELY(sh != NULL)) {
+      pmr__pool_put((pmr__pool_class *)(void *)((char *)&sh->core +
+                                                sh->core.small[(sz + 7) >> 3]),
+                    p);
+      spin_unlock(&sh->lock);
+      return;
+    }
+  }
+#endif
+  sync_deallocate_slow(self, p, bytes, alignment);
 }
 
 static const pmr_mem_resource_ops sync_ops = {
@@ -215,6 +275,8 @@ void pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   s->upstream = pmr_resource_or_default(upstream);
   s->opts = pmr__pool_effective_options(opts);
   s->largest = s->opts.largest_required_pool_block;
+  s->small_limit = s->largest < PMR__POOL_TABLE_LIMIT ? s->largest
+                                                      : PMR__POOL_TABLE_LIMIT;
   atomic_init(&s->big_lock, 0);
   pmr__big_init(&s->big);
 #ifdef PMR_DEBUG

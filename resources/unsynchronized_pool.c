@@ -21,35 +21,54 @@ static const state *cstate_of(const pmr_unsynchronized_pool *p) {
   return (const state *)(const void *)p->pmr__state.bytes;
 }
 
+/* Everything but the fast path: refills, sizes above 1024, 0 bytes,
+ * oversize requests. Out of line so the fast path stays a leaf. */
+PMR_NOINLINE static void *unsync_allocate_slow(state *s, size_t bytes,
+                                               size_t alignment) {
+  pmr__pool_class *k = pmr__pool_find_nonzero(&s->core, bytes, alignment);
+  if (k == &s->core.empty)
+    return pmr__big_alloc(&s->big, s->core.upstream, bytes, alignment);
+  void *p = pmr__pool_take(k);
+  return p != NULL ? p : pmr__pool_core_refill(&s->core, k);
+}
+
 static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
                              size_t alignment) {
   state *s = state_of(self);
-  unsigned idx;
-  void *p;
-  if (PMR_LIKELY(pmr__pool_classify(&s->core, bytes, alignment, &idx)))
-    p = pmr__pool_core_alloc(&s->core, idx);
-  else
-    p = pmr__big_alloc(&s->big, s->core.upstream, bytes, alignment);
+  void *p = NULL;
+  pmr__pool_class *k = pmr__pool_find_small(&s->core, bytes, alignment);
+  if (PMR_LIKELY(k != NULL)) p = pmr__pool_take(k);
+  if (PMR_UNLIKELY(p == NULL)) p = unsync_allocate_slow(s, bytes, alignment);
 #ifdef PMR_DEBUG
   if (p != NULL) pmr__track_add(s->debug, p, bytes, alignment);
 #endif
   return p;
 }
 
+PMR_NOINLINE static void unsync_deallocate_slow(state *s, void *p,
+                                                size_t bytes,
+                                                size_t alignment) {
+  pmr__pool_class *k = pmr__pool_find_nonzero(&s->core, bytes, alignment);
+  if (k != &s->core.empty)
+    pmr__pool_put(k, p);
+  else
+    pmr__big_free(s->core.upstream, p, bytes, alignment);
+}
+
 static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                               size_t alignment) {
   state *s = state_of(self);
-  unsigned idx;
-  bool pooled = pmr__pool_classify(&s->core, bytes, alignment, &idx);
 #ifdef PMR_DEBUG
+  bool pooled = pmr__pool_find_nonzero(&s->core, bytes, alignment) != &s->core.empty;
   if (!pmr__pool_debug_free(s->debug, "unsynchronized_pool", self, p, bytes,
                             alignment, pooled))
     return;
 #endif
-  if (PMR_LIKELY(pooled))
-    pmr__pool_core_free(&s->core, idx, p);
+  pmr__pool_class *k = pmr__pool_find_small(&s->core, bytes, alignment);
+  if (PMR_LIKELY(k != NULL && k != &s->core.empty))
+    pmr__pool_put(k, p);
   else
-    pmr__big_free(s->core.upstream, p, bytes, alignment);
+    unsync_deallocate_slow(s, p, bytes, alignment);
 }
 
 static const pmr_mem_resource_ops unsync_ops = {

@@ -13,6 +13,9 @@ PMR_C_COPTS = [
     "-Wcast-align",
     "-Wpointer-arith",
     "-Wvla",
+    # Leaf fast paths (pool and arena hooks) skip the frame-pointer set-up;
+    # other functions keep frame pointers for profilers.
+    "-momit-leaf-frame-pointer",
     # POSIX (posix_memalign, pthreads) on top of strict C11.
     "-D_POSIX_C_SOURCE=200809L",
 ]

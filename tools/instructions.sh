@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Instructions per operation (64-byte blocks, alignment 8), exact and
+# repeatable: each scenario of //benchmarks:instructions runs under
+# valgrind --tool=callgrind at N1 and N2 operations; the difference of the
+# totals divided by N2 - N1 is the cost of one operation and its loop.
+#   tools/instructions.sh [SCENARIO...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "valgrind is not installed (tools/setup.sh installs it)" >&2; exit 1; }
+bazel build -c opt //benchmarks:instructions >/dev/null 2>&1 || bazel build -c opt //benchmarks:instructions
+bin=bazel-bin/benchmarks/instructions
+N1=200000
+N2=1200000
+scenarios=("$@")
+if [ ${#scenarios[@]} -eq 0 ]; then
+  scenarios=(
+    bare_pointer_bump pmr_monotonic_inline_allocate pmr_monotonic_allocate std_monotonic_allocate
+    pmr_unsynchronized_pool_pair pmr_synchronized_pool_pair malloc_pair
+    mimalloc:malloc_pair jemalloc:malloc_pair tcmalloc:malloc_pair
+    pmr_malloc_resource_pair std_unsynchronized_pool_pair std_synchronized_pool_pair
+  )
+fi
+lib=/usr/lib/x86_64-linux-gnu
+declare -A preload=([mimalloc]=$lib/libmimalloc.so.2 [jemalloc]=$lib/libjemalloc.so.2
+                    [tcmalloc]=$lib/libtcmalloc_minimal.so.4)
+# SCENARIO or PEER:SCENARIO (the scenario run with PEER's malloc preloaded).
+count() {
+  local peer= s=$1
+  if [[ $s == *:* ]]; then peer=${s%%:*}; s=${s#*:}; fi
+  local env=()
+  if [ -n "$peer" ]; then
+    [ -e "${preload[$peer]}" ] || { echo "not-installed"; return; }
+    env=(env LD_PRELOAD="${preload[$peer]}")
+  fi
+  "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$s" "$2" 2>&1 |
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+printf '%-34s %14s\n' "scenario (64 B, align 8)" "instructions/op"
+for s in "${scenarios[@]}"; do
+  a=$(count "$s" $N1)
+  b=$(count "$s" $N2)
+  if [ "$a" = not-installed ]; then printf '%-34s %14s\n' "$s" "not installed"; continue; fi
+  awk -v s="$s" -v a="$a" -v b="$b" -v n=$((N2 - N1)) 'BEGIN { printf "%-34s %14.1f\n", s, (b - a) / n }'
+done
