@@ -16,6 +16,7 @@
 #include "mem_resource/mem_resource.h"
 #include "resources/monotonic_buffer.h"
 #include "resources/synchronized_pool.h"
+#include "resources/thread_cache.h"
 #include "resources/unsynchronized_pool.h"
 
 
@@ -61,6 +62,13 @@ int Run(const std::string& s, long n) {
     Pairs(n, [r] { return pmr_allocate(r, kSize, kAlign); },
           [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
     pmr_synchronized_pool_destroy(&pool);
+  } else if (s == "pmr_thread_cache_pair") {
+    pmr_thread_cache tc;
+    pmr_thread_cache_init(&tc, nullptr, nullptr);
+    pmr_mem_resource* r = &tc.base;
+    Pairs(n, [r] { return pmr_allocate(r, kSize, kAlign); },
+          [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
+    pmr_thread_cache_destroy(&tc);
   } else if (s == "std_unsynchronized_pool_pair") {
     std::pmr::unsynchronized_pool_resource pool;
     std::pmr::memory_resource* r = &pool;

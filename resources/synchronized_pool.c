@@ -1,44 +1,15 @@
 /* pmr_synchronized_pool: shards of pool cores, each behind a spin lock. */
 #include "resources/synchronized_pool.h"
 
-#include <sched.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 
 #include "resources/debug_track.h"
 #include "resources/pool_core.h"
-
-/* A test-and-test-and-set lock. Critical sections are a few instructions
- * long; a waiter spins briefly, then yields (threads may outnumber cores). */
-typedef atomic_int spin_lock;
-
-static inline bool spin_try_lock(spin_lock *l) {
-  return atomic_load_explicit(l, memory_order_relaxed) == 0 &&
-         atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;
-}
-
-PMR_NOINLINE static void spin_lock_slow(spin_lock *l) {
-  for (unsigned spins = 0; !spin_try_lock(l); ++spins) {
-    if (spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else {
-      sched_yield();
-    }
-  }
-}
-
-static inline void spin_lock_acquire(spin_lock *l) {
-  if (PMR_UNLIKELY(!spin_try_lock(l))) spin_lock_slow(l);
-}
-
-static inline void spin_unlock(spin_lock *l) {
-  atomic_store_explicit(l, 0, memory_order_release);
-}
+#include "resources/spin_lock.h"
 
 typedef struct shard {
-  alignas(64) spin_lock lock; /* own cache line: shards never false-share */
+  alignas(64) pmr__spin lock; /* own cache line: shards never false-share */
   pmr__pool_core core;
 } shard;
 
@@ -48,7 +19,7 @@ typedef struct {
   pmr_pool_options opts; /* effective */
   size_t largest;        /* = opts.largest_required_pool_block */
   size_t small_limit;    /* min(largest, table limit): the fast path's sizes */
-  spin_lock big_lock;    /* guards big and debug */
+  pmr__spin big_lock;    /* guards big and debug */
   pmr__big_block big;
   pmr__track *debug; /* PMR_DEBUG builds only */
 } state;
@@ -88,7 +59,7 @@ static inline shard *try_my_shard(state *s) {
   unsigned i = tl_shard;
   if (PMR_UNLIKELY(i == 0)) return NULL;
   shard *sh = atomic_load_explicit(&s->shards[i - 1], memory_order_acquire);
-  if (PMR_LIKELY(sh != NULL && spin_try_lock(&sh->lock))) return sh;
+  if (PMR_LIKELY(sh != NULL && pmr__spin_try_lock(&sh->lock))) return sh;
   return NULL;
 }
 
@@ -113,14 +84,14 @@ static shard *create_shard(state *s, unsigned i) {
 PMR_NOINLINE static shard *lock_my_shard(state *s) {
   unsigned i = my_hint();
   shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
-  if (PMR_LIKELY(sh != NULL && spin_try_lock(&sh->lock))) return sh;
+  if (PMR_LIKELY(sh != NULL && pmr__spin_try_lock(&sh->lock))) return sh;
   /* Busy (or not created yet): look for an idle shard, creating ours first. */
-  if (sh == NULL && (sh = create_shard(s, i)) != NULL && spin_try_lock(&sh->lock))
+  if (sh == NULL && (sh = create_shard(s, i)) != NULL && pmr__spin_try_lock(&sh->lock))
     return sh;
   for (unsigned n = 1; n < PMR_SYNC_POOL_SHARDS; ++n) {
     unsigned j = (i + n) % PMR_SYNC_POOL_SHARDS;
     shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
-    if (other != NULL && spin_try_lock(&other->lock)) {
+    if (other != NULL && pmr__spin_try_lock(&other->lock)) {
       tl_shard = j + 1; /* prefer the idle one from now on */
       return other;
     }
@@ -131,7 +102,7 @@ PMR_NOINLINE static shard *lock_my_shard(state *s) {
       sh = atomic_load_explicit(&s->shards[j], memory_order_acquire);
     if (sh == NULL) return NULL;
   }
-  spin_lock_acquire(&sh->lock);
+  pmr__spin_lock(&sh->lock);
   return sh;
 }
 
@@ -147,11 +118,11 @@ static bool steal(state *s, shard *mine, pmr__pool_class *k) {
   for (unsigned j = 0; j < PMR_SYNC_POOL_SHARDS; ++j) {
     shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
     if (other == NULL || other == mine) continue;
-    if (!spin_try_lock(&other->lock)) continue;
+    if (!pmr__spin_try_lock(&other->lock)) continue;
     pmr__pool_class *theirs = same_class(other, &mine->core, k);
     void *list = theirs->free;
     theirs->free = NULL;
-    spin_unlock(&other->lock);
+    pmr__spin_unlock(&other->lock);
     if (list != NULL) {
       k->free = list;
       return true;
@@ -184,17 +155,17 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
     pmr__pool_class *k = pmr__pool_find_nonzero(&sh->core, bytes, alignment);
     p = pmr__pool_take(k);
     if (PMR_UNLIKELY(p == NULL)) p = sync_take_slow(s, sh, k);
-    spin_unlock(&sh->lock);
+    pmr__spin_unlock(&sh->lock);
   } else {
-    spin_lock_acquire(&s->big_lock);
+    pmr__spin_lock(&s->big_lock);
     p = pmr__big_alloc(&s->big, s->upstream, bytes, alignment);
-    spin_unlock(&s->big_lock);
+    pmr__spin_unlock(&s->big_lock);
   }
 #ifdef PMR_DEBUG
   if (p != NULL) {
-    spin_lock_acquire(&s->big_lock);
+    pmr__spin_lock(&s->big_lock);
     pmr__track_add(s->debug, p, bytes, alignment);
-    spin_unlock(&s->big_lock);
+    pmr__spin_unlock(&s->big_lock);
   }
 #endif
   return p;
@@ -211,7 +182,7 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
       pmr__pool_class *k = (pmr__pool_class *)(void *)(
           (char *)&sh->core + sh->core.small[(sz + 7) >> 3]);
       void *p = pmr__pool_take(k);
-      spin_unlock(&sh->lock);
+      pmr__spin_unlock(&sh->lock);
       if (PMR_LIKELY(p != NULL)) return p;
     }
   }
@@ -224,20 +195,20 @@ PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
   state *s = state_of(self);
   bool pooled = is_pooled(s, bytes, alignment);
 #ifdef PMR_DEBUG
-  spin_lock_acquire(&s->big_lock);
+  pmr__spin_lock(&s->big_lock);
   bool ok = pmr__pool_debug_free(s->debug, "synchronized_pool", self, p, bytes,
                                  alignment, pooled);
-  spin_unlock(&s->big_lock);
+  pmr__spin_unlock(&s->big_lock);
   if (!ok) return;
 #endif
   if (PMR_LIKELY(pooled)) {
     shard *sh = lock_my_shard(s); /* never NULL: p came from some shard */
     pmr__pool_put(pmr__pool_find_nonzero(&sh->core, bytes, alignment), p);
-    spin_unlock(&sh->lock);
+    pmr__spin_unlock(&sh->lock);
   } else {
-    spin_lock_acquire(&s->big_lock);
+    pmr__spin_lock(&s->big_lock);
     pmr__big_free(s->upstream, p, bytes, alignment);
-    spin_unlock(&s->big_lock);
+    pmr__spin_unlock(&s->big_lock);
   }
 }
 
@@ -252,7 +223,7 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
       pmr__pool_put((pmr__pool_class *)(void *)((char *)&sh->core +
                                                 sh->core.small[(sz + 7) >> 3]),
                     p);
-      spin_unlock(&sh->lock);
+      pmr__spin_unlock(&sh->lock);
       return;
     }
   }

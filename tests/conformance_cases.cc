@@ -2,6 +2,7 @@
 #include "mem_resource/mem_resource.h"
 #include "resources/monotonic_buffer.h"
 #include "resources/synchronized_pool.h"
+#include "resources/thread_cache.h"
 #include "resources/unsynchronized_pool.h"
 #include "tests/testkit/conformance.h"
 
@@ -35,6 +36,7 @@ std::vector<ConformanceCase> AllConformanceCases() {
       {"unsynchronized_pool_small", [](pmr_mem_resource* up) { return Own<pmr_unsynchronized_pool>([up](pmr_unsynchronized_pool* p) { pmr_pool_options o = SmallPool(); pmr_unsynchronized_pool_init(p, &o, up); }, pmr_unsynchronized_pool_destroy); }, true, true, false},
       {"synchronized_pool", [](pmr_mem_resource* up) { return Own<pmr_synchronized_pool>([up](pmr_synchronized_pool* p) { pmr_synchronized_pool_init(p, nullptr, up); }, pmr_synchronized_pool_destroy); }, true, true, true},
       {"synchronized_pool_small", [](pmr_mem_resource* up) { return Own<pmr_synchronized_pool>([up](pmr_synchronized_pool* p) { pmr_pool_options o = SmallPool(); pmr_synchronized_pool_init(p, &o, up); }, pmr_synchronized_pool_destroy); }, true, true, true},
+      {"thread_cache", [](pmr_mem_resource* up) { return Own<pmr_thread_cache>([up](pmr_thread_cache* t) { pmr_thread_cache_init(t, nullptr, up); }, pmr_thread_cache_destroy); }, true, true, true},
   };
 }
 

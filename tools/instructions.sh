@@ -15,7 +15,7 @@ scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
   scenarios=(
     bare_pointer_bump pmr_monotonic_inline_allocate pmr_monotonic_allocate std_monotonic_allocate
-    pmr_unsynchronized_pool_pair pmr_synchronized_pool_pair malloc_pair
+    pmr_unsynchronized_pool_pair pmr_synchronized_pool_pair pmr_thread_cache_pair malloc_pair
     mimalloc:malloc_pair jemalloc:malloc_pair tcmalloc:malloc_pair
     pmr_malloc_resource_pair std_unsynchronized_pool_pair std_synchronized_pool_pair
   )

@@ -1,0 +1,522 @@
+/* pmr_thread_cache: per-thread, per-instance caches over a central pool.
+ *
+ * Who touches what:
+ *   - a cache (tc_cache) belongs to one thread and one instance; only that
+ *     thread reads or writes its lists, except destroy/release (which the
+ *     contract forbids to overlap with use of the instance) and the thread's
+ *     exit, which both run under the registry mutex;
+ *   - the central pool (pmr__pool_core) is shared: one spin lock per class,
+ *     one for its chunk list, one for oversize blocks;
+ *   - each thread has a record (tc_record) mapping instance slots to its
+ *     caches. Slots are small integers handed out by the registry and reused
+ *     after destroy; destroy clears the entries of every thread under the
+ *     registry mutex, so a thread never sees a cache of a dead instance.
+ *
+ * The race between a thread's exit and an instance's destroy is settled by
+ * the registry mutex: whichever runs first takes the cache; the other no
+ * longer finds it (exit flushes the cache into the live instance; destroy
+ * frees it and clears the thread's entry). */
+#include "resources/thread_cache.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resources/pool_core.h"
+#include "resources/spin_lock.h"
+
+#define DIRECT_SLOTS 64           /* slots a record maps without indirection */
+#define EMPTY_CLASS PMR__POOL_CLASSES /* a class that never has a block */
+#define MAX_LIMIT 65534u /* count may reach limit + 1 in a uint16_t */
+
+/* A thread's view of one size class: 16 bytes. */
+typedef struct tc_class {
+  void *head;              /* free list */
+  uint32_t block;          /* block size */
+  _Atomic uint16_t count;  /* blocks on the list (atomic: stats read it) */
+  uint16_t limit;          /* flush a batch when count exceeds this */
+} tc_class;
+
+struct tc_state;
+struct tc_record;
+
+typedef struct tc_cache {
+  tc_class cls[PMR__POOL_CLASSES + 1];
+  struct tc_state *owner;
+  struct tc_record *rec;
+  size_t slot;
+  struct tc_cache *prev, *next; /* the owner's list of caches */
+} tc_cache;
+
+typedef struct tc_record {
+  _Atomic(tc_cache *) *direct; /* the thread's tl_direct (TLS) */
+  _Atomic(tc_cache *) *more;   /* slots DIRECT_SLOTS and up */
+  size_t more_cap;
+} tc_record;
+
+typedef struct tc_state {
+  size_t slot;
+  size_t fast_slot;   /* slot, or DIRECT_SLOTS (always empty) when beyond */
+  size_t small_limit; /* min(largest, 1024): the fast path's sizes */
+  /* Byte offset of the class in a tc_cache, by (s + 7) / 8 (s = the size
+   * rounded up to the alignment); EMPTY_CLASS's for sizes not pooled. */
+  uint16_t small_off[PMR__POOL_TABLE_LIMIT / 8 + 1];
+  pmr__pool_core core; /* the central pool */
+  pmr__spin class_lock[PMR__POOL_CLASSES];
+  pmr__spin chunk_lock; /* core.chunks */
+  pmr__spin big_lock;
+  pmr__big_block big;
+  pmr_thread_cache_options opts;
+  tc_cache *caches; /* every thread's cache for this instance (registry mutex) */
+  atomic_size_t refills, flushes;
+} tc_state;
+
+_Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr__state),
+               "pmr_thread_cache.pmr__state is too small");
+_Static_assert(sizeof(tc_class) == 16, "tc_class should be 16 bytes");
+
+static tc_state *state_of(pmr_mem_resource *self) {
+  return (tc_state *)(void *)((pmr_thread_cache *)self)->pmr__state.bytes;
+}
+static const tc_state *cstate_of(const pmr_thread_cache *tc) {
+  return (const tc_state *)(const void *)tc->pmr__state.bytes;
+}
+
+/* ---- the registry ---------------------------------------------------------- */
+
+static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
+static tc_state **slots; /* slot -> live instance, NULL when free */
+static size_t nslots;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static bool key_ok;
+
+static tc_record empty_record; /* a thread's record before its first use */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#else
+#define INITIAL_EXEC
+#endif
+static _Thread_local tc_record *tl_rec INITIAL_EXEC = &empty_record;
+/* The thread's caches of the first DIRECT_SLOTS instances, by slot: the
+ * fast path's one load. Entry DIRECT_SLOTS stays NULL (fast_slot of the
+ * instances beyond). */
+static _Thread_local _Atomic(tc_cache *) tl_direct[DIRECT_SLOTS + 1] INITIAL_EXEC;
+
+static void thread_exit(void *arg);
+
+static void make_key(void) { key_ok = pthread_key_create(&exit_key, thread_exit) == 0; }
+
+/* The calling thread's cache for s if it has one (and s's slot is below
+ * DIRECT_SLOTS): two loads. */
+static inline tc_cache *my_cache(const tc_state *s) {
+  return atomic_load_explicit(&tl_direct[s->fast_slot], memory_order_relaxed);
+}
+
+static _Atomic(tc_cache *) *entry_of(tc_record *rec, size_t slot) {
+  if (slot < DIRECT_SLOTS) return rec->direct != NULL ? &rec->direct[slot] : NULL;
+  slot -= DIRECT_SLOTS;
+  return slot < rec->more_cap ? &rec->more[slot] : NULL;
+}
+
+/* my_cache for any slot (the record's overflow map is written only by its
+ * own thread, so reading it here needs no lock). */
+static tc_cache *find_cache(const tc_state *s) {
+  _Atomic(tc_cache *) *e = entry_of(tl_rec, s->slot);
+  return e != NULL ? atomic_load_explicit(e, memory_order_relaxed) : NULL;
+}
+
+/* Returns the calling thread's cache for s, making it (and the thread's
+ * record) if needed. NULL when out of memory. */
+static tc_cache *get_cache(tc_state *s) {
+  tc_record *rec = tl_rec;
+  if (rec == &empty_record) {
+    pthread_once(&key_once, make_key);
+    rec = (tc_record *)calloc(1, sizeof *rec);
+    if (rec == NULL) return NULL;
+    rec->direct = tl_direct;
+    /* The key's destructor returns the caches when the thread exits. */
+    if (!key_ok || pthread_setspecific(exit_key, rec) != 0) {
+      free(rec);
+      return NULL;
+    }
+    tl_rec = rec;
+  }
+  pthread_mutex_lock(&registry);
+  _Atomic(tc_cache *) *e = entry_of(rec, s->slot);
+  if (e == NULL) { /* grow the record's overflow map */
+    size_t want = s->slot - DIRECT_SLOTS + 1, cap = rec->more_cap ? rec->more_cap : 8;
+    while (cap < want) cap *= 2;
+    _Atomic(tc_cache *) *more =
+        (_Atomic(tc_cache *) *)calloc(cap, sizeof(_Atomic(tc_cache *)));
+    if (more == NULL) {
+      pthread_mutex_unlock(&registry);
+      return NULL;
+    }
+    for (size_t i = 0; i < rec->more_cap; ++i)
+      atomic_init(&more[i], atomic_load_explicit(&rec->more[i], memory_order_relaxed));
+    free(rec->more);
+    rec->more = more;
+    rec->more_cap = cap;
+    e = entry_of(rec, s->slot);
+  }
+  tc_cache *c = atomic_load_explicit(e, memory_order_relaxed);
+  if (c == NULL && (c = (tc_cache *)calloc(1, sizeof *c)) != NULL) {
+    for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+      size_t block = s->core.classes[i].block;
+      size_t limit = s->opts.max_cached_bytes / block;
+      if (limit > s->opts.max_cached_blocks) limit = s->opts.max_cached_blocks;
+      if (limit < 2) limit = 2;
+      c->cls[i].block = (uint32_t)block;
+      c->cls[i].limit = (uint16_t)limit;
+    }
+    c->owner = s;
+    c->rec = rec;
+    c->slot = s->slot;
+    c->next = s->caches;
+    if (s->caches != NULL) s->caches->prev = c;
+    s->caches = c;
+    atomic_store_explicit(e, c, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&registry);
+  return c;
+}
+
+/* ---- moving blocks between a thread and the central pool ------------------ */
+
+/* Thread class k is empty: takes up to a batch of blocks from central class
+ * idx (free blocks first, else carved from a chunk, a new chunk from upstream
+ * if needed). Returns one block and leaves the rest on k's list; NULL when
+ * upstream fails. */
+static void *refill(tc_state *s, tc_class *k, unsigned idx) {
+  pmr__pool_class *ck = &s->core.classes[idx];
+  size_t batch = k->limit / 2u, n = 1;
+  void *p;
+  pmr__spin_lock(&s->class_lock[idx]);
+  if (ck->free != NULL) {
+    p = ck->free;
+    void *last = p;
+    while (n < batch && *(void **)last != NULL) {
+      last = *(void **)last;
+      ++n;
+    }
+    ck->free = *(void **)last;
+    *(void **)last = NULL;
+  } else {
+    if ((size_t)(ck->end - ck->cur) < ck->block) {
+      pmr__spin_lock(&s->chunk_lock);
+      p = pmr__pool_core_refill(&s->core, ck); /* sets cur past p */
+      pmr__spin_unlock(&s->chunk_lock);
+      if (p == NULL) {
+        pmr__spin_unlock(&s->class_lock[idx]);
+        return NULL;
+      }
+      ck->cur = (char *)p; /* carve p with the rest of the run */
+    }
+    size_t run = (size_t)(ck->end - ck->cur) / ck->block;
+    n = run < batch ? run : batch;
+    char *b = ck->cur;
+    ck->cur += n * ck->block;
+    pmr__spin_unlock(&s->class_lock[idx]);
+    /* Link the run into a list, outside the lock. */
+    p = b;
+    for (size_t i = 1; i < n; ++i, b += ck->block) *(void **)b = b + ck->block;
+    *(void **)b = NULL;
+    goto linked;
+  }
+  pmr__spin_unlock(&s->class_lock[idx]);
+linked:
+  k->head = *(void **)p;
+  atomic_store_explicit(&k->count, (uint16_t)(n - 1), memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->refills, 1, memory_order_relaxed);
+  return p;
+}
+
+/* Gives the first half of thread class k's list back to the central pool. */
+static void flush(tc_state *s, tc_class *k, unsigned idx) {
+  size_t batch = k->limit / 2u, n = 1;
+  void *first = k->head, *last = first;
+  while (n < batch) {
+    last = *(void **)last;
+    ++n;
+  }
+  k->head = *(void **)last;
+  atomic_store_explicit(
+      &k->count,
+      (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - n),
+      memory_order_relaxed);
+  pmr__pool_class *ck = &s->core.classes[idx];
+  pmr__spin_lock(&s->class_lock[idx]);
+  *(void **)last = ck->free;
+  ck->free = first;
+  pmr__spin_unlock(&s->class_lock[idx]);
+  atomic_fetch_add_explicit(&s->flushes, 1, memory_order_relaxed);
+}
+
+/* Everything in cache c goes back to its instance's central pool. */
+static void flush_all(tc_cache *c) {
+  tc_state *s = c->owner;
+  for (unsigned idx = 0; idx < PMR__POOL_CLASSES; ++idx) {
+    tc_class *k = &c->cls[idx];
+    if (k->head == NULL) continue;
+    void *last = k->head;
+    while (*(void **)last != NULL) last = *(void **)last;
+    pmr__pool_class *ck = &s->core.classes[idx];
+    pmr__spin_lock(&s->class_lock[idx]);
+    *(void **)last = ck->free;
+    ck->free = k->head;
+    pmr__spin_unlock(&s->class_lock[idx]);
+    k->head = NULL;
+    atomic_store_explicit(&k->count, 0, memory_order_relaxed);
+  }
+}
+
+static void unlink_cache(tc_cache *c) {
+  tc_state *s = c->owner;
+  if (c->prev != NULL)
+    c->prev->next = c->next;
+  else
+    s->caches = c->next;
+  if (c->next != NULL) c->next->prev = c->prev;
+}
+
+/* The thread-exit callback: every cache of the thread goes back to its
+ * (live) instance. Instances destroyed earlier already took theirs. */
+static void thread_exit(void *arg) {
+  tc_record *rec = (tc_record *)arg;
+  pthread_mutex_lock(&registry);
+  for (size_t i = 0; i < DIRECT_SLOTS + rec->more_cap; ++i) {
+    _Atomic(tc_cache *) *e = entry_of(rec, i);
+    tc_cache *c = atomic_load_explicit(e, memory_order_relaxed);
+    if (c == NULL) continue;
+    flush_all(c);
+    unlink_cache(c);
+    free(c);
+  }
+  pthread_mutex_unlock(&registry);
+  free(rec->more);
+  free(rec);
+  tl_rec = &empty_record; /* a later allocation in this thread starts afresh */
+  for (size_t i = 0; i < DIRECT_SLOTS; ++i)
+    atomic_store_explicit(&tl_direct[i], NULL, memory_order_relaxed);
+}
+
+/* Frees every cache of s, clearing the owning threads' entries. */
+static void drop_caches(tc_state *s) {
+  pthread_mutex_lock(&registry);
+  for (tc_cache *c = s->caches, *next; c != NULL; c = next) {
+    next = c->next;
+    atomic_store_explicit(entry_of(c->rec, c->slot), NULL, memory_order_relaxed);
+    free(c);
+  }
+  s->caches = NULL;
+  pthread_mutex_unlock(&registry);
+}
+
+/* ---- the resource --------------------------------------------------------- */
+
+PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
+                                           size_t alignment) {
+  pmr__pool_class *ck = pmr__pool_find_nonzero(&s->core, bytes, alignment);
+  if (ck == &s->core.empty) {
+    pmr__spin_lock(&s->big_lock);
+    void *p = pmr__big_alloc(&s->big, s->core.upstream, bytes, alignment);
+    pmr__spin_unlock(&s->big_lock);
+    return p;
+  }
+  unsigned idx = (unsigned)(ck - s->core.classes);
+  tc_cache *c = find_cache(s);
+  if (c == NULL && (c = get_cache(s)) == NULL) return NULL;
+  tc_class *k = &c->cls[idx];
+  void *p = k->head;
+  if (p != NULL) {
+    k->head = *(void **)p;
+    atomic_store_explicit(
+        &k->count,
+        (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - 1),
+        memory_order_relaxed);
+    return p;
+  }
+  return refill(s, k, idx);
+}
+
+static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
+                         size_t alignment) {
+  tc_state *s = state_of(self);
+  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(sz <= PMR__POOL_TABLE_LIMIT)) {
+    tc_cache *c = my_cache(s);
+    if (PMR_LIKELY(c != NULL)) {
+      tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
+      void *p = k->head;
+      if (PMR_LIKELY(p != NULL)) {
+        k->head = *(void **)p;
+        atomic_store_explicit(
+            &k->count,
+            (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - 1),
+            memory_order_relaxed);
+        return p;
+      }
+    }
+  }
+  return tc_allocate_slow(s, bytes, alignment);
+}
+
+PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
+                                            size_t alignment) {
+  pmr__pool_class *ck = pmr__pool_find_nonzero(&s->core, bytes, alignment);
+  if (ck == &s->core.empty) {
+    pmr__spin_lock(&s->big_lock);
+    pmr__big_free(s->core.upstream, p, bytes, alignment);
+    pmr__spin_unlock(&s->big_lock);
+    return;
+  }
+  unsigned idx = (unsigned)(ck - s->core.classes);
+  tc_cache *c = find_cache(s);
+  if (c == NULL && (c = get_cache(s)) == NULL) {
+    /* No cache (out of memory): straight to the central pool. */
+    pmr__spin_lock(&s->class_lock[idx]);
+    pmr__pool_put(ck, p);
+    pmr__spin_unlock(&s->class_lock[idx]);
+    return;
+  }
+  tc_class *k = &c->cls[idx];
+  *(void **)p = k->head;
+  k->head = p;
+  uint16_t n = (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) + 1);
+  atomic_store_explicit(&k->count, n, memory_order_relaxed);
+  if (n > k->limit) flush(s, k, idx);
+}
+
+static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                          size_t alignment) {
+  tc_state *s = state_of(self);
+  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
+    tc_cache *c = my_cache(s);
+    if (PMR_LIKELY(c != NULL)) {
+      tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
+      *(void **)p = k->head;
+      k->head = p;
+      uint16_t n =
+          (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) + 1);
+      atomic_store_explicit(&k->count, n, memory_order_relaxed);
+      if (PMR_LIKELY(n <= k->limit)) return;
+      flush(s, k, (unsigned)(k - c->cls));
+      return;
+    }
+  }
+  tc_deallocate_slow(s, p, bytes, alignment);
+}
+
+static const pmr_mem_resource_ops tc_ops = {
+    .allocate = tc_allocate,
+    .deallocate = tc_deallocate,
+};
+
+static size_t clamp(size_t v, size_t dflt, size_t max) {
+  if (v == 0) return dflt;
+  return v > max ? max : v;
+}
+
+bool pmr_thread_cache_init(pmr_thread_cache *tc,
+                           const pmr_thread_cache_options *opts,
+                           pmr_mem_resource *upstream) {
+  tc->base.ops = &tc_ops;
+  tc_state *s = state_of(&tc->base);
+  memset(s, 0, sizeof *s);
+  pmr_thread_cache_options o;
+  memset(&o, 0, sizeof o);
+  if (opts != NULL) o = *opts;
+  o.pool = pmr__pool_effective_options(&o.pool);
+  o.max_cached_blocks =
+      clamp(o.max_cached_blocks, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS, MAX_LIMIT);
+  o.max_cached_bytes = clamp(o.max_cached_bytes,
+                             PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES, SIZE_MAX);
+  s->opts = o;
+  pmr__pool_core_init(&s->core, &o.pool, upstream);
+  s->small_limit = s->core.largest < PMR__POOL_TABLE_LIMIT ? s->core.largest
+                                                           : PMR__POOL_TABLE_LIMIT;
+  for (size_t i = 0; i <= PMR__POOL_TABLE_LIMIT / 8; ++i) {
+    const char *k = (const char *)&s->core + s->core.small[i];
+    size_t idx = k == (const char *)&s->core.empty
+                     ? EMPTY_CLASS
+                     : (size_t)((const pmr__pool_class *)(const void *)k -
+                                s->core.classes);
+    s->small_off[i] = (uint16_t)(offsetof(tc_cache, cls) + idx * sizeof(tc_class));
+  }
+  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) atomic_init(&s->class_lock[i], 0);
+  atomic_init(&s->chunk_lock, 0);
+  atomic_init(&s->big_lock, 0);
+  pmr__big_init(&s->big);
+  atomic_init(&s->refills, 0);
+  atomic_init(&s->flushes, 0);
+
+  /* A slot: the smallest free one, so slots stay below DIRECT_SLOTS while
+   * fewer than 64 instances are alive. */
+  pthread_mutex_lock(&registry);
+  size_t slot = 0;
+  while (slot < nslots && slots[slot] != NULL) ++slot;
+  if (slot == nslots) {
+    size_t cap = nslots ? nslots * 2 : 16;
+    tc_state **grown = (tc_state **)realloc(slots, cap * sizeof *grown);
+    if (grown == NULL) {
+      pthread_mutex_unlock(&registry);
+      return false;
+    }
+    for (size_t i = nslots; i < cap; ++i) grown[i] = NULL;
+    slots = grown;
+    nslots = cap;
+  }
+  slots[slot] = s;
+  s->slot = slot;
+  s->fast_slot = slot < DIRECT_SLOTS ? slot : DIRECT_SLOTS;
+  pthread_mutex_unlock(&registry);
+  return true;
+}
+
+void pmr_thread_cache_release(pmr_thread_cache *tc) {
+  tc_state *s = state_of(&tc->base);
+  drop_caches(s);
+  pmr__big_release(&s->big, s->core.upstream);
+  pmr__pool_core_release(&s->core);
+}
+
+void pmr_thread_cache_destroy(pmr_thread_cache *tc) {
+  tc_state *s = state_of(&tc->base);
+  pmr_thread_cache_release(tc);
+  pthread_mutex_lock(&registry);
+  slots[s->slot] = NULL;
+  pthread_mutex_unlock(&registry);
+}
+
+pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
+  tc_state *s = state_of(&tc->base);
+  pmr_thread_cache_stats st;
+  memset(&st, 0, sizeof st);
+  pthread_mutex_lock(&registry);
+  for (tc_cache *c = s->caches; c != NULL; c = c->next) {
+    ++st.threads;
+    for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+      size_t n = atomic_load_explicit(&c->cls[i].count, memory_order_relaxed);
+      st.cached_blocks += n;
+      st.cached_bytes += n * c->cls[i].block;
+    }
+  }
+  pthread_mutex_unlock(&registry);
+  st.refills = atomic_load_explicit(&s->refills, memory_order_relaxed);
+  st.flushes = atomic_load_explicit(&s->flushes, memory_order_relaxed);
+  return st;
+}
+
+pmr_thread_cache_options pmr_thread_cache_get_options(const pmr_thread_cache *tc) {
+  return cstate_of(tc)->opts;
+}
+
+pmr_mem_resource *pmr_thread_cache_upstream(const pmr_thread_cache *tc) {
+  return cstate_of(tc)->core.upstream;
+}

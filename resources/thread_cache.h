@@ -1,0 +1,105 @@
+/* pmr_thread_cache: per-thread caches of free blocks in front of a shared
+ * pool, so the common allocate and deallocate take no lock and do no atomic
+ * read-modify-write. Not in std::pmr; the design the seed articles call
+ * "ThreadCachePool", as a resource.
+ *
+ * Each instance has, for every thread that uses it, a cache: one free list
+ * (and a small run of not-yet-carved blocks) per size class, touched only by
+ * that thread. Allocate pops from the calling thread's list; deallocate
+ * pushes onto it, whichever thread allocated the block (blocks are not owned
+ * by threads). Behind the caches is the instance's central pool (the size
+ * classes and chunks of pmr_unsynchronized_pool, one small lock per class):
+ *   - an empty thread list takes a batch from the central pool (free blocks,
+ *     or a run carved from a chunk; a new chunk from upstream when needed);
+ *   - a list that grows past its limit gives a batch back to the central pool.
+ * Requests above the largest class (or aligned above 4096) go straight to
+ * upstream. Chunks go back to upstream on release/destroy.
+ *
+ * Memory parked in a thread's cache is bounded: per size class at most
+ * min(max_cached_blocks, max_cached_bytes / block size) blocks (at least 2),
+ * plus one carved run of at most half that. A thread's caches go back to the
+ * central pool when the thread exits; destroy and release take back every
+ * cache, including those of threads that are still alive.
+ *
+ * Several instances may live at once, each with its own per-thread caches;
+ * their number is not limited by pthread keys (the library uses one key).
+ *
+ * Thread safety: allocate, deallocate, is_equal, stats and upstream from any
+ * threads at once. init, release and destroy not concurrently with any other
+ * use of the same instance. A thread may exit at any time, also during or
+ * after destroy of an instance it used.
+ * The upstream must be thread-safe (the malloc resource, a synchronized
+ * pool): chunks and oversize blocks are asked of it from many threads.
+ * Failure: NULL when upstream fails; nothing leaks, and the resource works
+ * again once upstream does. */
+#ifndef PMR_RESOURCES_THREAD_CACHE_H
+#define PMR_RESOURCES_THREAD_CACHE_H
+
+#include "mem_resource/mem_resource.h"
+#include "resources/pool_options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS ((size_t)256)
+#define PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES ((size_t)64 << 10)
+
+typedef struct pmr_thread_cache_options {
+  /* Size classes and chunks, as for the pools (zeros: the defaults). */
+  pmr_pool_options pool;
+  /* Per thread and size class: the most free blocks a thread parks (0: 256)
+   * and the most bytes (0: 64 KiB); the smaller bound wins, at least 2. A
+   * batch moved to or from the central pool is half of that. */
+  size_t max_cached_blocks;
+  size_t max_cached_bytes;
+} pmr_thread_cache_options;
+
+/* A snapshot; exact when no other thread is using the instance. */
+typedef struct pmr_thread_cache_stats {
+  size_t threads;        /* threads that have a cache now */
+  size_t cached_blocks;  /* free blocks parked in thread caches */
+  size_t cached_bytes;
+  size_t refills;        /* batches moved central pool -> a thread cache */
+  size_t flushes;        /* batches moved a thread cache -> central pool */
+} pmr_thread_cache_stats;
+
+/* The state is private; its size is fixed here so an instance can live in
+ * static storage or inside another struct. */
+typedef struct pmr_thread_cache {
+  pmr_mem_resource base; /* first: the abstract resource */
+  union {
+    void *align;
+    unsigned char bytes[3072];
+  } pmr__state;
+} pmr_thread_cache;
+
+/* Initialises tc. opts == NULL (or zero fields) means the defaults.
+ * upstream == NULL means the default resource at this moment. Never calls
+ * upstream. Returns false (tc unusable, nothing to destroy) only when the
+ * process is out of memory for the instance registry. */
+bool pmr_thread_cache_init(pmr_thread_cache *tc,
+                           const pmr_thread_cache_options *opts,
+                           pmr_mem_resource *upstream);
+
+/* Takes back every thread's cache and returns every chunk and oversize block
+ * to upstream. tc may be initialised again afterwards. */
+void pmr_thread_cache_destroy(pmr_thread_cache *tc);
+
+/* The same, but tc stays usable (threads make new caches on next use). All
+ * pointers from tc become invalid. */
+void pmr_thread_cache_release(pmr_thread_cache *tc);
+
+pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc);
+
+/* The effective options (zeros replaced, values clamped). */
+pmr_thread_cache_options pmr_thread_cache_get_options(
+    const pmr_thread_cache *tc);
+
+pmr_mem_resource *pmr_thread_cache_upstream(const pmr_thread_cache *tc);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PMR_RESOURCES_THREAD_CACHE_H */

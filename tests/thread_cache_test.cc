@@ -1,0 +1,340 @@
+// pmr_thread_cache: per-thread caches, batches, bounds, thread exit,
+// several instances, destroy/exit races, upstream failure.
+#include "resources/thread_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "resources/synchronized_pool.h"
+#include "tests/testkit/counting_resource.h"
+
+namespace {
+
+using pmrtest::CountingResource;
+
+// A reusable barrier for n threads.
+class Barrier {
+ public:
+  explicit Barrier(int n) : n_(n) {}
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    int gen = gen_;
+    if (++waiting_ == n_) {
+      waiting_ = 0;
+      ++gen_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return gen != gen_; });
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_, waiting_ = 0, gen_ = 0;
+};
+
+struct TC {
+  explicit TC(pmr_mem_resource* up, const pmr_thread_cache_options* o = nullptr) {
+    EXPECT_TRUE(pmr_thread_cache_init(&tc, o, up));
+  }
+  ~TC() { pmr_thread_cache_destroy(&tc); }
+  pmr_mem_resource* r() { return &tc.base; }
+  pmr_thread_cache_stats stats() { return pmr_thread_cache_get_stats(&tc); }
+  pmr_thread_cache tc;
+};
+
+TEST(ThreadCache, InitNeverCallsUpstreamAndOptionsAreEffective) {
+  CountingResource up;
+  pmr_thread_cache_options o = {};
+  o.max_cached_blocks = 100000;  // clamped
+  TC t(up.get(), &o);
+  EXPECT_EQ(up.calls().size(), 0u);
+  pmr_thread_cache_options e = pmr_thread_cache_get_options(&t.tc);
+  EXPECT_EQ(e.max_cached_blocks, 65534u);
+  EXPECT_EQ(e.max_cached_bytes, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES);
+  EXPECT_EQ(e.pool.largest_required_pool_block, PMR_POOL_DEFAULT_LARGEST_BLOCK);
+  EXPECT_EQ(pmr_thread_cache_upstream(&t.tc), up.get());
+}
+
+TEST(ThreadCache, SteadyStateNeedsNoUpstreamAndFewBatches) {
+  CountingResource up;
+  TC t(up.get());
+  std::vector<void*> v;
+  for (int round = 0; round < 100; ++round) {
+    for (int i = 0; i < 100; ++i) v.push_back(pmr_allocate(t.r(), 64, 8));
+    for (void* p : v) pmr_deallocate(t.r(), p, 64, 8);
+    v.clear();
+    if (round == 0) up.clear_calls();
+  }
+  EXPECT_EQ(up.calls().size(), 0u);
+  pmr_thread_cache_stats st = t.stats();
+  EXPECT_EQ(st.threads, 1u);
+  EXPECT_GT(st.cached_blocks, 0u);
+  EXPECT_EQ(st.cached_bytes, st.cached_blocks * 64);
+  // 10,000 allocations served with only a handful of central batches.
+  EXPECT_LT(st.refills + st.flushes, 20u);
+}
+
+TEST(ThreadCache, ParkedMemoryIsBoundedPerClass) {
+  CountingResource up;
+  pmr_thread_cache_options o = {};
+  o.max_cached_blocks = 100;
+  TC t(up.get(), &o);
+  std::vector<void*> v;
+  for (int i = 0; i < 10000; ++i) v.push_back(pmr_allocate(t.r(), 32, 8));
+  for (void* p : v) pmr_deallocate(t.r(), p, 32, 8);
+  pmr_thread_cache_stats st = t.stats();
+  EXPECT_LE(st.cached_blocks, 101u);
+  EXPECT_GT(st.flushes, 90u);  // ~10,000 / 50 batches went back
+  // A byte bound wins for big blocks: 64 KiB / 4096 = 16 blocks.
+  pmr_thread_cache_options o2 = {};
+  TC t2(up.get(), &o2);
+  v.clear();
+  for (int i = 0; i < 100; ++i) v.push_back(pmr_allocate(t2.r(), 4096, 8));
+  for (void* p : v) pmr_deallocate(t2.r(), p, 4096, 8);
+  EXPECT_LE(t2.stats().cached_bytes, 17u * 4096);
+}
+
+TEST(ThreadCache, ABlockFreedOnAnotherThreadJoinsThatThreadsCache) {
+  CountingResource up;
+  TC t(up.get());
+  std::vector<void*> v;
+  for (int i = 0; i < 50; ++i) v.push_back(pmr_allocate(t.r(), 128, 16));
+  size_t before = t.stats().cached_blocks;
+  Barrier freed(2), checked(2);
+  std::thread other([&] {
+    for (void* p : v) pmr_deallocate(t.r(), p, 128, 16);
+    freed.Wait();
+    checked.Wait();  // keep this thread (and its cache) alive meanwhile
+  });
+  freed.Wait();
+  pmr_thread_cache_stats st = t.stats();
+  EXPECT_EQ(st.threads, 2u);
+  EXPECT_EQ(st.cached_blocks, before + 50);
+  checked.Wait();
+  other.join();
+  // The thread exited: its cache went back to the central pool.
+  EXPECT_EQ(t.stats().threads, 1u);
+  EXPECT_EQ(t.stats().cached_blocks, before);
+  // ... where this thread finds those blocks without asking upstream.
+  up.clear_calls();
+  for (int i = 0; i < 50; ++i) pmr_deallocate(t.r(), pmr_allocate(t.r(), 128, 16), 128, 16);
+  EXPECT_EQ(up.calls().size(), 0u);
+}
+
+TEST(ThreadCache, ThreadsComingAndGoingDoNotGrowMemory) {
+  CountingResource up;
+  TC t(up.get());
+  size_t high = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::thread([&] {
+      std::vector<void*> v;
+      for (int j = 0; j < 200; ++j) v.push_back(pmr_allocate(t.r(), 24 + j % 200, 8));
+      for (int j = 0; j < 200; ++j) pmr_deallocate(t.r(), v[j], 24 + j % 200, 8);
+    }).join();
+    if (i == 10) high = up.outstanding_bytes();
+  }
+  EXPECT_EQ(up.outstanding_bytes(), high);  // no growth after warm-up
+  EXPECT_EQ(t.stats().threads, 0u);
+}
+
+TEST(ThreadCache, ManyInstancesAtOnceEachWithItsOwnCaches) {
+  CountingResource up;
+  const int kInstances = 150;  // more than the 64 directly mapped slots
+  std::vector<std::unique_ptr<TC>> tcs;
+  for (int i = 0; i < kInstances; ++i) tcs.emplace_back(new TC(up.get()));
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < kInstances; ++i) {
+          std::vector<unsigned char*> v;
+          for (int j = 0; j < 20; ++j) {
+            auto* p = static_cast<unsigned char*>(pmr_allocate(tcs[i]->r(), 48, 8));
+            if (p == nullptr) { ++bad; continue; }
+            std::memset(p, t * 16 + j, 48);
+            v.push_back(p);
+          }
+          for (size_t j = 0; j < v.size(); ++j) {
+            if (v[j][47] != static_cast<unsigned char>(t * 16 + j)) ++bad;
+            pmr_deallocate(tcs[i]->r(), v[j], 48, 8);
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  for (auto& tc : tcs) EXPECT_EQ(tc->stats().threads, 1u - 1u);  // all exited
+  tcs.clear();
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(ThreadCache, DestroyWhileOtherThreadsHoldCachesThenTheyExit) {
+  CountingResource up;
+  auto* tc = new pmr_thread_cache;
+  ASSERT_TRUE(pmr_thread_cache_init(tc, nullptr, up.get()));
+  Barrier parked(5), destroyed(5);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      std::vector<void*> v;
+      for (int i = 0; i < 100; ++i) v.push_back(pmr_allocate(&tc->base, 100, 8));
+      for (void* p : v) pmr_deallocate(&tc->base, p, 100, 8);
+      parked.Wait();     // caches full of blocks
+      destroyed.Wait();  // the instance is gone; now exit
+    });
+  }
+  parked.Wait();
+  EXPECT_EQ(pmr_thread_cache_get_stats(tc).threads, 5u - 1u);
+  pmr_thread_cache_destroy(tc);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  std::memset(tc, 0xdd, sizeof *tc);  // any later use of it would show
+  delete tc;
+  destroyed.Wait();
+  for (auto& th : threads) th.join();  // exit callbacks run after destroy
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(ThreadCache, InstancesCreatedAndDestroyedWhileThreadsLive) {
+  CountingResource up;
+  const int kThreads = 3, kRounds = 200;
+  pmr_thread_cache tc;
+  Barrier start(kThreads + 1), done(kThreads + 1), checked(kThreads + 1);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < kRounds; ++round) {
+        start.Wait();
+        for (int i = 0; i < 50; ++i) {
+          void* p = pmr_allocate(&tc.base, 16 + i * 8, 8);
+          if (p == nullptr) ++bad;
+          pmr_deallocate(&tc.base, p, 16 + i * 8, 8);
+        }
+        done.Wait();
+        checked.Wait();  // alive (caches kept) until the stats are read
+      }
+    });
+  }
+  for (int round = 0; round < kRounds; ++round) {
+    ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, up.get()));  // slot reused
+    start.Wait();
+    done.Wait();
+    EXPECT_EQ(pmr_thread_cache_get_stats(&tc).threads, size_t{kThreads}) << "round " << round;
+    checked.Wait();
+    pmr_thread_cache_destroy(&tc);
+    ASSERT_EQ(up.outstanding_blocks(), 0u) << round;
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(ThreadCache, ProducersAndConsumersAcrossSeveralInstances) {
+  CountingResource base;
+  pmr_synchronized_pool pool;  // a thread-safe upstream
+  pmr_synchronized_pool_init(&pool, nullptr, base.get());
+  const int kInstances = 3;
+  TC a(&pool.base), b(&pool.base), c(&pool.base);
+  TC* tcs[kInstances] = {&a, &b, &c};
+  struct Item { void* p; int inst; size_t n; };
+  std::mutex mu;
+  std::vector<Item> queue;
+  std::atomic<bool> producing{true};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 30000; ++i) {
+        int inst = (i + t) % kInstances;
+        size_t n = 8 + (i * 7) % 500;
+        auto* p = static_cast<unsigned char*>(pmr_allocate(tcs[inst]->r(), n, 8));
+        if (p == nullptr) { ++bad; continue; }
+        p[0] = static_cast<unsigned char>(n);
+        std::lock_guard<std::mutex> lock(mu);
+        queue.push_back({p, inst, n});
+      }
+    });
+  }
+  std::vector<std::thread> consumers;
+  for (int t = 0; t < 3; ++t) {
+    consumers.emplace_back([&] {
+      for (;;) {
+        std::vector<Item> mine;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          mine.swap(queue);
+        }
+        if (mine.empty() && !producing) break;
+        for (const Item& it : mine) {
+          if (static_cast<unsigned char*>(it.p)[0] != static_cast<unsigned char>(it.n)) ++bad;
+          pmr_deallocate(tcs[it.inst]->r(), it.p, it.n, 8);
+        }
+        if (mine.empty()) std::this_thread::yield();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  producing = false;
+  for (auto& th : consumers) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  pmr_thread_cache_release(&a.tc);
+  pmr_thread_cache_release(&b.tc);
+  pmr_thread_cache_release(&c.tc);
+  pmr_synchronized_pool_release(&pool);
+  EXPECT_EQ(base.outstanding_blocks(), 0u);
+  pmr_synchronized_pool_destroy(&pool);
+}
+
+TEST(ThreadCache, UpstreamFailingMidRunThenRecovering) {
+  CountingResource up;
+  TC t(up.get());
+  std::vector<void*> v;
+  for (int i = 0; i < 1000; ++i) v.push_back(pmr_allocate(t.r(), 64, 8));
+  up.fail_always();
+  EXPECT_EQ(pmr_allocate(t.r(), 700, 8), nullptr);      // a class with no chunk
+  EXPECT_EQ(pmr_allocate(t.r(), 100000, 8), nullptr);   // oversize
+  size_t nulls = 0;
+  for (int i = 0; i < 100000; ++i) {
+    void* p = pmr_allocate(t.r(), 64, 8);
+    if (p == nullptr) { ++nulls; break; }
+    v.push_back(p);
+  }
+  EXPECT_EQ(nulls, 1u);  // ran out cleanly
+  up.never_fail();
+  void* p = pmr_allocate(t.r(), 700, 8);
+  EXPECT_NE(p, nullptr);
+  pmr_deallocate(t.r(), p, 700, 8);
+  for (void* q : v) pmr_deallocate(t.r(), q, 64, 8);
+  pmr_thread_cache_release(&t.tc);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  EXPECT_NE(pmr_allocate(t.r(), 64, 8), nullptr);  // usable after release
+}
+
+TEST(ThreadCache, ReleaseAndDestroyReturnEverything) {
+  CountingResource up;
+  {
+    TC t(up.get());
+    for (int i = 0; i < 5000; ++i) pmr_allocate(t.r(), 1 + i % 5000, 8);  // never freed
+    std::thread([&] { pmr_allocate(t.r(), 32, 8); }).join();
+    pmr_thread_cache_release(&t.tc);
+    EXPECT_EQ(up.outstanding_blocks(), 0u);
+    EXPECT_EQ(t.stats().threads, 0u);
+    pmr_thread_cache_release(&t.tc);  // idempotent
+    for (int i = 0; i < 100; ++i) pmr_allocate(t.r(), 64, 8);
+  }
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  EXPECT_EQ(up.mismatches(), 0u) << up.last_mismatch();
+}
+
+}  // namespace
