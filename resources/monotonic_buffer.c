@@ -4,6 +4,8 @@
 
 #include <errno.h>
 
+#include "resources/mem_check.h"
+
 /* Kept at the END of each chunk, so a chunk's first byte is as aligned as the
  * chunk itself and an over-aligned request needs no padding. */
 struct pmr__mono_chunk {
@@ -26,9 +28,15 @@ static void *mono_allocate(pmr_mem_resource *self, size_t bytes,
   size_t n = bytes + (bytes == 0);
   if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
     m->cur = (char *)(p + n);
+    PMR__UNDEFINED((void *)p, n);
     return (void *)p;
   }
   return pmr__monotonic_buffer_refill(m, bytes, alignment);
+}
+
+/* Sanitizer builds: memory in [from, to) is no longer handed out. */
+static void forget(char *from, char *to) {
+  if (from != NULL && to > from) PMR__NOACCESS(from, (size_t)(to - from));
 }
 
 static void mono_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
@@ -52,6 +60,10 @@ static bool mono_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   if (q > (uintptr_t)m->cur || (uintptr_t)m->cur - q != old_n) return false;
   if (new_n > (uintptr_t)m->end - q) return false;
   m->cur = (char *)p + new_n;
+  if (new_n > old_n)
+    PMR__UNDEFINED((char *)p + old_n, new_n - old_n);
+  else
+    forget((char *)p + new_n, (char *)p + old_n);
   return true;
 }
 
@@ -61,6 +73,7 @@ static void restart_initial(pmr_monotonic_buffer *m) {
   m->end = m->initial_buffer != NULL ? m->initial_buffer + m->initial_size
                                      : NULL;
   m->initial_used = 0;
+  forget(m->cur, m->end);
 }
 
 static const pmr_mem_resource_ops mono_ops = {
@@ -106,6 +119,7 @@ void pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
 static void free_list(pmr_mem_resource *upstream, chunk *c) {
   while (c != NULL) {
     chunk *next = c->next;
+    PMR__UNDEFINED(c->start, (size_t)((char *)c - c->start)); /* open again */
     pmr_deallocate(upstream, c->start, c->size, c->alignment);
     c = next;
   }
@@ -122,6 +136,8 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
   pmr_monotonic_buffer_release(m);
+  /* The caller's buffer is theirs again. */
+  if (m->initial_buffer != NULL) PMR__UNDEFINED(m->initial_buffer, m->initial_size);
 }
 
 /* Moves the chunks in use down to (not including) `keep` onto the spare
@@ -132,6 +148,7 @@ static void park_chunks_until(pmr_monotonic_buffer *m, chunk *keep) {
     m->chunks = c->next;
     c->next = m->spare;
     m->spare = c;
+    forget(c->start, (char *)c);
   }
 }
 
@@ -164,6 +181,7 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
     m->end = (char *)marker.chunk;
   }
   m->cur = marker.cur;
+  forget(m->cur, m->end);
   return true;
 }
 
@@ -188,6 +206,7 @@ void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
       m->chunks = c;
       m->cur = (char *)(p + n);
       m->end = (char *)c;
+      PMR__UNDEFINED((void *)p, n);
       return (void *)p;
     }
   }
@@ -214,6 +233,7 @@ void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
   m->chunks = c;
   m->cur = start + n;
   m->end = (char *)c;
+  forget(m->cur, m->end);
   if (m->next_size < PMR_MONOTONIC_MAX_CHUNK / 2)
     m->next_size *= 2;
   else

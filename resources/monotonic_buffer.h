@@ -114,12 +114,25 @@ size_t pmr_monotonic_buffer_next_chunk_size(const pmr_monotonic_buffer *m);
 void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
                                    size_t alignment);
 
+#if defined(__SANITIZE_ADDRESS__) || defined(PMR_VALGRIND)
+#define PMR__MONOTONIC_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PMR__MONOTONIC_CHECKED 1
+#endif
+#endif
+
 /* The concrete fast path: the same as pmr_allocate(&m->base, bytes,
  * alignment), minus the indirect call. The checks of pmr_allocate are kept:
- * a bad alignment or an overflowing size gives NULL with errno set. */
+ * a bad alignment or an overflowing size gives NULL with errno set.
+ * (Sanitizer and Valgrind builds take the out-of-line path, which tells the
+ * tool which bytes are handed out.) */
 static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
                                                   size_t bytes,
                                                   size_t alignment) {
+#ifdef PMR__MONOTONIC_CHECKED
+  return pmr_allocate(&m->base, bytes, alignment);
+#endif
   if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
     return pmr__bad_request(bytes, alignment);
   uintptr_t p = ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);

@@ -92,6 +92,7 @@ void pmr__pool_core_release(pmr__pool_core *c) {
   chunk *ch = c->chunks;
   while (ch != NULL) {
     chunk *next = ch->next;
+    PMR__UNDEFINED(ch->start, (size_t)((char *)ch - ch->start)); /* open again */
     pmr_deallocate(c->upstream, ch->start, ch->size, ch->alignment);
     ch = next;
   }
@@ -124,6 +125,7 @@ void *pmr__pool_core_refill(pmr__pool_core *c, pmr__pool_class *k) {
   if (cap == 0) cap = 1;
   k->next_blocks = (uint32_t)(n * 2 < cap ? n * 2 : cap);
   /* Hand out the first block, keep the rest to carve. */
+  PMR__NOACCESS(start + k->block, bytes - k->block);
   k->cur = start + k->block;
   k->end = start + bytes;
   return start;

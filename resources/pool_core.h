@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "mem_resource/mem_resource.h"
+#include "resources/mem_check.h"
 #include "resources/pool_options.h"
 
 #ifdef __cplusplus
@@ -112,19 +113,22 @@ static inline pmr__pool_class *pmr__pool_find_nonzero(pmr__pool_core *c,
 static inline void *pmr__pool_take(pmr__pool_class *k) {
   void *p = k->free;
   if (PMR_LIKELY(p != NULL)) {
-    k->free = *(void **)p;
+    k->free = pmr__link_get(p);
+    PMR__UNDEFINED(p, k->block);
     return p;
   }
   if (PMR_LIKELY((size_t)(k->end - k->cur) >= k->block)) {
     p = k->cur;
     k->cur += k->block;
+    PMR__UNDEFINED(p, k->block);
     return p;
   }
   return NULL;
 }
 
 static inline void pmr__pool_put(pmr__pool_class *k, void *p) {
-  *(void **)p = k->free;
+  PMR__NOACCESS(p, k->block);
+  pmr__link_set(p, k->free);
   k->free = p;
 }
 

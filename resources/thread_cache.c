@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources/mem_check.h"
 #include "resources/pool_core.h"
 #include "resources/spin_lock.h"
 
@@ -199,13 +200,13 @@ static void *refill(tc_state *s, tc_class *k, unsigned idx) {
   pmr__spin_lock(&s->class_lock[idx]);
   if (ck->free != NULL) {
     p = ck->free;
-    void *last = p;
-    while (n < batch && *(void **)last != NULL) {
-      last = *(void **)last;
+    void *last = p, *next;
+    while (n < batch && (next = pmr__link_get(last)) != NULL) {
+      last = next;
       ++n;
     }
-    ck->free = *(void **)last;
-    *(void **)last = NULL;
+    ck->free = pmr__link_get(last);
+    pmr__link_set(last, NULL);
   } else {
     if ((size_t)(ck->end - ck->cur) < ck->block) {
       pmr__spin_lock(&s->chunk_lock);
@@ -224,13 +225,14 @@ static void *refill(tc_state *s, tc_class *k, unsigned idx) {
     pmr__spin_unlock(&s->class_lock[idx]);
     /* Link the run into a list, outside the lock. */
     p = b;
-    for (size_t i = 1; i < n; ++i, b += ck->block) *(void **)b = b + ck->block;
-    *(void **)b = NULL;
+    for (size_t i = 1; i < n; ++i, b += ck->block) pmr__link_set(b, b + ck->block);
+    pmr__link_set(b, NULL);
     goto linked;
   }
   pmr__spin_unlock(&s->class_lock[idx]);
 linked:
-  k->head = *(void **)p;
+  k->head = pmr__link_get(p);
+  PMR__UNDEFINED(p, k->block);
   atomic_store_explicit(&k->count, (uint16_t)(n - 1), memory_order_relaxed);
   atomic_fetch_add_explicit(&s->refills, 1, memory_order_relaxed);
   return p;
@@ -241,17 +243,17 @@ static void flush(tc_state *s, tc_class *k, unsigned idx) {
   size_t batch = k->limit / 2u, n = 1;
   void *first = k->head, *last = first;
   while (n < batch) {
-    last = *(void **)last;
+    last = pmr__link_get(last);
     ++n;
   }
-  k->head = *(void **)last;
+  k->head = pmr__link_get(last);
   atomic_store_explicit(
       &k->count,
       (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - n),
       memory_order_relaxed);
   pmr__pool_class *ck = &s->core.classes[idx];
   pmr__spin_lock(&s->class_lock[idx]);
-  *(void **)last = ck->free;
+  pmr__link_set(last, ck->free);
   ck->free = first;
   pmr__spin_unlock(&s->class_lock[idx]);
   atomic_fetch_add_explicit(&s->flushes, 1, memory_order_relaxed);
@@ -263,11 +265,11 @@ static void flush_all(tc_cache *c) {
   for (unsigned idx = 0; idx < PMR__POOL_CLASSES; ++idx) {
     tc_class *k = &c->cls[idx];
     if (k->head == NULL) continue;
-    void *last = k->head;
-    while (*(void **)last != NULL) last = *(void **)last;
+    void *last = k->head, *next;
+    while ((next = pmr__link_get(last)) != NULL) last = next;
     pmr__pool_class *ck = &s->core.classes[idx];
     pmr__spin_lock(&s->class_lock[idx]);
-    *(void **)last = ck->free;
+    pmr__link_set(last, ck->free);
     ck->free = k->head;
     pmr__spin_unlock(&s->class_lock[idx]);
     k->head = NULL;
@@ -334,7 +336,8 @@ PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
   tc_class *k = &c->cls[idx];
   void *p = k->head;
   if (p != NULL) {
-    k->head = *(void **)p;
+    k->head = pmr__link_get(p);
+    PMR__UNDEFINED(p, k->block);
     atomic_store_explicit(
         &k->count,
         (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - 1),
@@ -354,7 +357,8 @@ static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
       tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
       void *p = k->head;
       if (PMR_LIKELY(p != NULL)) {
-        k->head = *(void **)p;
+        k->head = pmr__link_get(p);
+        PMR__UNDEFINED(p, k->block);
         atomic_store_explicit(
             &k->count,
             (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - 1),
@@ -385,7 +389,8 @@ PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
     return;
   }
   tc_class *k = &c->cls[idx];
-  *(void **)p = k->head;
+  PMR__NOACCESS(p, k->block);
+  pmr__link_set(p, k->head);
   k->head = p;
   uint16_t n = (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) + 1);
   atomic_store_explicit(&k->count, n, memory_order_relaxed);
@@ -400,7 +405,8 @@ static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
     tc_cache *c = my_cache(s);
     if (PMR_LIKELY(c != NULL)) {
       tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
-      *(void **)p = k->head;
+      PMR__NOACCESS(p, k->block);
+      pmr__link_set(p, k->head);
       k->head = p;
       uint16_t n =
           (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) + 1);
