@@ -176,7 +176,11 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
   if (at < lo || at > hi) return false;
   park_chunks_until(m, marker.chunk);
   if (marker.chunk == NULL) {
-    restart_initial(m);
+    /* Back in the initial buffer (not restart_initial: what lies before
+     * the marker is still in use). */
+    m->end = m->initial_buffer != NULL ? m->initial_buffer + m->initial_size
+                                       : NULL;
+    m->initial_used = 0;
   } else {
     m->end = (char *)marker.chunk;
   }

@@ -50,6 +50,21 @@ TEST_F(MemCheck, CorrectUseIsNotReported) {
   std::memset(buf, 0, sizeof buf);  // the caller's buffer is usable again
 }
 
+// Found by the monotonic fuzz target: rewinding to a marker in the initial
+// buffer poisoned the blocks allocated before the marker too.
+TEST_F(MemCheck, RewindKeepsBlocksBeforeTheMarkerUsable) {
+  alignas(16) char buf[1024];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf + 1, sizeof buf - 1, nullptr);
+  char* before = static_cast<char*>(pmr_allocate(&m.base, 37, 1));
+  pmr_monotonic_marker mk = pmr_monotonic_buffer_mark(&m);
+  pmr_allocate(&m.base, 100, 8);
+  pmr_allocate(&m.base, 2000, 8);  // into a chunk
+  ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, mk));
+  std::memset(before, 1, 37);  // must not be reported
+  pmr_monotonic_buffer_destroy(&m);
+}
+
 TEST_F(MemCheck, UseAfterFreeInAnUnsynchronizedPool) {
   EXPECT_DEATH(
       {

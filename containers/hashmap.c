@@ -1,0 +1,637 @@
+/* pmr_hashmap: see hashmap.h.
+ *
+ * Layout of a table of capacity C (a power of two >= MIN_CAPACITY), one block
+ * from the resource, aligned to the slot alignment:
+ *
+ *     ctrl[0 .. C)            one control byte per slot
+ *     ctrl[C .. C + GROUP)    copies of ctrl[0 .. GROUP), so that a group
+ *                             load at any position reads GROUP bytes
+ *     (padding to slot_align)
+ *     slots[0 .. C)           key, padding, value; slot_size bytes each
+ *
+ * A control byte is EMPTY (0x80), DELETED (0xFE, a tombstone) or, for a full
+ * slot, the low 7 bits of the key's hash (H2). The rest of the hash (H1)
+ * picks where the probe starts; probing visits groups at triangular offsets
+ * (GROUP, 2*GROUP, 3*GROUP, ... apart), which visits every group of a
+ * power-of-two table. A probe stops at the first group holding an EMPTY.
+ */
+#include "containers/hashmap.h"
+
+#include <string.h>
+
+#include "containers/hash_impl.h"
+#include "containers/string.h"
+
+enum { KIND_BYTES, KIND_U64, KIND_CSTR, KIND_STRING, KIND_CUSTOM };
+_Static_assert(KIND_U64 == PMR_HASHMAP_KIND_U64_, "the inline lookup's kind");
+
+#define CTRL_EMPTY PMR_HASHMAP_EMPTY_
+#define CTRL_DELETED PMR_HASHMAP_DELETED_
+#define MIN_CAPACITY 16
+#define NPOS ((size_t)-1)
+
+/* ---- Groups of control bytes (the scanners are in hashmap.h) ---------- */
+
+#define GROUP PMR_HASHMAP_GROUP_
+typedef pmr_hashmap_bits_ bits_t;
+
+static inline bits_t group_empty(const unsigned char *g) {
+  return pmr_hashmap_match_(g, CTRL_EMPTY);
+}
+static inline bits_t group_empty_or_deleted(const unsigned char *g) {
+  return pmr_hashmap_match_free_(g);
+}
+static inline unsigned bits_lowest(bits_t b) { return pmr_hashmap_lowest_(b); }
+/* Positions of the group after the highest set one (b != 0). */
+static inline unsigned bits_leading(bits_t b) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_clz(b) - (32 - GROUP);
+#else
+  unsigned n = 0;
+  for (bits_t top = (bits_t)1 << (GROUP - 1); !(b & top); top >>= 1) ++n;
+  return n;
+#endif
+}
+
+/* The control bytes of every empty map: one group of EMPTY, never written. */
+static unsigned char empty_group[GROUP] = {
+    CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY,
+    CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY,
+    CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY};
+
+/* ---- Hashing and equality of keys ------------------------------------- */
+
+uint64_t pmr_hash_bytes(const void *data, size_t n) {
+  return pmr_hash_bytes_impl_(data, n);
+}
+#if !defined(__SIZEOF_INT128__)
+uint64_t pmr_hash_u64_portable_(uint64_t x) {
+  return pmr_hash_fold_(x ^ PMR_HASH_K0, PMR_HASH_K1);
+}
+#endif
+
+static inline uint64_t load_u64(const void *p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline const char *load_cstr(const void *p) {
+  const char *s;
+  memcpy(&s, p, sizeof s);
+  return s;
+}
+
+static uint64_t hash_key(const pmr_hashmap *m, const void *key) {
+  switch (m->kind) {
+    case KIND_U64:
+      return pmr_hash_u64(load_u64(key));
+    case KIND_CSTR: {
+      const char *s = load_cstr(key);
+      return s != NULL ? pmr_hash_bytes_impl_(s, strlen(s)) : pmr_hash_u64(0);
+    }
+    case KIND_STRING:
+      return pmr_string_hash((const pmr_string *)key);
+    case KIND_CUSTOM:
+      if (m->hash != NULL) return m->hash(key, m->ctx);
+      return pmr_hash_bytes_impl_(key, m->key_size);
+    default:
+      return pmr_hash_bytes_impl_(key, m->key_size);
+  }
+}
+
+static bool key_equal(const pmr_hashmap *m, const void *a, const void *b) {
+  switch (m->kind) {
+    case KIND_CSTR: {
+      const char *x = load_cstr(a), *y = load_cstr(b);
+      if (x == y) return true;
+      if (x == NULL || y == NULL) return false;
+      return strcmp(x, y) == 0;
+    }
+    case KIND_STRING:
+      return pmr_string_equal((const pmr_string *)a, (const pmr_string *)b);
+    case KIND_CUSTOM:
+      if (m->equal != NULL) return m->equal(a, b, m->ctx);
+      return memcmp(a, b, m->key_size) == 0;
+    default:
+      return memcmp(a, b, m->key_size) == 0;
+  }
+}
+
+static inline size_t h1(uint64_t h) { return (size_t)(h >> 7); }
+static inline unsigned char h2(uint64_t h) { return (unsigned char)(h & 0x7f); }
+
+/* ---- Slots and control bytes ------------------------------------------ */
+
+static inline unsigned char *slot_at(const pmr_hashmap *m, size_t i) {
+  return m->slots + i * m->slot_size;
+}
+
+static inline bool is_full(unsigned char c) { return c < 0x80; }
+
+/* The key of a slot of a string-keyed map (slots are aligned for it). */
+static inline pmr_string *as_string(unsigned char *slot) {
+  return (pmr_string *)(void *)slot;
+}
+
+/* Sets control byte i and its copy past the end. */
+static inline void set_ctrl(pmr_hashmap *m, size_t i, unsigned char c) {
+  m->ctrl[i] = c;
+  m->ctrl[((i - GROUP) & m->mask) + GROUP] = c;
+}
+
+static size_t max_load(size_t capacity) { return capacity - capacity / 8; }
+
+/* ---- Probing ---------------------------------------------------------- */
+
+static inline size_t find_u64(const pmr_hashmap *m, uint64_t k, uint64_t h) {
+  const size_t mask = m->mask;
+  size_t pos = h1(h) & mask, step = 0;
+  for (;;) {
+    const unsigned char *g = m->ctrl + pos;
+    for (bits_t b = pmr_hashmap_match_(g, h2(h)); b != 0; b &= b - 1) {
+      size_t i = (pos + bits_lowest(b)) & mask;
+      if (load_u64(slot_at(m, i)) == k) return i;
+    }
+    if (group_empty(g) != 0) return NPOS;
+    step += GROUP;
+    pos = (pos + step) & mask;
+  }
+}
+
+static size_t find_generic(const pmr_hashmap *m, const void *key, uint64_t h) {
+  const size_t mask = m->mask;
+  size_t pos = h1(h) & mask, step = 0;
+  for (;;) {
+    const unsigned char *g = m->ctrl + pos;
+    for (bits_t b = pmr_hashmap_match_(g, h2(h)); b != 0; b &= b - 1) {
+      size_t i = (pos + bits_lowest(b)) & mask;
+      if (key_equal(m, key, slot_at(m, i))) return i;
+    }
+    if (group_empty(g) != 0) return NPOS;
+    step += GROUP;
+    pos = (pos + step) & mask;
+  }
+}
+
+static inline size_t find_index(const pmr_hashmap *m, const void *key,
+                                uint64_t h) {
+  return m->kind == KIND_U64 ? find_u64(m, load_u64(key), h)
+                             : find_generic(m, key, h);
+}
+
+/* The first EMPTY or DELETED slot on h's probe sequence (there always is
+ * one: at most 7/8 of the slots are full or deleted). */
+static size_t find_free(const pmr_hashmap *m, uint64_t h) {
+  const size_t mask = m->mask;
+  size_t pos = h1(h) & mask, step = 0;
+  for (;;) {
+    bits_t b = group_empty_or_deleted(m->ctrl + pos);
+    if (b != 0) return (pos + bits_lowest(b)) & mask;
+    step += GROUP;
+    pos = (pos + step) & mask;
+  }
+}
+
+/* ---- Tables ----------------------------------------------------------- */
+
+static size_t slots_offset(const pmr_hashmap *m, size_t capacity) {
+  size_t ctrl = capacity + GROUP;
+  return (ctrl + m->slot_align - 1) & ~(m->slot_align - 1);
+}
+
+/* Bytes of a table of `capacity`, or 0 when too large. */
+static size_t table_bytes(const pmr_hashmap *m, size_t capacity) {
+  const size_t half = (size_t)PTRDIFF_MAX / 2;
+  if (capacity > half - GROUP - m->slot_align || capacity > half / m->slot_size)
+    return 0;
+  return slots_offset(m, capacity) + capacity * m->slot_size;
+}
+
+/* The smallest capacity that holds n keys, or 0 when there is none. */
+static size_t capacity_for(size_t n) {
+  size_t c = MIN_CAPACITY;
+  while (max_load(c) < n) {
+    if (c > SIZE_MAX / 4) return 0;
+    c *= 2;
+  }
+  return c;
+}
+
+typedef struct {
+  unsigned char *block;
+  size_t bytes;
+} old_table;
+
+static void free_table(const pmr_hashmap *m, old_table t) {
+  if (t.block != NULL)
+    pmr_deallocate(m->resource, t.block, t.bytes, m->slot_align);
+}
+
+static old_table current_table(const pmr_hashmap *m) {
+  old_table t = {NULL, 0};
+  if (m->capacity != 0) {
+    t.block = m->ctrl;
+    t.bytes = table_bytes(m, m->capacity);
+  }
+  return t;
+}
+
+static void set_empty_table(pmr_hashmap *m) {
+  m->ctrl = empty_group;
+  m->slots = NULL;
+  m->mask = 0;
+  m->capacity = 0;
+  m->size = 0;
+  m->growth_left = 0;
+}
+
+/* Moves every key into a fresh table of new_capacity (which must hold them)
+ * and hands the old block to *old, for the caller to free once it no longer
+ * reads from it. False (nothing changed) when the block cannot be had. */
+static bool rebuild(pmr_hashmap *m, size_t new_capacity, old_table *old) {
+  size_t bytes = new_capacity != 0 ? table_bytes(m, new_capacity) : 0;
+  if (new_capacity != 0 && bytes == 0) return false;
+  unsigned char *block = NULL;
+  if (new_capacity != 0) {
+    block = pmr_allocate(m->resource, bytes, m->slot_align);
+    if (block == NULL) return false;
+  }
+  pmr_hashmap t = *m;
+  *old = current_table(m);
+  if (new_capacity == 0) {
+    set_empty_table(m);
+    return true;
+  }
+  m->ctrl = block;
+  m->slots = block + slots_offset(m, new_capacity);
+  m->mask = new_capacity - 1;
+  m->capacity = new_capacity;
+  memset(m->ctrl, CTRL_EMPTY, new_capacity + GROUP);
+  for (size_t i = 0; i < t.capacity; ++i) {
+    if (!is_full(t.ctrl[i])) continue;
+    const unsigned char *src = slot_at(&t, i);
+    uint64_t h = hash_key(m, src);
+    size_t j = find_free(m, h);
+    set_ctrl(m, j, h2(h));
+    memcpy(slot_at(m, j), src, m->slot_size);
+  }
+  m->growth_left = max_load(new_capacity) - m->size;
+  return true;
+}
+
+/* The capacity to rebuild at when an insertion finds no room: the same one
+ * when tombstones take much of it, else twice as large. */
+static size_t capacity_to_grow(const pmr_hashmap *m) {
+  if (m->capacity == 0) return MIN_CAPACITY;
+  if (m->size * 32 <= m->capacity * 25) return m->capacity;
+  return m->capacity <= SIZE_MAX / 4 ? m->capacity * 2 : 0;
+}
+
+/* ---- Init and destroy ------------------------------------------------- */
+
+static bool configure(pmr_hashmap *m, int kind, size_t key_size,
+                      size_t key_align, size_t value_size, size_t value_align,
+                      pmr_mem_resource *r) {
+  if (m == NULL || key_size == 0 || !pmr_is_pow2(key_align) ||
+      !pmr_is_pow2(value_align) || key_size % key_align != 0 ||
+      value_size % value_align != 0 || key_size > (size_t)PTRDIFF_MAX / 4 ||
+      value_size > (size_t)PTRDIFF_MAX / 4 ||
+      value_align > (size_t)PTRDIFF_MAX / 4)
+    return false;
+  size_t slot_align = key_align > value_align ? key_align : value_align;
+  size_t value_offset = (key_size + value_align - 1) & ~(value_align - 1);
+  size_t slot_size = value_offset + value_size;
+  slot_size = (slot_size + slot_align - 1) & ~(slot_align - 1);
+  if (kind == KIND_BYTES && key_size == sizeof(uint64_t)) kind = KIND_U64;
+  m->key_size = key_size;
+  m->key_align = key_align;
+  m->value_size = value_size;
+  m->value_align = value_align;
+  m->value_offset = value_offset;
+  m->slot_size = slot_size;
+  m->slot_align = slot_align;
+  m->kind = kind;
+  m->hash = NULL;
+  m->equal = NULL;
+  m->ctx = NULL;
+  m->resource = pmr_resource_or_default(r);
+  set_empty_table(m);
+  return true;
+}
+
+bool pmr_hashmap_init(pmr_hashmap *m, size_t key_size, size_t key_align,
+                      size_t value_size, size_t value_align,
+                      pmr_mem_resource *r) {
+  return configure(m, KIND_BYTES, key_size, key_align, value_size, value_align,
+                   r);
+}
+
+bool pmr_hashmap_init_cstr(pmr_hashmap *m, size_t value_size,
+                           size_t value_align, pmr_mem_resource *r) {
+  return configure(m, KIND_CSTR, sizeof(const char *), _Alignof(const char *),
+                   value_size, value_align, r);
+}
+
+bool pmr_hashmap_init_string(pmr_hashmap *m, size_t value_size,
+                             size_t value_align, pmr_mem_resource *r) {
+  return configure(m, KIND_STRING, sizeof(pmr_string), _Alignof(pmr_string),
+                   value_size, value_align, r);
+}
+
+bool pmr_hashmap_init_custom(pmr_hashmap *m, size_t key_size, size_t key_align,
+                             size_t value_size, size_t value_align,
+                             pmr_hashmap_hash_fn hash,
+                             pmr_hashmap_equal_fn equal, void *ctx,
+                             pmr_mem_resource *r) {
+  if (!configure(m, KIND_CUSTOM, key_size, key_align, value_size, value_align,
+                 r))
+    return false;
+  m->hash = hash;
+  m->equal = equal;
+  m->ctx = ctx;
+  return true;
+}
+
+static void destroy_keys(pmr_hashmap *m) {
+  if (m->kind != KIND_STRING || m->size == 0) return;
+  for (size_t i = 0; i < m->capacity; ++i)
+    if (is_full(m->ctrl[i])) pmr_string_destroy(as_string(slot_at(m, i)));
+}
+
+void pmr_hashmap_destroy(pmr_hashmap *m) {
+  destroy_keys(m);
+  free_table(m, current_table(m));
+  set_empty_table(m);
+}
+
+pmr_mem_resource *pmr_hashmap_resource(const pmr_hashmap *m) {
+  return m->resource;
+}
+size_t pmr_hashmap_size(const pmr_hashmap *m) { return m->size; }
+bool pmr_hashmap_empty(const pmr_hashmap *m) { return m->size == 0; }
+size_t pmr_hashmap_capacity(const pmr_hashmap *m) { return m->capacity; }
+
+/* ---- Lookup ----------------------------------------------------------- */
+
+void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
+  size_t i = find_index(m, key, hash_key(m, key));
+  return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
+}
+
+bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key) {
+  return pmr_hashmap_find(m, key) != NULL;
+}
+
+const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key) {
+  size_t i = find_index(m, key, hash_key(m, key));
+  return i != NPOS ? slot_at(m, i) : NULL;
+}
+
+/* ---- Insertion -------------------------------------------------------- */
+
+static void store_value(const pmr_hashmap *m, unsigned char *slot,
+                        const void *value) {
+  if (m->value_size == 0) return;
+  if (value != NULL)
+    memmove(slot + m->value_offset, value, m->value_size);
+  else
+    memset(slot + m->value_offset, 0, m->value_size);
+}
+
+/* Finds *key or adds it (with *value, NULL: zeros); *index gets its slot.
+ * With assign, an existing value is overwritten. */
+static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
+                                      const void *value, bool assign,
+                                      size_t *index) {
+  const uint64_t h = hash_key(m, key);
+  size_t i = find_index(m, key, h);
+  if (i != NPOS) {
+    if (assign) store_value(m, slot_at(m, i), value);
+    *index = i;
+    return PMR_HASHMAP_EXISTED;
+  }
+
+  /* A new key. Get every resource first, change the map last. */
+  pmr_string key_copy;
+  if (m->kind == KIND_STRING &&
+      !pmr_string_init_copy(&key_copy, (const pmr_string *)key, m->resource))
+    return PMR_HASHMAP_NOMEM;
+  old_table old = {NULL, 0};
+  i = find_free(m, h);
+  if (m->growth_left == 0 && m->ctrl[i] != CTRL_DELETED) {
+    size_t c = capacity_to_grow(m);
+    if (c == 0 || !rebuild(m, c, &old)) {
+      if (m->kind == KIND_STRING) pmr_string_destroy(&key_copy);
+      return PMR_HASHMAP_NOMEM;
+    }
+    i = find_free(m, h);
+  }
+  if (m->ctrl[i] == CTRL_EMPTY) --m->growth_left;
+  set_ctrl(m, i, h2(h));
+  unsigned char *slot = slot_at(m, i);
+  if (m->kind == KIND_STRING)
+    memcpy(slot, &key_copy, sizeof key_copy); /* the map owns it now */
+  else
+    memcpy(slot, key, m->key_size);
+  store_value(m, slot, value); /* value may point into the old table */
+  ++m->size;
+  free_table(m, old);
+  *index = i;
+  return PMR_HASHMAP_INSERTED;
+}
+
+pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
+                                      const void *value, void **value_out) {
+  size_t i = NPOS;
+  pmr_hashmap_status st = insert_impl(m, key, value, false, &i);
+  if (value_out != NULL)
+    *value_out = st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
+  return st;
+}
+
+pmr_hashmap_status pmr_hashmap_insert_or_assign(pmr_hashmap *m, const void *key,
+                                                const void *value) {
+  size_t i;
+  return insert_impl(m, key, value, true, &i);
+}
+
+void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
+  size_t i = NPOS;
+  pmr_hashmap_status st = insert_impl(m, key, NULL, false, &i);
+  if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
+  return st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
+}
+
+/* ---- Erasure ---------------------------------------------------------- */
+
+static void erase_at(pmr_hashmap *m, size_t i) {
+  if (m->kind == KIND_STRING) pmr_string_destroy(as_string(slot_at(m, i)));
+  --m->size;
+  /* If every GROUP-wide window holding slot i also holds an EMPTY, no probe
+   * ever went past i, so i may become EMPTY; otherwise leave a tombstone. */
+  bits_t before = group_empty(m->ctrl + ((i - GROUP) & m->mask));
+  bits_t after = group_empty(m->ctrl + i);
+  bool never_full = before != 0 && after != 0 &&
+                    bits_lowest(after) + bits_leading(before) < GROUP;
+  set_ctrl(m, i, never_full ? CTRL_EMPTY : CTRL_DELETED);
+  if (never_full) ++m->growth_left;
+}
+
+bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
+  size_t i = find_index(m, key, hash_key(m, key));
+  if (i == NPOS) return false;
+  if (value_out != NULL && m->value_size != 0)
+    memcpy(value_out, slot_at(m, i) + m->value_offset, m->value_size);
+  erase_at(m, i);
+  return true;
+}
+
+/* ---- Capacity --------------------------------------------------------- */
+
+bool pmr_hashmap_reserve(pmr_hashmap *m, size_t n) {
+  if (n <= m->size + m->growth_left) return true;
+  size_t c = capacity_for(n);
+  if (c != 0 && c < m->capacity) c = m->capacity; /* only tombstones to drop */
+  old_table old;
+  if (c == 0 || !rebuild(m, c, &old)) return false;
+  free_table(m, old);
+  return true;
+}
+
+bool pmr_hashmap_shrink_to_fit(pmr_hashmap *m) {
+  size_t c = m->size != 0 ? capacity_for(m->size) : 0;
+  bool tombstones =
+      m->capacity != 0 && m->growth_left != max_load(m->capacity) - m->size;
+  if (c == m->capacity && !tombstones) return true;
+  old_table old;
+  if (!rebuild(m, c, &old)) return false;
+  free_table(m, old);
+  return true;
+}
+
+void pmr_hashmap_clear(pmr_hashmap *m) {
+  if (m->capacity == 0) return;
+  destroy_keys(m);
+  memset(m->ctrl, CTRL_EMPTY, m->capacity + GROUP);
+  m->size = 0;
+  m->growth_left = max_load(m->capacity);
+}
+
+/* ---- Iteration -------------------------------------------------------- */
+
+pmr_hashmap_iter pmr_hashmap_iter_begin(pmr_hashmap *m) {
+  pmr_hashmap_iter it = {NULL, NULL, m, 0};
+  return it;
+}
+
+bool pmr_hashmap_iter_next(pmr_hashmap_iter *it) {
+  const pmr_hashmap *m = it->map_;
+  size_t i = it->next_;
+  /* Skip whole groups with no full slot. */
+  while (i + GROUP <= m->capacity &&
+         group_empty_or_deleted(m->ctrl + i) == 0xFFFFu)
+    i += GROUP;
+  while (i < m->capacity && !is_full(m->ctrl[i])) ++i;
+  if (i >= m->capacity) {
+    it->next_ = m->capacity;
+    it->key = NULL;
+    it->value = NULL;
+    return false;
+  }
+  it->next_ = i + 1;
+  it->key = slot_at(m, i);
+  it->value = slot_at(m, i) + m->value_offset;
+  return true;
+}
+
+void pmr_hashmap_iter_erase(pmr_hashmap_iter *it) {
+  pmr_hashmap *m = it->map_;
+  if (it->next_ == 0 || it->next_ > m->capacity) return;
+  size_t i = it->next_ - 1;
+  if (!is_full(m->ctrl[i]) || it->key != slot_at(m, i)) return;
+  erase_at(m, i);
+  it->key = NULL;
+  it->value = NULL;
+}
+
+/* ---- Copies, moves, swap ---------------------------------------------- */
+
+static bool same_config(const pmr_hashmap *a, const pmr_hashmap *b) {
+  return a->kind == b->kind && a->key_size == b->key_size &&
+         a->key_align == b->key_align && a->value_size == b->value_size &&
+         a->value_align == b->value_align && a->hash == b->hash &&
+         a->equal == b->equal && a->ctx == b->ctx;
+}
+
+bool pmr_hashmap_init_copy(pmr_hashmap *dst, const pmr_hashmap *src,
+                           pmr_mem_resource *r) {
+  *dst = *src;
+  dst->resource = pmr_resource_or_default(r);
+  set_empty_table(dst);
+  if (src->capacity == 0) return true;
+  const size_t bytes = table_bytes(src, src->capacity);
+  unsigned char *block = pmr_allocate(dst->resource, bytes, src->slot_align);
+  if (block == NULL) return false;
+  const size_t off = slots_offset(src, src->capacity);
+  memcpy(block, src->ctrl, src->capacity + GROUP);
+  unsigned char *slots = block + off;
+  for (size_t i = 0; i < src->capacity; ++i) {
+    if (!is_full(src->ctrl[i])) continue;
+    unsigned char *d = slots + i * src->slot_size;
+    const unsigned char *s = slot_at(src, i);
+    memcpy(d, s, src->slot_size);
+    if (src->kind == KIND_STRING &&
+        !pmr_string_init_copy(as_string(d), (const pmr_string *)(const void *)s,
+                              dst->resource)) {
+      for (size_t j = 0; j < i; ++j)
+        if (is_full(src->ctrl[j]))
+          pmr_string_destroy(as_string(slots + j * src->slot_size));
+      pmr_deallocate(dst->resource, block, bytes, src->slot_align);
+      return false;
+    }
+  }
+  dst->ctrl = block;
+  dst->slots = slots;
+  dst->mask = src->mask;
+  dst->capacity = src->capacity;
+  dst->size = src->size;
+  dst->growth_left = src->growth_left;
+  return true;
+}
+
+void pmr_hashmap_init_move(pmr_hashmap *dst, pmr_hashmap *src) {
+  *dst = *src;
+  set_empty_table(src);
+}
+
+bool pmr_hashmap_copy_assign(pmr_hashmap *dst, const pmr_hashmap *src) {
+  if (dst == src) return true;
+  if (!same_config(dst, src)) return false;
+  pmr_hashmap t;
+  if (!pmr_hashmap_init_copy(&t, src, dst->resource)) return false;
+  pmr_hashmap_destroy(dst);
+  *dst = t;
+  return true;
+}
+
+bool pmr_hashmap_move_assign(pmr_hashmap *dst, pmr_hashmap *src) {
+  if (dst == src) return true;
+  if (!same_config(dst, src)) return false;
+  if (pmr_is_equal(src->resource, dst->resource)) {
+    pmr_hashmap_destroy(dst);
+    pmr_mem_resource *r = dst->resource;
+    *dst = *src;
+    dst->resource = r;
+    set_empty_table(src);
+    return true;
+  }
+  if (!pmr_hashmap_copy_assign(dst, src)) return false;
+  pmr_hashmap_destroy(src);
+  return true;
+}
+
+void pmr_hashmap_swap(pmr_hashmap *a, pmr_hashmap *b) {
+  pmr_hashmap t = *a;
+  *a = *b;
+  *b = t;
+}
