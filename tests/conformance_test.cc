@@ -198,6 +198,62 @@ TEST_P(Conformance, ThreadSafeResourcesServeEightThreads) {
   EXPECT_EQ(errors.load(), 0);
 }
 
+// Out of memory everywhere: the same script of allocations and frees runs
+// with upstream failing from its k-th allocation on, for every k until a run
+// needs no failure. A failed allocation is NULL and nothing else: every live
+// block keeps its contents, and destroying the resource gives every byte
+// back to upstream.
+TEST_P(Conformance, UpstreamFailingAtEveryPointLosesNothing) {
+  if (!GetParam().uses_upstream) GTEST_SKIP() << "no upstream";
+  size_t runs = 0, nulls_seen = 0;
+  for (size_t k = 0;; ++k) {
+    CountingResource up;
+    size_t nulls = 0;
+    {
+      std::unique_ptr<ResourceUnderTest> res = GetParam().make(up.get());
+      pmr_mem_resource* r = res->get();
+      up.fail_after(k);
+      std::vector<Live> live;
+      for (int i = 0; i < 400; ++i) {
+        size_t n = i % 10 == 9 ? 5000 + i : 1 + (i * 53) % 700;  // some oversize
+        size_t a = size_t{1} << (i % 7);
+        auto* p = static_cast<unsigned char*>(pmr_allocate(r, n, a));
+        if (p == nullptr) {
+          ++nulls;
+          continue;
+        }
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % a, 0u);
+        unsigned char fill = static_cast<unsigned char>(i);
+        std::memset(p, fill, n);
+        live.push_back({p, n, a, fill});
+        if (i % 3 == 2) {  // free an older block
+          Live b = live[live.size() / 2];
+          live.erase(live.begin() + static_cast<long>(live.size() / 2));
+          for (size_t j = 0; j < b.bytes; ++j) ASSERT_EQ(b.p[j], b.fill);
+          pmr_deallocate(r, b.p, b.bytes, b.alignment);
+        }
+      }
+      for (const Live& b : live) {
+        for (size_t j = 0; j < b.bytes; ++j) ASSERT_EQ(b.p[j], b.fill) << "k=" << k;
+        pmr_deallocate(r, b.p, b.bytes, b.alignment);
+      }
+      up.never_fail();
+    }
+    EXPECT_EQ(up.outstanding_blocks(), 0u) << "k=" << k;
+    EXPECT_EQ(up.mismatches(), 0u) << up.last_mismatch();
+    // NULL only ever comes from a failed upstream call.
+    if (up.failed_allocations() == 0) {
+      EXPECT_EQ(nulls, 0u);
+      break;
+    }
+    nulls_seen += nulls;
+    ++runs;
+    ASSERT_LT(k, 5000u);
+  }
+  EXPECT_GT(runs, 0u);
+  EXPECT_GT(nulls_seen, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllResources, Conformance, ::testing::ValuesIn(AllConformanceCases()),
     [](const ::testing::TestParamInfo<ConformanceCase>& info) {
