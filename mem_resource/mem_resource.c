@@ -103,6 +103,14 @@ pmr_misuse_handler pmr_set_misuse_handler(pmr_misuse_handler h,
   return atomic_exchange_explicit(&misuse_handler, h, memory_order_acq_rel);
 }
 
+pmr_misuse_handler pmr_get_misuse_handler(void **context) {
+  pmr_misuse_handler h =
+      atomic_load_explicit(&misuse_handler, memory_order_acquire);
+  if (context != NULL)
+    *context = atomic_load_explicit(&misuse_context, memory_order_acquire);
+  return h == default_misuse_handler ? NULL : h;
+}
+
 void pmr_report_misuse(const char *format, ...) {
   char message[512];
   va_list args;

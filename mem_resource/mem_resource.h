@@ -158,6 +158,10 @@ typedef void (*pmr_misuse_handler)(const char *message, void *context);
  * before other threads start: handler and context are two separate atomics. */
 pmr_misuse_handler pmr_set_misuse_handler(pmr_misuse_handler h, void *context);
 
+/* The installed handler, or NULL when it is the default (stderr); its
+ * context goes to *context when context is not NULL. Thread-safe. */
+pmr_misuse_handler pmr_get_misuse_handler(void **context);
+
 /* Formats a message (printf-style) and passes it to the misuse handler.
  * Thread-safe. For resources, including users' own. */
 void pmr_report_misuse(const char *format, ...)

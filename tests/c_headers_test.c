@@ -4,8 +4,19 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "containers/hashmap.h"
+#include "containers/string.h"
+#include "containers/vector.h"
 #include "mem_resource/mem_resource.h"
+#include "resources/debug_resource.h"
+#include "resources/monotonic_buffer.h"
+#include "resources/pool_options.h"
+#include "resources/statistics.h"
+#include "resources/synchronized_pool.h"
+#include "resources/thread_cache.h"
+#include "resources/unsynchronized_pool.h"
 
 static int failures = 0;
 #define CHECK(cond)                                                   \
@@ -33,6 +44,53 @@ int main(void) {
   CHECK(pmr_get_default_resource() == m);
   CHECK(pmr_set_default_resource(pmr_null_resource()) == m);
   CHECK(pmr_set_default_resource(NULL) == pmr_null_resource());
+
+  /* Every resource and container from plain C. */
+  char buf[256];
+  pmr_monotonic_buffer mono;
+  pmr_monotonic_buffer_init_with_buffer(&mono, buf, sizeof buf, NULL);
+  pmr_unsynchronized_pool unsync;
+  pmr_unsynchronized_pool_init(&unsync, NULL, NULL);
+  pmr_synchronized_pool sync;
+  pmr_synchronized_pool_init(&sync, NULL, NULL);
+  pmr_thread_cache tc;
+  CHECK(pmr_thread_cache_init(&tc, NULL, NULL));
+  pmr_statistics stats;
+  pmr_statistics_init(&stats, NULL);
+  pmr_debug_resource dbg;
+  pmr_debug_resource_init(&dbg, NULL, &stats.base);
+  pmr_mem_resource *all[] = {m, &mono.base, &unsync.base, &sync.base, &tc.base,
+                             &dbg.base};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
+    pmr_vector v;
+    CHECK(pmr_vector_init(&v, sizeof(int), _Alignof(int), all[i]));
+    for (int k = 0; k < 100; ++k) CHECK(pmr_vector_push_back(&v, &k));
+    CHECK(pmr_vector_size(&v) == 100);
+    CHECK(((int *)pmr_vector_data(&v))[99] == 99);
+    pmr_vector_destroy(&v);
+
+    pmr_string s;
+    pmr_string_init(&s, all[i]);
+    CHECK(pmr_string_append_format(&s, "%s-%d", "pmr", 42));
+    CHECK(strcmp(pmr_string_c_str(&s), "pmr-42") == 0);
+    pmr_string_destroy(&s);
+
+    pmr_hashmap h;
+    CHECK(pmr_hashmap_init(&h, sizeof(uint64_t), _Alignof(uint64_t), sizeof(int),
+                           _Alignof(int), all[i]));
+    uint64_t key = 7;
+    int value = 49;
+    CHECK(pmr_hashmap_insert(&h, &key, &value, NULL) == PMR_HASHMAP_INSERTED);
+    CHECK(*(int *)pmr_hashmap_find(&h, &key) == 49);
+    pmr_hashmap_destroy(&h);
+  }
+  CHECK(pmr_debug_resource_destroy(&dbg) == 0);
+  CHECK(pmr_statistics_snapshot(&stats).blocks_in_use == 0);
+  pmr_statistics_destroy(&stats);
+  pmr_thread_cache_destroy(&tc);
+  pmr_synchronized_pool_destroy(&sync);
+  pmr_unsynchronized_pool_destroy(&unsync);
+  pmr_monotonic_buffer_destroy(&mono);
 
   if (failures == 0) printf("c_headers_test: all checks passed\n");
   return failures == 0 ? 0 : 1;

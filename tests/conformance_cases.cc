@@ -1,6 +1,8 @@
 // The resources the conformance suite runs against: one line each.
 #include "mem_resource/mem_resource.h"
+#include "resources/debug_resource.h"
 #include "resources/monotonic_buffer.h"
+#include "resources/statistics.h"
 #include "resources/synchronized_pool.h"
 #include "resources/thread_cache.h"
 #include "resources/unsynchronized_pool.h"
@@ -37,6 +39,8 @@ std::vector<ConformanceCase> AllConformanceCases() {
       {"synchronized_pool", [](pmr_mem_resource* up) { return Own<pmr_synchronized_pool>([up](pmr_synchronized_pool* p) { pmr_synchronized_pool_init(p, nullptr, up); }, pmr_synchronized_pool_destroy); }, true, true, true},
       {"synchronized_pool_small", [](pmr_mem_resource* up) { return Own<pmr_synchronized_pool>([up](pmr_synchronized_pool* p) { pmr_pool_options o = SmallPool(); pmr_synchronized_pool_init(p, &o, up); }, pmr_synchronized_pool_destroy); }, true, true, true},
       {"thread_cache", [](pmr_mem_resource* up) { return Own<pmr_thread_cache>([up](pmr_thread_cache* t) { pmr_thread_cache_init(t, nullptr, up); }, pmr_thread_cache_destroy); }, true, true, true},
+      {"statistics", [](pmr_mem_resource* up) { return Own<pmr_statistics>([up](pmr_statistics* s) { pmr_statistics_init(s, up); }, pmr_statistics_destroy); }, true, true, true},
+      {"debug_resource", [](pmr_mem_resource* up) { return Own<pmr_debug_resource>([up](pmr_debug_resource* d) { pmr_debug_resource_init(d, nullptr, up); }, +[](pmr_debug_resource* d) { pmr_debug_resource_destroy(d); }); }, true, true, true},
   };
 }
 

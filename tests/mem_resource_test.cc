@@ -197,6 +197,17 @@ TEST(Misuse, ReportsGoToTheInstalledHandlerWithItsContext) {
   EXPECT_EQ(pmr_set_misuse_handler(prev, nullptr), &Capture);
 }
 
+TEST(Misuse, GetTellsTheDefaultFromAUsersHandler) {
+  EXPECT_EQ(pmr_get_misuse_handler(nullptr), nullptr);  // the default
+  int ctx = 0;
+  pmr_set_misuse_handler(Capture, &ctx);
+  void* got = nullptr;
+  EXPECT_EQ(pmr_get_misuse_handler(&got), &Capture);
+  EXPECT_EQ(got, &ctx);
+  pmr_set_misuse_handler(nullptr, nullptr);
+  EXPECT_EQ(pmr_get_misuse_handler(nullptr), nullptr);
+}
+
 TEST(Misuse, DefaultHandlerWritesToStderr) {
   pmr_set_misuse_handler(nullptr, nullptr);
   ::testing::internal::CaptureStderr();

@@ -6,8 +6,14 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "resources/monotonic_buffer.h"
+#include "resources/synchronized_pool.h"
+#include "resources/thread_cache.h"
+#include "resources/unsynchronized_pool.h"
 #include "tests/examples/budget_resource_shim.h"
+#include "tests/examples/count_distinct.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace {
@@ -26,6 +32,44 @@ TEST(ReadmeExample, BudgetResourceBlockIsTheTestedFile) {
   ASSERT_FALSE(code.empty());
   EXPECT_NE(readme.find("```c\n" + code + "```"), std::string::npos)
       << "README.md must show tests/examples/budget_resource.c verbatim";
+}
+
+TEST(ReadmeExample, CountDistinctBlockIsTheTestedFile) {
+  std::string readme = ReadFile("README.md");
+  std::string code = ReadFile("tests/examples/count_distinct.c");
+  ASSERT_FALSE(code.empty());
+  EXPECT_NE(readme.find("```c\n" + code + "```"), std::string::npos)
+      << "README.md must show tests/examples/count_distinct.c verbatim";
+}
+
+TEST(ReadmeExample, CountDistinctGivesTheSameAnswerOverEveryResource) {
+  std::vector<uint64_t> xs;
+  for (uint64_t i = 0; i < 20000; ++i) xs.push_back((i * 7919) % 5003);
+  pmrtest::CountingResource up;
+  {
+    alignas(16) static char stack[64 << 10];
+    pmr_monotonic_buffer arena;
+    pmr_monotonic_buffer_init_with_buffer(&arena, stack, sizeof stack, up.get());
+    pmr_unsynchronized_pool pool;
+    pmr_unsynchronized_pool_init(&pool, nullptr, up.get());
+    pmr_synchronized_pool shared;
+    pmr_synchronized_pool_init(&shared, nullptr, up.get());
+    pmr_thread_cache tc;
+    ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, up.get()));
+    for (pmr_mem_resource* r : {pmr_malloc_resource(), up.get(), &arena.base, &pool.base,
+                                &shared.base, &tc.base})
+      EXPECT_EQ(count_distinct(xs.data(), xs.size(), r), 5003);
+    pmr_thread_cache_destroy(&tc);
+    pmr_synchronized_pool_destroy(&shared);
+    pmr_unsynchronized_pool_destroy(&pool);
+    pmr_monotonic_buffer_destroy(&arena);
+  }
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  // Out of memory is -1, not a wrong count.
+  up.fail_after(2);
+  EXPECT_EQ(count_distinct(xs.data(), xs.size(), up.get()), -1);
+  up.never_fail();
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
 }
 
 TEST(ReadmeExample, BudgetResourceEnforcesItsLimit) {
