@@ -21,6 +21,7 @@
 
 #include "containers/string.h"
 #include "tests/testkit/counting_resource.h"
+#include "tests/testkit/test_resources.h"
 
 namespace {
 
@@ -81,29 +82,7 @@ pmr_hashmap_status Insert(pmr_hashmap* m, uint64_t k, uint64_t v) {
   return pmr_hashmap_insert(m, &k, &v, nullptr);
 }
 
-// A resource that answers "equal" to every other resource of its kind.
-struct FriendlyResource {
-  pmr_mem_resource base;
-  CountingResource* up;
-  static void* Allocate(pmr_mem_resource* self, size_t bytes, size_t align) {
-    return pmr_allocate(reinterpret_cast<FriendlyResource*>(self)->up->get(),
-                        bytes, align);
-  }
-  static void Deallocate(pmr_mem_resource* self, void* p, size_t bytes,
-                         size_t align) {
-    pmr_deallocate(reinterpret_cast<FriendlyResource*>(self)->up->get(), p,
-                   bytes, align);
-  }
-  static bool IsEqual(const pmr_mem_resource* self,
-                      const pmr_mem_resource* other) {
-    return other->ops == self->ops;
-  }
-  explicit FriendlyResource(CountingResource* u) : up(u) {
-    static const pmr_mem_resource_ops ops = {Allocate, Deallocate, IsEqual,
-                                             nullptr};
-    base.ops = &ops;
-  }
-};
+using pmrtest::FriendlyResource;
 
 // ---- Basics ----------------------------------------------------------------
 
