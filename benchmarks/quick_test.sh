@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# //tests:benchmarks_quick_test: `//benchmarks:all --quick` runs end to end
+# (sizes reduced further), and its JSON holds a record for every workload x
+# allocator pair and every metric of the workload, with a known status. The
+# measured values are not asserted. Also checks the charts, the --filter
+# references, and that a missing or non-working LD_PRELOAD peer is reported
+# ("not_installed", "preload_failed"), never an error.
+#
+# Usage: quick_test.sh PATH/TO/benchmarks/all
+set -uo pipefail
+
+bin=$1
+out=${TEST_TMPDIR:-$(mktemp -d)}
+fails=0
+fail() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+
+workloads="A B1 B2 B8 C D E F G"
+allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
+  simple_pool arena pmr_malloc pmr_monotonic pmr_monotonic_inline pmr_monotonic_release pmr_unsync_pool pmr_sync_pool pmr_thread_cache pmr_thread_cache_pool"
+metrics_of() {
+  case $1 in
+    A | B1 | B2 | B8 | C) echo "alloc_ns_per_op free_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
+    D) echo "peak_rss_kib retained_after_free_kib" ;;
+    E) echo "ns_per_step peak_rss_growth_kib" ;;
+    F) echo "ns_per_block peak_rss_growth_kib" ;;
+    G) echo "ns_per_request peak_rss_growth_kib" ;;
+  esac
+}
+
+# ---- the quick suite --------------------------------------------------------
+json=$out/quick.json
+svg=$out/svg
+start=$(date +%s)
+if ! "$bin" --quick --scale=0.01 --json="$json" --svg="$svg" >"$out/stdout.txt" 2>"$out/stderr.txt"; then
+  fail "quick run exited with $? (stderr below)"
+  tail -n 30 "$out/stderr.txt"
+fi
+echo "quick run took $(($(date +%s) - start)) s"
+[ -s "$json" ] || { fail "no JSON written"; echo "$fails failed"; exit 1; }
+
+for w in $workloads; do
+  grep -q "^== $w: " "$out/stdout.txt" || fail "no table for workload $w"
+  for a in $allocators; do
+    for m in $(metrics_of "$w"); do
+      n=$(grep -c "^{\"workload\": \"$w\", \"allocator\": \"$a\", \"metric\": \"$m\"," "$json")
+      [ "$n" = 1 ] || fail "$w/$a/$m: $n records (want 1)"
+    done
+  done
+done
+
+# Every record's status is a known one, and none is an error.
+bad=$(grep '^{"workload"' "$json" |
+  grep -v -E '"status": "(ok|not_installed|not_applicable|skipped|preload_failed)"' | head -n 5)
+[ -z "$bad" ] || fail "records with an unexpected status: $bad"
+# The C library resources and glibc really ran everywhere they apply.
+for w in $workloads; do
+  for a in glibc_malloc pmr_malloc pmr_sync_pool; do
+    grep -q "^{\"workload\": \"$w\", \"allocator\": \"$a\", .*\"status\": \"ok\"" "$json" ||
+      fail "$w/$a did not run"
+  done
+done
+grep -q '"workload": "F", "allocator": "pmr_unsync_pool", .*"status": "not_applicable"' "$json" ||
+  fail "F/pmr_unsync_pool should be not_applicable"
+
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="pmr-c-benchmarks/1"' "$json" ||
+    fail "JSON does not parse"
+fi
+
+for w in $workloads; do
+  head -c 5 "$svg/$w.svg" 2>/dev/null | grep -q '<svg' || fail "no chart $svg/$w.svg"
+done
+[ -s "$svg/index.html" ] || fail "no $svg/index.html"
+
+# ---- --filter keeps the references for the ratios ----------------------------
+fjson=$out/filter.json
+"$bin" --quick --scale=0.01 --rounds=1 --filter='^E/pmr_unsync' --json="$fjson" >/dev/null 2>&1 ||
+  fail "filtered run failed"
+grep -q '"workload": "E", "allocator": "pmr_unsync_pool", .*"reference_only": false' "$fjson" ||
+  fail "filter: selected pair missing"
+grep -q '"workload": "E", "allocator": "std_unsync_pool", .*"reference_only": true' "$fjson" ||
+  fail "filter: std counterpart not run as a reference"
+grep -q '"workload": "A"' "$fjson" && fail "filter: workload A should not run"
+
+# ---- peers that are missing or do not work are reported, not errors ----------
+sanitizer=$(grep -o '"sanitizer": "[a-z]*"' "$json" | head -n 1)
+pjson=$out/peers.json
+"$bin" --quick --scale=0.01 --rounds=1 --filter='^A/(jemalloc|mimalloc)$' \
+  --peer-lib=jemalloc=/nonexistent/libjemalloc.so.2 \
+  --peer-lib=mimalloc=/lib/x86_64-linux-gnu/libm.so.6 --json="$pjson" >"$out/peers.txt" 2>&1 ||
+  fail "run with broken peers exited non-zero"
+if [ "$sanitizer" = '"sanitizer": ""' ]; then
+  grep -q '"allocator": "jemalloc", .*"status": "not_installed"' "$pjson" || fail "missing peer not reported"
+  grep -q '"allocator": "mimalloc", .*"status": "preload_failed"' "$pjson" || fail "non-working preload not caught"
+  grep -q 'not installed' "$out/peers.txt" || fail "table does not say 'not installed'"
+else
+  grep -q '"allocator": "jemalloc", .*"status": "skipped"' "$pjson" || fail "peers not skipped under $sanitizer"
+fi
+
+if [ "$fails" -ne 0 ]; then
+  echo "--- stdout of the quick run (head)"
+  head -n 60 "$out/stdout.txt"
+  echo "0 passed, $fails failed"
+  exit 1
+fi
+echo "1 passed, 0 failed"

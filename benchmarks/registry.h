@@ -1,0 +1,93 @@
+// The allocators and workloads of //benchmarks:all, shared by the parent (which
+// runs every measurement in a child process and reports) and the children.
+#ifndef PMR_BENCHMARKS_REGISTRY_H_
+#define PMR_BENCHMARKS_REGISTRY_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+enum class Family { kMalloc, kStd, kSeed, kPmr };
+
+struct AllocatorInfo {
+  const char* id;               // stable name, used in --filter and in the JSON
+  Family family;
+  const char* iface;            // how the benchmark calls it
+  const char* what;             // one line for the legend
+  bool thread_safe;             // one instance may be shared by threads
+  bool bump;                    // deallocate is a no-op; memory is dropped in bulk
+  const char* std_counterpart;  // the std::pmr resource it is compared with (nullptr: it is one)
+  const char* peer;             // LD_PRELOAD peer name, or nullptr
+};
+
+const std::vector<AllocatorInfo>& Allocators();
+const AllocatorInfo* FindAllocator(const std::string& id);
+const char* FamilyName(Family f);
+
+// Problem sizes. Full size is scale 1; --quick and tests scale them down.
+struct Sizes {
+  size_t a_blocks;    // A, D: blocks of 64 B
+  size_t b_blocks;    // B: blocks of 64 B per thread
+  size_t c_allocs;    // C: mixed-size allocations
+  size_t e_live;      // E: live blocks (not scaled)
+  size_t e_steps;     // E: free+allocate steps
+  size_t f_blocks;    // F: blocks handed from producer to consumer
+  size_t g_requests;  // G: requests
+  static Sizes Scaled(double scale);
+};
+
+// Fixed shape parameters.
+constexpr size_t kBlock = 64;                  // A, B, D, F block size
+constexpr size_t kAlign = 16;                  // every request's alignment (malloc's)
+constexpr size_t kEMin = 16, kEMax = 256;      // E sizes, uniform
+constexpr size_t kFRing = 1024;                // F SPSC ring slots
+constexpr size_t kGMinAllocs = 40, kGMaxAllocs = 60;  // G allocations per request
+constexpr size_t kGMin = 16, kGMax = 512;      // G block sizes, uniform
+constexpr size_t kGPieceMax = 16;              // G: chars appended after each allocation (1..16)
+constexpr size_t kGStringStart = 16;           // G: the string's first capacity
+constexpr size_t kGMonoChunk = 16 * 1024;      // G: first chunk of the monotonic resources
+constexpr size_t kArenaBlock = 1 << 20;        // seed Arena block size
+
+struct MetricInfo {
+  const char* id;
+  const char* unit;  // "ns" or "KiB"
+};
+
+struct WorkloadInfo {
+  const char* id;    // "A", "B2", ...
+  const char* title;
+  int threads;       // threads that allocate (B: 1, 2, 8; F: 2)
+  bool thread_safe_only;
+  bool memory;       // D: memory, not time
+  std::vector<MetricInfo> metrics;
+  const char* primary;  // the metric ratios, charts and the summary use
+};
+
+const std::vector<WorkloadInfo>& Workloads();
+const WorkloadInfo* FindWorkload(const std::string& id);
+
+// Human-readable parameters (printed above each table) and the same as a JSON object.
+std::string WorkloadParams(const WorkloadInfo& w, const Sizes& s);
+std::string WorkloadParamsJson(const WorkloadInfo& w, const Sizes& s);
+
+// Whether allocator a takes part in workload w; if not, *why says why.
+bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a, std::string* why);
+// B and F: "shared" (one instance for all threads) or "per-thread"; "" elsewhere.
+const char* Sharing(const WorkloadInfo& w, const AllocatorInfo& a);
+
+// LD_PRELOAD peers: candidate libraries (first one present wins), a symbol
+// only that allocator exports, and a substring of its library's file name.
+struct PeerInfo {
+  const char* name;
+  std::vector<const char*> libs;
+  std::vector<const char*> probe_symbols;
+  const char* lib_substring;
+};
+const std::vector<PeerInfo>& Peers();
+const PeerInfo* FindPeer(const std::string& name);
+
+}  // namespace bench
+
+#endif  // PMR_BENCHMARKS_REGISTRY_H_

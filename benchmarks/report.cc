@@ -1,0 +1,608 @@
+#include "benchmarks/report.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "benchmarks/json.h"
+
+namespace bench {
+
+const char* StatusName(Status s) {
+  switch (s) {
+    case Status::kNotRun: return "not_run";
+    case Status::kOk: return "ok";
+    case Status::kNotInstalled: return "not_installed";
+    case Status::kNotApplicable: return "not_applicable";
+    case Status::kSkipped: return "skipped";
+    case Status::kPreloadFailed: return "preload_failed";
+    case Status::kError: return "error";
+  }
+  return "?";
+}
+
+void Stat::Finish() {
+  if (values.empty()) return;
+  std::vector<double> v = values;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  min = v.front();
+  max = v.back();
+}
+
+namespace {
+
+size_t AllocIndex(const char* id) {
+  const auto& all = Allocators();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (std::strcmp(all[i].id, id) == 0) return i;
+  return all.size();
+}
+
+const Stat* Find(const Cell& c, const std::string& metric) {
+  if (c.status != Status::kOk) return nullptr;
+  auto it = c.metrics.find(metric);
+  if (it == c.metrics.end() || it->second.values.empty()) return nullptr;
+  return &it->second;
+}
+
+// 3 significant-ish digits for times that span 0.5 ns to microseconds.
+std::string Num(double v) {
+  if (v < 10) return absl::StrFormat("%.2f", v);
+  if (v < 1000) return absl::StrFormat("%.1f", v);
+  return absl::StrFormat("%.0f", v);
+}
+
+std::string Ratio(double r) { return r > 0 ? absl::StrFormat("%.2fx", r) : "-"; }
+
+// "2.10x faster" / "1.50x slower" (memory: leaner / larger) for a ratio ref/this.
+std::string Compare(double r, bool memory) {
+  if (r >= 1) return absl::StrFormat("%.2fx %s", r, memory ? "leaner" : "faster");
+  return absl::StrFormat("%.2fx %s", 1 / r, memory ? "larger" : "slower");
+}
+
+std::string ShortStd(const char* id) { return std::strncmp(id, "std_", 4) == 0 ? id + 4 : id; }
+
+std::string Mib(double kib) { return absl::StrFormat("%.1f", kib / 1024.0); }
+
+const char* UnitLabel(const std::string& primary) {
+  if (primary == "total_ns_per_op") return "ns per block (alloc + free)";
+  if (primary == "ns_per_step") return "ns per step (free + alloc)";
+  if (primary == "ns_per_block") return "ns per block (alloc + hand-over + free)";
+  if (primary == "ns_per_request") return "ns per request";
+  if (primary == "peak_rss_kib") return "peak resident MiB";
+  return "";
+}
+
+std::string NotOkText(const Cell& c) {
+  switch (c.status) {
+    case Status::kNotInstalled: return "not installed" + (c.detail.empty() ? "" : " (" + c.detail + ")");
+    case Status::kSkipped: return "skipped: " + c.detail;
+    case Status::kPreloadFailed: return "PRELOAD FAILED: " + c.detail;
+    case Status::kError: return "ERROR: " + c.detail;
+    default: return StatusName(c.status);
+  }
+}
+
+double MemoryOf(const RunInfo& run, size_t w, size_t a) {
+  const WorkloadInfo& wl = Workloads()[w];
+  const Stat* s = Find(run.cells[w][a], wl.memory ? "peak_rss_kib" : "peak_rss_growth_kib");
+  return s ? s->median : -1;
+}
+
+// The pmr-c resource to use for workload w: the fastest (D: leanest) whose
+// peak memory is at most max(2 x glibc's, glibc's + 16 MiB). npos if none.
+size_t Pick(const RunInfo& run, size_t w) {
+  const WorkloadInfo& wl = Workloads()[w];
+  const auto& all = Allocators();
+  const double glibc_mem = MemoryOf(run, w, AllocIndex("glibc_malloc"));
+  size_t best = all.size();
+  double best_v = 0;
+  for (size_t a = 0; a < all.size(); ++a) {
+    if (all[a].family != Family::kPmr) continue;
+    const Stat* s = Find(run.cells[w][a], wl.primary);
+    if (s == nullptr) continue;
+    const double mem = MemoryOf(run, w, a);
+    if (!wl.memory && glibc_mem >= 0 && mem > std::max(2 * glibc_mem, glibc_mem + 16 * 1024)) continue;
+    if (best == all.size() || s->median < best_v) {
+      best = a;
+      best_v = s->median;
+    }
+  }
+  return best;
+}
+
+size_t FastestOf(const RunInfo& run, size_t w, bool malloc_only) {
+  const WorkloadInfo& wl = Workloads()[w];
+  const auto& all = Allocators();
+  size_t best = all.size();
+  double best_v = 0;
+  for (size_t a = 0; a < all.size(); ++a) {
+    if (malloc_only && all[a].family != Family::kMalloc) continue;
+    const Stat* s = Find(run.cells[w][a], wl.primary);
+    if (s == nullptr) continue;
+    if (best == all.size() || s->median < best_v) {
+      best = a;
+      best_v = s->median;
+    }
+  }
+  return best;
+}
+
+void PrintTable(const RunInfo& run, size_t w, FILE* out) {
+  const WorkloadInfo& wl = Workloads()[w];
+  const auto& all = Allocators();
+  const std::string id = wl.id;
+  const bool phases = wl.primary == std::string("total_ns_per_op");
+  const bool threads = id[0] == 'B' || id == "F";
+  absl::FPrintF(out, "\n== %s: %s\n   %s\n", wl.id, wl.title, WorkloadParams(wl, run.sizes));
+  if (wl.memory)
+    absl::FPrintF(out, "   median of %d fresh processes; spread = min-max; vs X = X's peak / this peak (>1: leaner)\n",
+                  run.d_runs);
+  else
+    absl::FPrintF(out,
+                  "   median of %d timed rounds after %d warm-up; spread = min-max of the rounds; "
+                  "vs X = X's median / this median (>1: faster)\n",
+                  run.rounds, run.warmup);
+
+  std::string head = absl::StrFormat("   %-22s %-8s ", "allocator", "call");
+  if (threads) head += absl::StrFormat("%-10s ", "instances");
+  if (wl.memory)
+    head += absl::StrFormat("%9s %9s %19s %9s %-18s %12s", "peak MiB", "x payload", "spread (MiB)", "vs glibc",
+                            "vs std::pmr", "kept MiB");
+  else if (phases)
+    head += absl::StrFormat("%8s %8s %8s %19s %9s %-18s %8s", "alloc", "free", "total", "spread (total)",
+                            "vs glibc", "vs std::pmr", "RSS+MiB");
+  else
+    head += absl::StrFormat("%9s %19s %9s %-18s %8s", "median", "spread", "vs glibc", "vs std::pmr", "RSS+MiB");
+  absl::FPrintF(out, "%s\n", head);
+
+  std::vector<std::string> not_applicable;
+  std::string why_na;
+  bool any_reference = false;
+  for (size_t a = 0; a < all.size(); ++a) {
+    const Cell& c = run.cells[w][a];
+    const AllocatorInfo& ai = all[a];
+    if (c.status == Status::kNotRun) continue;
+    if (c.status == Status::kNotApplicable) {
+      not_applicable.push_back(ai.id);
+      why_na = c.detail;
+      continue;
+    }
+    std::string name = std::string(ai.id) + (c.reference ? "*" : "");
+    any_reference = any_reference || c.reference;
+    std::string row = absl::StrFormat("   %-22s %-8s ", name, ai.iface);
+    if (threads) row += absl::StrFormat("%-10s ", Sharing(wl, ai));
+    const Stat* p = Find(c, wl.primary);
+    if (p == nullptr) {
+      absl::FPrintF(out, "%s-- %s\n", row, NotOkText(c));
+      continue;
+    }
+    const std::string vs_g = Ratio(RatioVs(run, w, a, wl.primary, "glibc_malloc"));
+    std::string vs_s = "-";
+    if (ai.std_counterpart != nullptr) {
+      const double r = RatioVs(run, w, a, wl.primary, ai.std_counterpart);
+      if (r > 0) vs_s = Ratio(r) + " " + ShortStd(ai.std_counterpart);
+    }
+    if (wl.memory) {
+      const double payload_kib = static_cast<double>(run.sizes.a_blocks * kBlock) / 1024.0;
+      const Stat* kept = Find(c, "retained_after_free_kib");
+      row += absl::StrFormat("%9s %9s %19s %9s %-18s %12s", Mib(p->median),
+                             absl::StrFormat("%.2f", p->median / payload_kib),
+                             absl::StrFormat("[%s, %s]", Mib(p->min), Mib(p->max)), vs_g, vs_s,
+                             kept ? Mib(kept->median) : "-");
+    } else {
+      const Stat* rss = Find(c, "peak_rss_growth_kib");
+      const std::string spread = absl::StrFormat("[%s, %s]", Num(p->min), Num(p->max));
+      if (phases) {
+        const Stat* al = Find(c, "alloc_ns_per_op");
+        const Stat* fr = Find(c, "free_ns_per_op");
+        row += absl::StrFormat("%8s %8s %8s %19s %9s %-18s %8s", al ? Num(al->median) : "-",
+                               fr ? Num(fr->median) : "-", Num(p->median), spread, vs_g, vs_s,
+                               rss ? Mib(rss->median) : "-");
+      } else {
+        row += absl::StrFormat("%9s %19s %9s %-18s %8s", Num(p->median), spread, vs_g, vs_s,
+                               rss ? Mib(rss->median) : "-");
+      }
+    }
+    absl::FPrintF(out, "%s\n", row);
+  }
+  if (!not_applicable.empty()) {
+    std::string list;
+    for (const auto& n : not_applicable) list += (list.empty() ? "" : ", ") + n;
+    absl::FPrintF(out, "   not applicable (%s): %s\n", why_na, list);
+  }
+  if (wl.memory)
+    absl::FPrintF(out, "   kept = still resident after freeing every block: monotonic resources keep their chunks "
+                       "until release (reset keeps them for reuse),\n   and never free single blocks, so "
+                       "free-heavy workloads grow (see RSS+ in E)\n");
+  if (any_reference) absl::FPrintF(out, "   * not selected by --filter; run as a reference for the ratios\n");
+  if (phases)
+    absl::FPrintF(out, "   alloc, free, total: medians of their own (total = per-round alloc+free, so not always "
+                       "alloc + free)\n");
+  if (!wl.memory)
+    absl::FPrintF(out, "   RSS+ = peak resident memory of the process above its own arrays (warm-up and all "
+                       "rounds)\n");
+  if (id == "F")
+    absl::FPrintF(out, "   F needs both cores: with other load on the machine, hand-over stalls dominate\n");
+
+  const size_t pick = Pick(run, w);
+  if (pick < all.size()) {
+    const Stat* p = Find(run.cells[w][pick], wl.primary);
+    const size_t fastest = FastestOf(run, w, false);
+    absl::FPrintF(out, "   -> pmr-c pick: %s (%s %s)", all[pick].id, wl.memory ? Mib(p->median) : Num(p->median),
+                  wl.memory ? "MiB" : "ns");
+    const double g = RatioVs(run, w, pick, wl.primary, "glibc_malloc");
+    if (g > 0) absl::FPrintF(out, ", %s than glibc_malloc", Compare(g, wl.memory));
+    if (all[pick].std_counterpart != nullptr) {
+      const double s = RatioVs(run, w, pick, wl.primary, all[pick].std_counterpart);
+      if (s > 0) absl::FPrintF(out, ", %s than %s", Compare(s, wl.memory), all[pick].std_counterpart);
+    }
+    if (fastest < all.size() && fastest != pick)
+      absl::FPrintF(out, "; %s overall: %s", wl.memory ? "leanest" : "fastest", all[fastest].id);
+    absl::FPrintF(out, "\n");
+  }
+}
+
+void PrintSummary(const RunInfo& run, FILE* out) {
+  const auto& all = Allocators();
+  const auto& wls = Workloads();
+  absl::FPrintF(out,
+                "\n== Which resource for which workload (pmr-c pick = fastest pmr-c resource whose peak memory "
+                "is within max(2x, +16 MiB) of glibc's; D: leanest)\n");
+  absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl", "pmr-c pick", "median", "vs glibc",
+                "vs best drop-in", "vs std::pmr counterpart", "mem vs g", "best of all");
+  for (size_t w = 0; w < wls.size(); ++w) {
+    if (!run.selected_workload[w]) continue;
+    const WorkloadInfo& wl = wls[w];
+    const size_t pick = Pick(run, w);
+    if (pick >= all.size()) {
+      absl::FPrintF(out, "   %-4s (no pmr-c resource measured)\n", wl.id);
+      continue;
+    }
+    const Stat* p = Find(run.cells[w][pick], wl.primary);
+    const size_t best_malloc = FastestOf(run, w, true);
+    std::string vs_drop = "-";
+    if (best_malloc < all.size()) {
+      vs_drop = Ratio(RatioVs(run, w, pick, wl.primary, all[best_malloc].id)) + " " + all[best_malloc].id;
+    }
+    std::string vs_std = "-";
+    if (all[pick].std_counterpart != nullptr) {
+      const double r = RatioVs(run, w, pick, wl.primary, all[pick].std_counterpart);
+      if (r > 0) vs_std = Ratio(r) + " " + all[pick].std_counterpart;
+    }
+    std::string mem = "-";
+    if (!wl.memory) {
+      const double g = MemoryOf(run, w, AllocIndex("glibc_malloc")), m = MemoryOf(run, w, pick);
+      if (g > 0 && m > 0) mem = absl::StrFormat("%.2fx", g / m);
+    }
+    const size_t best = FastestOf(run, w, false);
+    absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id, all[pick].id,
+                  wl.memory ? Mib(p->median) + " MiB" : Num(p->median) + " ns",
+                  Ratio(RatioVs(run, w, pick, wl.primary, "glibc_malloc")), vs_drop, vs_std, mem,
+                  best < all.size() ? all[best].id : "-");
+  }
+  absl::FPrintF(out, "   ratios > 1: the pick is faster (D: leaner); mem vs g = glibc's RSS+ / the pick's RSS+\n");
+}
+
+}  // namespace
+
+double RatioVs(const RunInfo& run, size_t w, size_t a, const std::string& metric, const char* ref) {
+  const size_t r = AllocIndex(ref);
+  if (r >= Allocators().size()) return 0;
+  const Stat* mine = Find(run.cells[w][a], metric);
+  const Stat* theirs = Find(run.cells[w][r], metric);
+  if (mine == nullptr || theirs == nullptr || mine->median <= 0 || theirs->median <= 0) return 0;
+  return theirs->median / mine->median;
+}
+
+void PrintReport(const RunInfo& run, FILE* out) {
+  absl::FPrintF(out, "pmr-c allocator comparison  (mode %s, scale %g, %d rounds + %d warm-up)\n", run.mode,
+                run.scale, run.rounds, run.warmup);
+  absl::FPrintF(out, "machine: %s\n", run.machine);
+  if (!run.sanitizer.empty())
+    absl::FPrintF(out, "NOTE: %s build: timings are not representative; drop-in mallocs skipped\n", run.sanitizer);
+  if (run.load_before > 0.5)
+    absl::FPrintF(out, "NOTE: load average %.2f at start: the machine was busy, timings are noisy\n",
+                  run.load_before);
+  absl::FPrintF(out, "drop-in mallocs (each in its own process via LD_PRELOAD, checked inside the child):\n");
+  for (const auto& peer : Peers()) {
+    auto it = run.peers.find(peer.name);
+    if (it == run.peers.end()) continue;
+    const PeerStatus& ps = it->second;
+    if (ps.status == Status::kOk)
+      absl::FPrintF(out, "   %-9s active: %s; malloc resolves to %s\n", peer.name,
+                    ps.version.empty() ? "version unknown" : ps.version, ps.malloc_from);
+    else
+      absl::FPrintF(out, "   %-9s %s%s\n", peer.name, StatusName(ps.status),
+                    ps.detail.empty() ? "" : " -- " + ps.detail);
+  }
+  absl::FPrintF(out, "allocators:\n");
+  for (const auto& a : Allocators())
+    absl::FPrintF(out, "   %-22s %-8s %s%s\n", a.id, a.iface, a.what, a.thread_safe ? " [thread-safe]" : "");
+  absl::FPrintF(out,
+                "calls: malloc = malloc/free; virtual = std::pmr::memory_resource::allocate/deallocate; "
+                "abstract = pmr_allocate/pmr_deallocate on &x.base;\n       inline = the resource's inline "
+                "fast path; direct = a C++ class's inline methods. Every request asks alignment %d.\n",
+                kAlign);
+  const auto& wls = Workloads();
+  for (size_t w = 0; w < wls.size(); ++w)
+    if (run.selected_workload[w]) PrintTable(run, w, out);
+  PrintSummary(run, out);
+  absl::FPrintF(out, "\nwall time %.1f s\n", run.wall_seconds);
+}
+
+bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  const auto& all = Allocators();
+  const auto& wls = Workloads();
+  absl::FPrintF(f, "{\n\"schema\": \"pmr-c-benchmarks/1\",\n");
+  absl::FPrintF(f,
+                "\"run\": {\"mode\": %s, \"scale\": %s, \"rounds\": %d, \"warmup\": %d, \"d_processes\": %d, "
+                "\"filter\": %s, \"machine\": %s, \"sanitizer\": %s, \"load_average_before\": %s, "
+                "\"wall_seconds\": %s},\n",
+                JsonString(run.mode), JsonNumber(run.scale), run.rounds, run.warmup, run.d_runs,
+                JsonString(run.filter), JsonString(run.machine), JsonString(run.sanitizer),
+                JsonNumber(run.load_before), JsonNumber(run.wall_seconds));
+  absl::FPrintF(f, "\"peers\": {");
+  bool first = true;
+  for (const auto& [name, ps] : run.peers) {
+    absl::FPrintF(f, "%s\n  %s: {\"status\": %s, \"lib\": %s, \"version\": %s, \"malloc_from\": %s, \"detail\": %s}",
+                  first ? "" : ",", JsonString(name), JsonString(StatusName(ps.status)), JsonString(ps.lib),
+                  JsonString(ps.version), JsonString(ps.malloc_from), JsonString(ps.detail));
+    first = false;
+  }
+  absl::FPrintF(f, "},\n\"workloads\": {");
+  first = true;
+  for (size_t w = 0; w < wls.size(); ++w) {
+    if (!run.selected_workload[w]) continue;
+    const WorkloadInfo& wl = wls[w];
+    absl::FPrintF(f, "%s\n  %s: {\"title\": %s, \"description\": %s, \"params\": %s, \"primary_metric\": %s}",
+                  first ? "" : ",", JsonString(wl.id), JsonString(wl.title),
+                  JsonString(WorkloadParams(wl, run.sizes)), WorkloadParamsJson(wl, run.sizes),
+                  JsonString(wl.primary));
+    first = false;
+  }
+  absl::FPrintF(f, "},\n\"allocators\": {");
+  for (size_t a = 0; a < all.size(); ++a) {
+    const AllocatorInfo& ai = all[a];
+    absl::FPrintF(f,
+                  "%s\n  %s: {\"family\": %s, \"call\": %s, \"thread_safe\": %s, \"bump\": %s, "
+                  "\"std_counterpart\": %s, \"description\": %s}",
+                  a ? "," : "", JsonString(ai.id), JsonString(FamilyName(ai.family)), JsonString(ai.iface),
+                  ai.thread_safe ? "true" : "false", ai.bump ? "true" : "false",
+                  ai.std_counterpart ? JsonString(ai.std_counterpart) : "null", JsonString(ai.what));
+  }
+  absl::FPrintF(f, "},\n\"results\": [");
+  first = true;
+  for (size_t w = 0; w < wls.size(); ++w) {
+    if (!run.selected_workload[w]) continue;
+    const WorkloadInfo& wl = wls[w];
+    for (size_t a = 0; a < all.size(); ++a) {
+      const Cell& c = run.cells[w][a];
+      if (c.status == Status::kNotRun) continue;
+      const AllocatorInfo& ai = all[a];
+      for (const MetricInfo& m : wl.metrics) {
+        const Stat* s = Find(c, m.id);
+        std::string values = "[";
+        if (s != nullptr)
+          for (size_t i = 0; i < s->values.size(); ++i) values += (i ? "," : "") + JsonNumber(s->values[i]);
+        values += "]";
+        auto num_or_null = [&](double v) { return s != nullptr ? JsonNumber(v) : std::string("null"); };
+        auto ratio_or_null = [&](const char* ref) {
+          if (ref == nullptr) return std::string("null");
+          const double r = RatioVs(run, w, a, m.id, ref);
+          return r > 0 ? JsonNumber(r) : std::string("null");
+        };
+        absl::FPrintF(
+            f,
+            "%s\n{\"workload\": %s, \"allocator\": %s, \"metric\": %s, \"unit\": %s, \"status\": %s, "
+            "\"detail\": %s, \"reference_only\": %s, \"sharing\": %s, \"median\": %s, \"min\": %s, \"max\": %s, "
+            "\"values\": %s, \"vs_glibc\": %s, \"std_counterpart\": %s, \"vs_std\": %s}",
+            first ? "" : ",", JsonString(wl.id), JsonString(ai.id), JsonString(m.id), JsonString(m.unit),
+            JsonString(StatusName(c.status)), JsonString(c.detail), c.reference ? "true" : "false",
+            JsonString(Sharing(wl, ai)), num_or_null(s ? s->median : 0), num_or_null(s ? s->min : 0),
+            num_or_null(s ? s->max : 0), values, ratio_or_null("glibc_malloc"),
+            ai.std_counterpart ? JsonString(ai.std_counterpart) : "null", ratio_or_null(ai.std_counterpart));
+        first = false;
+      }
+    }
+  }
+  absl::FPrintF(f, "\n]\n}\n");
+  const bool ok = std::fflush(f) == 0 && !std::ferror(f);
+  if (std::fclose(f) != 0 || !ok) {
+    *err = path + ": write failed";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::string Xml(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+const char* FamilyColour(Family f) {
+  switch (f) {
+    case Family::kMalloc: return "#8c8c8c";
+    case Family::kStd: return "#4a78c2";
+    case Family::kSeed: return "#e08a2c";
+    case Family::kPmr: return "#2e9d57";
+  }
+  return "#000";
+}
+
+// Splits text into lines of at most width characters, at spaces.
+std::vector<std::string> Wrap(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    const std::string word = text.substr(i, j - i);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    i = j + 1;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string SvgFor(const RunInfo& run, size_t w) {
+  const WorkloadInfo& wl = Workloads()[w];
+  const auto& all = Allocators();
+  struct Bar {
+    std::string name, note;
+    Family family;
+    double med = 0, lo = 0, hi = 0;
+    bool ok = false;
+  };
+  std::vector<Bar> bars;
+  const double div = wl.memory ? 1024.0 : 1.0;  // D in MiB
+  double top = 0;
+  for (size_t a = 0; a < all.size(); ++a) {
+    const Cell& c = run.cells[w][a];
+    if (c.status == Status::kNotRun || c.status == Status::kNotApplicable) continue;
+    Bar b;
+    b.name = all[a].id;
+    b.family = all[a].family;
+    if (const Stat* s = Find(c, wl.primary)) {
+      b.ok = true;
+      b.med = s->median / div;
+      b.lo = s->min / div;
+      b.hi = s->max / div;
+      top = std::max(top, b.hi);
+    } else {
+      b.note = StatusName(c.status);
+    }
+    bars.push_back(b);
+  }
+  const double payload = static_cast<double>(run.sizes.a_blocks * kBlock) / (1 << 20);
+  if (wl.memory) top = std::max(top, payload);
+  if (top <= 0) top = 1;
+  const int left = 200, width = 560, row_h = 22;
+  const int top_px = 64 + 13 * static_cast<int>(Wrap(WorkloadParams(wl, run.sizes), 150).size() - 1) + 12;
+  const int total_w = left + width + 150;
+  const int total_h = top_px + static_cast<int>(bars.size()) * row_h + 56;
+  std::string s = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+      total_w, total_h, total_w, total_h);
+  s += absl::StrFormat("<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s: %s</text>\n", Xml(wl.id),
+                       Xml(wl.title));
+  s += absl::StrFormat("<text x=\"10\" y=\"38\" fill=\"#444\">%s, median of %d %s (whisker: min-max); %s</text>\n",
+                       Xml(UnitLabel(wl.primary)), wl.memory ? run.d_runs : run.rounds,
+                       wl.memory ? "fresh processes" : "rounds", wl.memory ? "lower is leaner" : "lower is faster");
+  int text_y = 54;
+  for (const std::string& line : Wrap(WorkloadParams(wl, run.sizes), 150)) {
+    s += absl::StrFormat("<text x=\"10\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s</text>\n", text_y, Xml(line));
+    text_y += 13;
+  }
+  auto x_of = [&](double v) { return left + static_cast<int>(std::lround(v / top * width)); };
+  for (int g = 0; g <= 4; ++g) {  // grid
+    const double v = top * g / 4;
+    const int x = x_of(v);
+    s += absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", x, top_px - 4, x,
+                         top_px + static_cast<int>(bars.size()) * row_h);
+    s += absl::StrFormat("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\" font-size=\"10\">%s</text>\n",
+                         x, top_px + static_cast<int>(bars.size()) * row_h + 12, Num(v));
+  }
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const Bar& b = bars[i];
+    const int y = top_px + static_cast<int>(i) * row_h;
+    s += absl::StrFormat("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left - 8, y + 14, Xml(b.name));
+    if (!b.ok) {
+      s += absl::StrFormat("<text x=\"%d\" y=\"%d\" fill=\"#a00\">%s</text>\n", left + 4, y + 14, Xml(b.note));
+      continue;
+    }
+    s += absl::StrFormat(
+        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s: %s (min %s, max %s)</title>"
+        "</rect>\n",
+        left, y + 3, std::max(1, x_of(b.med) - left), row_h - 6, FamilyColour(b.family), Xml(b.name), Num(b.med),
+        Num(b.lo), Num(b.hi));
+    s += absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#222\"/>\n", x_of(b.lo),
+                         y + row_h / 2, x_of(b.hi), y + row_h / 2);
+    s += absl::StrFormat("<text x=\"%d\" y=\"%d\">%s</text>\n", std::max(x_of(b.hi), x_of(b.med)) + 6, y + 14,
+                         Num(b.med));
+  }
+  if (wl.memory) {
+    const int x = x_of(payload);
+    s += absl::StrFormat(
+        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n"
+        "<text x=\"%d\" y=\"%d\" fill=\"#c00\" font-size=\"10\" text-anchor=\"middle\">payload %s MiB</text>\n",
+        x, top_px - 4, x, top_px + static_cast<int>(bars.size()) * row_h, x,
+        top_px + static_cast<int>(bars.size()) * row_h + 24, Num(payload));
+  }
+  int lx = 10;
+  const int ly = total_h - 14;
+  for (Family f : {Family::kMalloc, Family::kStd, Family::kSeed, Family::kPmr}) {
+    s += absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                         "<text x=\"%d\" y=\"%d\">%s</text>\n",
+                         lx, ly - 10, FamilyColour(f), lx + 16, ly, Xml(FamilyName(f)));
+    lx += 130;
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+}  // namespace
+
+bool WriteSvg(const RunInfo& run, const std::string& dir, std::string* err) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    *err = dir + ": " + std::strerror(errno);
+    return false;
+  }
+  std::string index =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pmr-c allocator comparison</title></head>"
+      "<body style=\"font-family:sans-serif\">\n<h1>pmr-c allocator comparison</h1>\n<p>" +
+      Xml(run.machine) + absl::StrFormat(" &mdash; mode %s, scale %g</p>\n", Xml(run.mode), run.scale);
+  const auto& wls = Workloads();
+  for (size_t w = 0; w < wls.size(); ++w) {
+    if (!run.selected_workload[w]) continue;
+    const std::string name = std::string(wls[w].id) + ".svg";
+    const std::string path = dir + "/" + name;
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) {
+      *err = path + ": " + std::strerror(errno);
+      return false;
+    }
+    std::fputs(SvgFor(run, w).c_str(), f);
+    std::fclose(f);
+    index += "<p><img src=\"" + name + "\" alt=\"" + Xml(wls[w].title) + "\"></p>\n";
+  }
+  index += "</body></html>\n";
+  FILE* f = std::fopen((dir + "/index.html").c_str(), "w");
+  if (f == nullptr) {
+    *err = dir + "/index.html: " + std::strerror(errno);
+    return false;
+  }
+  std::fputs(index.c_str(), f);
+  std::fclose(f);
+  return true;
+}
+
+}  // namespace bench
