@@ -75,6 +75,8 @@ class StdAdapter {
     if (mono_ != nullptr) mono_->release();
   }
   bool bump() const { return mono_ != nullptr; }
+  // For the container workloads: the (opaque) resource the containers use.
+  std::pmr::memory_resource* resource() const { return r_; }
 
  private:
   std::unique_ptr<std::pmr::memory_resource> owned_;
@@ -150,6 +152,8 @@ class PmrAdapter {
       pmr_monotonic_buffer_release(&mono_);
   }
   bool bump() const { return kind_ == kMonoReset || kind_ == kMonoRelease; }
+  // For the container workloads: the (opaque) resource the containers use.
+  pmr_mem_resource* resource() const { return r_; }
 
  private:
   Kind kind_;

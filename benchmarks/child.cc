@@ -10,6 +10,14 @@
 // on the same allocator instance (a pool keeps its chunks across rounds, as
 // malloc keeps its heap); pointers and block contents feed a checksum that is
 // printed, so nothing can be optimised away.
+//
+// The container workloads V, H, S measure a container type over a resource
+// (registry.cc's ContainerOf): the std container with std::allocator on the
+// malloc rows, the std::pmr one over the std resource, the pmr-c one over the
+// pmr-c resource, absl::flat_hash_map in H. One resource instance serves all
+// rounds; each round makes its containers from empty and destroys them, then
+// calls the resource's drop() (monotonic: reset or release) in the timed
+// destroy phase.
 #include "benchmarks/child.h"
 
 #include <dlfcn.h>
@@ -24,13 +32,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <memory_resource>
+#include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "benchmarks/adapters.h"
 #include "benchmarks/json.h"
+#include "containers/hashmap.h"
+#include "containers/string.h"
+#include "containers/vector.h"
 
 namespace bench {
 namespace {
@@ -492,6 +507,306 @@ void RunG(Make make, const ChildArgs& args) {
   EmitRssGrowth(base);
 }
 
+// ---- Container workloads: V (vector), H (hash map), S (strings) ---------------
+// Each Ops class wraps one container type behind the same few inline calls,
+// so the three runners below are the same code for every row.
+
+template <class Vec>  // std::vector<uint64_t> or std::pmr::vector<uint64_t>
+class StdVecOps {
+ public:
+  explicit StdVecOps(typename Vec::allocator_type al) : al_(al) {}
+  void Begin() { v_.emplace(al_); }
+  void Push(uint64_t x) { v_->push_back(x); }
+  uint64_t Check() const { return (*v_)[v_->size() / 2] + v_->size(); }
+  void End() { v_.reset(); }
+
+ private:
+  typename Vec::allocator_type al_;
+  std::optional<Vec> v_;
+};
+
+class PmrVecOps {
+ public:
+  explicit PmrVecOps(pmr_mem_resource* r) : r_(r) {}
+  void Begin() {
+    if (!PMR_VECTOR_INIT_T(&v_, uint64_t, r_)) Fail("pmr_vector_init failed");
+  }
+  void Push(uint64_t x) {
+    if (PMR_UNLIKELY(!pmr_vector_push_back(&v_, &x))) Fail("allocation failed");
+  }
+  uint64_t Check() const {
+    const size_t n = pmr_vector_size(&v_);
+    return PMR_VECTOR_GET_T(&v_, uint64_t, n / 2) + n;
+  }
+  void End() { pmr_vector_destroy(&v_); }
+
+ private:
+  pmr_mem_resource* r_;
+  pmr_vector v_;
+};
+
+template <class Ops, class Res>
+void RunV(Ops ops, Res& res, const ChildArgs& args) {
+  const size_t n = args.sizes.v_elems;
+  const long base = StatusKib("VmRSS");
+  std::vector<double> push, destroy, total;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t salt = static_cast<uint64_t>(r) << 40;
+    const uint64_t t0 = NowNs();
+    ops.Begin();
+    for (size_t i = 0; i < n; ++i) ops.Push(i ^ salt);
+    const uint64_t t1 = NowNs();
+    acc += ops.Check();
+    ops.End();
+    res.drop();
+    const uint64_t t2 = NowNs();
+    if (r >= 0) {
+      push.push_back((t1 - t0) / static_cast<double>(n));
+      destroy.push_back((t2 - t1) / static_cast<double>(n));
+      total.push_back((t2 - t0) / static_cast<double>(n));
+    }
+  }
+  g_sink += acc;
+  EmitMetric("push_ns_per_op", push);
+  EmitMetric("destroy_ns_per_op", destroy);
+  EmitMetric("total_ns_per_op", total);
+  EmitRssGrowth(base);
+}
+
+// std::unordered_map, std::pmr::unordered_map, absl::flat_hash_map.
+template <class Map>
+class StdMapOps {
+ public:
+  explicit StdMapOps(typename Map::allocator_type al) : al_(al) {}
+  void Begin() { m_.emplace(al_); }
+  bool Insert(uint64_t k, uint64_t v) { return m_->emplace(k, v).second; }
+  const uint64_t* Find(uint64_t k) const {
+    auto it = m_->find(k);
+    return it == m_->end() ? nullptr : &it->second;
+  }
+  bool Erase(uint64_t k) { return m_->erase(k) != 0; }
+  size_t Size() const { return m_->size(); }
+  void End() { m_.reset(); }
+
+ private:
+  typename Map::allocator_type al_;
+  std::optional<Map> m_;
+};
+
+class PmrMapOps {
+ public:
+  explicit PmrMapOps(pmr_mem_resource* r) : r_(r) {}
+  void Begin() {
+    if (!pmr_hashmap_init(&m_, sizeof(uint64_t), alignof(uint64_t), sizeof(uint64_t), alignof(uint64_t), r_))
+      Fail("pmr_hashmap_init failed");
+  }
+  bool Insert(uint64_t k, uint64_t v) {
+    const pmr_hashmap_status st = pmr_hashmap_insert(&m_, &k, &v, nullptr);
+    if (PMR_UNLIKELY(st < 0)) Fail("allocation failed");
+    return st == PMR_HASHMAP_INSERTED;
+  }
+  const uint64_t* Find(uint64_t k) const { return static_cast<const uint64_t*>(pmr_hashmap_find_u64(&m_, k)); }
+  bool Erase(uint64_t k) { return pmr_hashmap_erase(&m_, &k, nullptr); }
+  size_t Size() const { return pmr_hashmap_size(&m_); }
+  void End() { pmr_hashmap_destroy(&m_); }
+
+ private:
+  pmr_mem_resource* r_;
+  pmr_hashmap m_;
+};
+
+template <class Ops, class Res>
+void RunH(Ops ops, Res& res, const ChildArgs& args) {
+  const size_t n = args.sizes.h_keys;
+  Rng rng(0x4A54);
+  // Present keys are even, missing ones odd: a miss can never hit.
+  std::vector<uint64_t> keys(n), hit(n), miss(n), erase(n);
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = rng.Next() & ~uint64_t{1};
+    miss[i] = rng.Next() | 1;
+  }
+  hit = keys;
+  erase = keys;
+  for (size_t i = n - 1; i > 0; --i) {
+    std::swap(hit[i], hit[rng.Below(static_cast<uint32_t>(i + 1))]);
+    std::swap(erase[i], erase[rng.Below(static_cast<uint32_t>(i + 1))]);
+  }
+  const long base = StatusKib("VmRSS");
+  std::vector<double> ins_ns, hit_ns, miss_ns, erase_ns, total_ns;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t t0 = NowNs();
+    ops.Begin();
+    size_t inserted = 0;
+    for (size_t i = 0; i < n; ++i) inserted += ops.Insert(keys[i], i);
+    const uint64_t t1 = NowNs();
+    size_t found = 0;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t* v = ops.Find(hit[i]);
+      if (v != nullptr) {
+        ++found;
+        sum += *v;
+      }
+    }
+    const uint64_t t2 = NowNs();
+    size_t false_hits = 0;
+    for (size_t i = 0; i < n; ++i) false_hits += ops.Find(miss[i]) != nullptr;
+    const uint64_t t3 = NowNs();
+    const size_t size_before = ops.Size();
+    size_t erased = 0;
+    for (size_t i = 0; i < n; ++i) erased += ops.Erase(erase[i]);
+    const size_t size_after = ops.Size();
+    ops.End();
+    res.drop();
+    const uint64_t t4 = NowNs();
+    if (inserted != n || found != n || false_hits != 0 || erased != n || size_before != n || size_after != 0)
+      Fail("hash map gave wrong answers");
+    acc += sum;
+    if (r >= 0) {
+      const double d = static_cast<double>(n);
+      ins_ns.push_back((t1 - t0) / d);
+      hit_ns.push_back((t2 - t1) / d);
+      miss_ns.push_back((t3 - t2) / d);
+      erase_ns.push_back((t4 - t3) / d);
+      total_ns.push_back((t4 - t0) / (4 * d));
+    }
+  }
+  g_sink += acc;
+  EmitMetric("insert_ns_per_op", ins_ns);
+  EmitMetric("hit_ns_per_op", hit_ns);
+  EmitMetric("miss_ns_per_op", miss_ns);
+  EmitMetric("erase_ns_per_op", erase_ns);
+  EmitMetric("total_ns_per_op", total_ns);
+  EmitRssGrowth(base);
+}
+
+// std::string or std::pmr::string, kept in slots reserved (and touched)
+// before timing.
+template <class Str>
+class StdStrOps {
+ public:
+  explicit StdStrOps(typename Str::allocator_type al) : al_(al) {}
+  void Prepare(size_t n) {
+    v_.reserve(n);
+    v_.resize(n, Str(al_));  // touch the slots, so the baseline RSS holds them
+    v_.clear();
+  }
+  Str& New(size_t) { return v_.emplace_back(al_); }
+  void Append(Str& s, const char* p, size_t len) { s.append(p, len); }
+  uint64_t Check(size_t i) const { return v_[i].size() + static_cast<unsigned char>(v_[i][v_[i].size() / 2]); }
+  void DestroyAll() { v_.clear(); }
+
+ private:
+  typename Str::allocator_type al_;
+  std::vector<Str> v_;
+};
+
+class PmrStrOps {
+ public:
+  explicit PmrStrOps(pmr_mem_resource* r) : r_(r) {}
+  void Prepare(size_t n) { v_.assign(n, pmr_string{}); }
+  pmr_string& New(size_t i) {
+    pmr_string_init(&v_[i], r_);
+    return v_[i];
+  }
+  void Append(pmr_string& s, const char* p, size_t len) {
+    if (PMR_UNLIKELY(!pmr_string_append_bytes(&s, p, len))) Fail("allocation failed");
+  }
+  uint64_t Check(size_t i) const {
+    const size_t len = pmr_string_length(&v_[i]);
+    return len + static_cast<unsigned char>(pmr_string_c_str(&v_[i])[len / 2]);
+  }
+  void DestroyAll() {
+    for (pmr_string& s : v_) pmr_string_destroy(&s);
+  }
+
+ private:
+  pmr_mem_resource* r_;
+  std::vector<pmr_string> v_;
+};
+
+template <class Ops, class Res>
+void RunS(Ops ops, Res& res, const ChildArgs& args) {
+  const size_t n = args.sizes.s_strings;
+  Rng rng(0x5757);
+  std::vector<uint8_t> piece;  // the lengths of the appends, string after string
+  std::vector<uint32_t> first(n + 1);
+  piece.reserve(n * (kSMinLen + kSMaxLen) / 2 / ((1 + kSPieceMax) / 2) + 64);
+  for (size_t i = 0; i < n; ++i) {
+    first[i] = static_cast<uint32_t>(piece.size());
+    size_t left = rng.Between(kSMinLen, kSMaxLen);
+    while (left > 0) {
+      const size_t p = std::min<size_t>(left, rng.Between(1, kSPieceMax));
+      piece.push_back(static_cast<uint8_t>(p));
+      left -= p;
+    }
+  }
+  first[n] = static_cast<uint32_t>(piece.size());
+  static const char kText[] = "Content-Type: application/json; charset=utf-8 Accept-Encoding: gzip, br";
+  static_assert(sizeof kText > 32 + kSPieceMax, "text too short");
+  ops.Prepare(n);
+  const long base = StatusKib("VmRSS");
+  std::vector<double> build, destroy, total;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t t0 = NowNs();
+    for (size_t i = 0; i < n; ++i) {
+      auto& s = ops.New(i);
+      for (uint32_t j = first[i]; j < first[i + 1]; ++j) ops.Append(s, kText + ((i + j) & 31), piece[j]);
+    }
+    const uint64_t t1 = NowNs();
+    acc += ops.Check(n / 2) + ops.Check(n - 1);
+    ops.DestroyAll();
+    res.drop();
+    const uint64_t t2 = NowNs();
+    if (r >= 0) {
+      const double d = static_cast<double>(n);
+      build.push_back((t1 - t0) / d);
+      destroy.push_back((t2 - t1) / d);
+      total.push_back((t2 - t0) / d);
+    }
+  }
+  g_sink += acc;
+  EmitMetric("build_ns_per_op", build);
+  EmitMetric("destroy_ns_per_op", destroy);
+  EmitMetric("total_ns_per_op", total);
+  EmitRssGrowth(base);
+}
+
+void DispatchContainer(const WorkloadInfo& w, const AllocatorInfo& info, const ChildArgs& args) {
+  const std::string wl = w.id, id = info.id;
+  if (info.family == Family::kMalloc || info.family == Family::kThirdParty) {
+    MallocAdapter res;
+    if (wl == "V") return RunV(StdVecOps<std::vector<uint64_t>>({}), res, args);
+    if (wl == "H" && info.family == Family::kThirdParty)
+      return RunH(StdMapOps<absl::flat_hash_map<uint64_t, uint64_t>>({}), res, args);
+    if (wl == "H") return RunH(StdMapOps<std::unordered_map<uint64_t, uint64_t>>({}), res, args);
+    if (wl == "S") return RunS(StdStrOps<std::string>({}), res, args);
+  } else if (info.family == Family::kStd) {
+    const StdAdapter::Kind kind = id == "std_new_delete"  ? StdAdapter::kNewDelete
+                                  : id == "std_monotonic" ? StdAdapter::kMonotonic
+                                                          : StdAdapter::kUnsyncPool;
+    StdAdapter res(kind, 0);
+    std::pmr::memory_resource* r = res.resource();
+    if (wl == "V") return RunV(StdVecOps<std::pmr::vector<uint64_t>>(r), res, args);
+    if (wl == "H") return RunH(StdMapOps<std::pmr::unordered_map<uint64_t, uint64_t>>(r), res, args);
+    if (wl == "S") return RunS(StdStrOps<std::pmr::string>(r), res, args);
+  } else if (info.family == Family::kPmr) {
+    const PmrAdapter::Kind kind = id == "pmr_malloc"              ? PmrAdapter::kMalloc
+                                  : id == "pmr_monotonic"         ? PmrAdapter::kMonoReset
+                                  : id == "pmr_monotonic_release" ? PmrAdapter::kMonoRelease
+                                                                  : PmrAdapter::kUnsyncPool;
+    PmrAdapter res(kind, 0);
+    pmr_mem_resource* r = res.resource();
+    if (wl == "V") return RunV(PmrVecOps(r), res, args);
+    if (wl == "H") return RunH(PmrMapOps(r), res, args);
+    if (wl == "S") return RunS(PmrStrOps(r), res, args);
+  }
+  Fail("unknown container workload");
+}
+
 template <class Make>
 void RunWorkload(const WorkloadInfo& w, const AllocatorInfo& info, Make make, const ChildArgs& args) {
   const std::string id = w.id;
@@ -506,6 +821,10 @@ void RunWorkload(const WorkloadInfo& w, const AllocatorInfo& info, Make make, co
 }
 
 void Dispatch(const WorkloadInfo& w, const AllocatorInfo& info, const ChildArgs& args) {
+  if (w.container) {
+    if (!Applicable(w, info, nullptr)) Fail("allocator not applicable to this workload");
+    return DispatchContainer(w, info, args);
+  }
   const std::string id = info.id;
   // G gives every monotonic resource the same first chunk; elsewhere defaults.
   const size_t mono = std::string(w.id) == "G" ? kGMonoChunk : 0;

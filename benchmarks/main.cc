@@ -2,7 +2,9 @@
 //
 // Compares pmr-c's resources with glibc malloc, jemalloc, tcmalloc and
 // mimalloc (drop-in, via LD_PRELOAD), std::pmr and the seed articles' naive
-// baselines on workloads A..G (see benchmarks/README.md). The parent process
+// baselines on workloads A..G, and pmr-c's containers with std's (and
+// absl::flat_hash_map) on the container workloads V, H, S over the same
+// resources (see benchmarks/README.md). The parent process
 // only orchestrates: every measurement runs in a fresh child process (this
 // same binary, re-executed with --child), which prints JSON lines that the
 // parent collects into tables, JSON and SVG charts.
@@ -39,7 +41,8 @@ constexpr char kUsage[] =
     "  --svg=DIR          write one bar chart per workload (DIR/A.svg ...) and DIR/index.html\n"
     "  --filter=REGEX     run only pairs whose \"WORKLOAD/ALLOCATOR\" matches (POSIX extended regex,\n"
     "                     as grep -E), e.g. '^G/', 'pool', '^(A|E)/pmr_'; glibc_malloc and the\n"
-    "                     std::pmr counterpart still run (marked *) so the ratios exist\n"
+    "                     std::pmr counterpart (H: and absl_flat_hash_map) still run (marked *)\n"
+    "                     so the ratios exist\n"
     "  --scale=F          multiply the problem sizes by F (full: 1, --quick: 0.05)\n"
     "  --rounds=N         timed rounds per measurement (default 5)\n"
     "  --warmup=N         untimed rounds first (default 1)\n"
@@ -333,7 +336,9 @@ int ParentMain(const Options& o) {
       if (!matches(key)) continue;
       run.selected_workload[w] = true;
       run.cells[w][a].status = Status::kOk;  // selected; the real status comes below
-      for (const char* ref : {"glibc_malloc", all[a].std_counterpart}) {
+      // H: pmr-c rows are also compared with absl::flat_hash_map.
+      const char* extra = all[a].family == Family::kPmr ? wls[w].extra_ref : nullptr;
+      for (const char* ref : {"glibc_malloc", all[a].std_counterpart, extra}) {
         if (ref == nullptr) continue;
         for (size_t r = 0; r < all.size(); ++r) {
           if (std::strcmp(all[r].id, ref) == 0 && run.cells[w][r].status == Status::kNotRun) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # //tests:benchmarks_quick_test: `//benchmarks:all --quick` runs end to end
 # (sizes reduced further), and its JSON holds a record for every workload x
-# allocator pair and every metric of the workload, with a known status. The
+# allocator pair and every metric of the workload, with a known status; the
+# container workloads V, H, S ran every variant (and absl in H). The
 # measured values are not asserted. Also checks the charts, the --filter
 # references, and that a missing or non-working LD_PRELOAD peer is reported
 # ("not_installed", "preload_failed"), never an error.
@@ -17,9 +18,12 @@ fail() {
   fails=$((fails + 1))
 }
 
-workloads="A B1 B2 B8 C D E F G"
+workloads="A B1 B2 B8 C D E F G V H S"
+allocator_workloads="A B1 B2 B8 C D E F G"
+container_workloads="V H S"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
-  simple_pool arena pmr_malloc pmr_monotonic pmr_monotonic_inline pmr_monotonic_release pmr_unsync_pool pmr_sync_pool pmr_thread_cache pmr_thread_cache_pool"
+  simple_pool arena pmr_malloc pmr_monotonic pmr_monotonic_inline pmr_monotonic_release pmr_unsync_pool pmr_sync_pool
+  pmr_thread_cache pmr_thread_cache_pool absl_flat_hash_map"
 metrics_of() {
   case $1 in
     A | B1 | B2 | B8 | C) echo "alloc_ns_per_op free_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
@@ -27,6 +31,9 @@ metrics_of() {
     E) echo "ns_per_step peak_rss_growth_kib" ;;
     F) echo "ns_per_block peak_rss_growth_kib" ;;
     G) echo "ns_per_request peak_rss_growth_kib" ;;
+    V) echo "push_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
+    H) echo "insert_ns_per_op hit_ns_per_op miss_ns_per_op erase_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
+    S) echo "build_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
   esac
 }
 
@@ -56,14 +63,37 @@ bad=$(grep '^{"workload"' "$json" |
   grep -v -E '"status": "(ok|not_installed|not_applicable|skipped|preload_failed)"' | head -n 5)
 [ -z "$bad" ] || fail "records with an unexpected status: $bad"
 # The C library resources and glibc really ran everywhere they apply.
-for w in $workloads; do
+ran() { grep -q "^{\"workload\": \"$1\", \"allocator\": \"$2\", .*\"status\": \"ok\"" "$json"; }
+not_applicable() { grep -q "^{\"workload\": \"$1\", \"allocator\": \"$2\", .*\"status\": \"not_applicable\"" "$json"; }
+for w in $allocator_workloads; do
   for a in glibc_malloc pmr_malloc pmr_sync_pool; do
-    grep -q "^{\"workload\": \"$w\", \"allocator\": \"$a\", .*\"status\": \"ok\"" "$json" ||
-      fail "$w/$a did not run"
+    ran "$w" "$a" || fail "$w/$a did not run"
   done
+  not_applicable "$w" absl_flat_hash_map || fail "$w/absl_flat_hash_map should be not_applicable"
 done
-grep -q '"workload": "F", "allocator": "pmr_unsync_pool", .*"status": "not_applicable"' "$json" ||
-  fail "F/pmr_unsync_pool should be not_applicable"
+not_applicable F pmr_unsync_pool || fail "F/pmr_unsync_pool should be not_applicable"
+# Container workloads: every variant ran, with its container type recorded.
+for w in $container_workloads; do
+  for a in glibc_malloc std_new_delete std_monotonic std_unsync_pool pmr_malloc pmr_monotonic pmr_monotonic_release \
+    pmr_unsync_pool; do
+    ran "$w" "$a" || fail "$w/$a did not run"
+  done
+  not_applicable "$w" pmr_sync_pool || fail "$w/pmr_sync_pool should be not_applicable"
+  grep -A3 "^== $w: " "$out/stdout.txt" | grep -q "^   allocator  *container " ||
+    fail "table $w has no container column"
+done
+ran H absl_flat_hash_map || fail "H/absl_flat_hash_map did not run"
+not_applicable V absl_flat_hash_map || fail "V/absl_flat_hash_map should be not_applicable"
+grep -q '"workload": "V", "allocator": "pmr_monotonic", .*"container": "pmr_vector"' "$json" ||
+  fail "V/pmr_monotonic: container should be pmr_vector"
+grep -q '"workload": "H", "allocator": "std_unsync_pool", .*"container": "std::pmr::unordered_map"' "$json" ||
+  fail "H/std_unsync_pool: container should be std::pmr::unordered_map"
+grep -q '"workload": "S", "allocator": "glibc_malloc", .*"container": "std::string"' "$json" ||
+  fail "S/glibc_malloc: container should be std::string"
+# The summary has a row for every workload.
+for w in $workloads; do
+  sed -n '/^== Which resource/,$p' "$out/stdout.txt" | grep -q "^   $w " || fail "summary has no row for $w"
+done
 
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="pmr-c-benchmarks/1"' "$json" ||
@@ -84,6 +114,14 @@ grep -q '"workload": "E", "allocator": "pmr_unsync_pool", .*"reference_only": fa
 grep -q '"workload": "E", "allocator": "std_unsync_pool", .*"reference_only": true' "$fjson" ||
   fail "filter: std counterpart not run as a reference"
 grep -q '"workload": "A"' "$fjson" && fail "filter: workload A should not run"
+hjson=$out/filter_h.json
+"$bin" --quick --scale=0.01 --rounds=1 --filter='^H/pmr_unsync' --json="$hjson" >/dev/null 2>&1 ||
+  fail "filtered container run failed"
+grep -q '"workload": "H", "allocator": "pmr_unsync_pool", .*"reference_only": false' "$hjson" ||
+  fail "filter H: selected pair missing"
+grep -q '"workload": "H", "allocator": "std_unsync_pool", .*"reference_only": true' "$hjson" ||
+  fail "filter H: std counterpart not run as a reference"
+grep -q '"workload": "V"' "$hjson" && fail "filter H: workload V should not run"
 
 # ---- peers that are missing or do not work are reported, not errors ----------
 sanitizer=$(grep -o '"sanitizer": "[a-z]*"' "$json" | head -n 1)

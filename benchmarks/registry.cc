@@ -51,6 +51,9 @@ const std::vector<AllocatorInfo>& Allocators() {
       {"pmr_thread_cache_pool", Family::kPmr, "abstract",
        "pmr_thread_cache over a pmr_synchronized_pool (the thread-safe stack), default options", true, false,
        "std_sync_pool", nullptr},
+      {"absl_flat_hash_map", Family::kThirdParty, "malloc",
+       "absl::flat_hash_map<uint64_t, uint64_t> (Abseil's Swiss table, std::allocator): a peer of workload H only",
+       false, false, nullptr, nullptr},
   };
   return kAll;
 }
@@ -67,6 +70,7 @@ const char* FamilyName(Family f) {
     case Family::kStd: return "std::pmr";
     case Family::kSeed: return "seed baseline";
     case Family::kPmr: return "pmr-c";
+    case Family::kThirdParty: return "third-party";
   }
   return "?";
 }
@@ -84,6 +88,9 @@ Sizes Sizes::Scaled(double scale) {
   s.e_steps = sc(5000000, 1000);
   s.f_blocks = sc(2000000, 1000);
   s.g_requests = sc(200000, 100);
+  s.v_elems = sc(10000000, 1000);
+  s.h_keys = sc(1000000, 1000);
+  s.s_strings = sc(1000000, 1000);
   return s;
 }
 
@@ -111,6 +118,20 @@ const std::vector<WorkloadInfo>& Workloads() {
        {{"ns_per_block", "ns"}, {"peak_rss_growth_kib", "KiB"}}, "ns_per_block"},
       {"G", "request-scoped arena (gateway): ~50 blocks + a growing string per request, dropped at the end",
        1, false, false, {{"ns_per_request", "ns"}, {"peak_rss_growth_kib", "KiB"}}, "ns_per_request"},
+      {"V", "container: vector of uint64_t, push_back from empty (no reserve), then destroy", 1, false, false,
+       {{"push_ns_per_op", "ns"}, {"destroy_ns_per_op", "ns"}, {"total_ns_per_op", "ns"},
+        {"peak_rss_growth_kib", "KiB"}},
+       "total_ns_per_op", true},
+      {"H", "container: hash map uint64_t -> uint64_t: insert random keys, lookups that hit and miss, erase all",
+       1, false, false,
+       {{"insert_ns_per_op", "ns"}, {"hit_ns_per_op", "ns"}, {"miss_ns_per_op", "ns"}, {"erase_ns_per_op", "ns"},
+        {"total_ns_per_op", "ns"}, {"peak_rss_growth_kib", "KiB"}},
+       "total_ns_per_op", true, "absl_flat_hash_map"},
+      {"S", "container: strings of 8-64 chars built by appends, all kept alive, then all destroyed", 1, false,
+       false,
+       {{"build_ns_per_op", "ns"}, {"destroy_ns_per_op", "ns"}, {"total_ns_per_op", "ns"},
+        {"peak_rss_growth_kib", "KiB"}},
+       "total_ns_per_op", true},
   };
   return kAll;
 }
@@ -154,6 +175,27 @@ std::string WorkloadParams(const WorkloadInfo& w, const Sizes& s) {
         "bump resources drop all at once (reset/release), others free each block; monotonic first "
         "chunk %d KiB; ns per request",
         s.g_requests, kGMinAllocs, kGMaxAllocs, kGMin, kGMax, kGPieceMax, kGStringStart, kGMonoChunk / 1024);
+  if (id == "V")
+    return absl::StrFormat(
+        "%d x uint64_t appended one by one to an empty vector (no reserve; every type here doubles its "
+        "capacity), then the vector destroyed (bump resources: + reset/release); ns per element. "
+        "pmr_vector: pmr_vector_push_back (inline while there is capacity), grows in place through "
+        "pmr_try_resize where the resource allows it (monotonic: while its chunk has room)",
+        s.v_elems);
+  if (id == "H")
+    return absl::StrFormat(
+        "%d random uint64_t keys (precomputed, fixed seed) inserted into an empty map (no reserve); %d lookups "
+        "that hit (shuffled order); %d that miss; %d erases (another shuffled order) and destroy (bump "
+        "resources: + reset/release). Each phase timed on its own, ns per operation; total = the whole round "
+        "/ %d operations. pmr_hashmap looks up with the inline pmr_hashmap_find_u64",
+        s.h_keys, s.h_keys, s.h_keys, s.h_keys, 4 * s.h_keys);
+  if (id == "S")
+    return absl::StrFormat(
+        "%d strings of %d..%d chars (uniform), each built from empty by appending %d..%d-byte pieces (the last "
+        "cut to the length); std::string keeps 15 chars inline, pmr_string 23, so most strings allocate and "
+        "many grow twice. All are kept alive (slots reserved before timing), then all destroyed (bump "
+        "resources: + reset/release); ns per string",
+        s.s_strings, kSMinLen, kSMaxLen, 1, kSPieceMax);
   return "";
 }
 
@@ -178,10 +220,61 @@ std::string WorkloadParamsJson(const WorkloadInfo& w, const Sizes& s) {
         "{\"requests\":%d,\"min_allocs\":%d,\"max_allocs\":%d,\"min_bytes\":%d,\"max_bytes\":%d,"
         "\"string_piece_max\":%d,\"string_start_capacity\":%d,\"monotonic_first_chunk\":%d,\"threads\":1}",
         s.g_requests, kGMinAllocs, kGMaxAllocs, kGMin, kGMax, kGPieceMax, kGStringStart, kGMonoChunk);
+  if (id == "V")
+    return absl::StrFormat("{\"elements\":%d,\"element_bytes\":8,\"reserve\":false,\"threads\":1}", s.v_elems);
+  if (id == "H")
+    return absl::StrFormat(
+        "{\"keys\":%d,\"hit_lookups\":%d,\"miss_lookups\":%d,\"erases\":%d,\"key_bytes\":8,\"value_bytes\":8,"
+        "\"reserve\":false,\"threads\":1}",
+        s.h_keys, s.h_keys, s.h_keys, s.h_keys);
+  if (id == "S")
+    return absl::StrFormat(
+        "{\"strings\":%d,\"min_length\":%d,\"max_length\":%d,\"piece_min\":1,\"piece_max\":%d,"
+        "\"kept_alive\":true,\"threads\":1}",
+        s.s_strings, kSMinLen, kSMaxLen, kSPieceMax);
   return "{}";
 }
 
+namespace {
+
+// Which rows a container workload has: the std container over std::allocator
+// (malloc rows), std::pmr containers over the three std resources, pmr-c
+// containers over malloc / monotonic / the unsynchronized pool; H also absl.
+bool ContainerRow(const WorkloadInfo& w, const AllocatorInfo& a) {
+  if (a.family == Family::kMalloc) return true;
+  if (a.family == Family::kThirdParty) return std::string(w.id) == "H";
+  for (const char* id : {"std_new_delete", "std_monotonic", "std_unsync_pool", "pmr_malloc", "pmr_monotonic",
+                         "pmr_monotonic_release", "pmr_unsync_pool"})
+    if (std::string(a.id) == id) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string ContainerOf(const WorkloadInfo& w, const AllocatorInfo& a) {
+  if (!w.container || !ContainerRow(w, a)) return "";
+  const std::string id = w.id;
+  if (a.family == Family::kThirdParty) return "absl::flat_hash_map";
+  const char* pmr_c = id == "V" ? "pmr_vector" : id == "H" ? "pmr_hashmap" : "pmr_string";
+  const char* std_t = id == "V" ? "vector" : id == "H" ? "unordered_map" : "string";
+  if (a.family == Family::kPmr) return pmr_c;
+  if (a.family == Family::kStd) return std::string("std::pmr::") + std_t;
+  return std::string("std::") + std_t;
+}
+
 bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a, std::string* why) {
+  if (w.container && !ContainerRow(w, a)) {
+    if (why)
+      *why = a.family == Family::kThirdParty
+                 ? "a hash map: H only"
+                 : "container workloads run over malloc, std::pmr new_delete/monotonic/unsync pool and pmr-c "
+                   "malloc/monotonic/unsync pool only";
+    return false;
+  }
+  if (!w.container && a.family == Family::kThirdParty) {
+    if (why) *why = "a container, not a resource: H only";
+    return false;
+  }
   if (w.thread_safe_only && !a.thread_safe) {
     if (why) *why = "not thread-safe (F frees on another thread)";
     return false;

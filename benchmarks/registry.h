@@ -9,7 +9,7 @@
 
 namespace bench {
 
-enum class Family { kMalloc, kStd, kSeed, kPmr };
+enum class Family { kMalloc, kStd, kSeed, kPmr, kThirdParty };
 
 struct AllocatorInfo {
   const char* id;               // stable name, used in --filter and in the JSON
@@ -35,6 +35,9 @@ struct Sizes {
   size_t e_steps;     // E: free+allocate steps
   size_t f_blocks;    // F: blocks handed from producer to consumer
   size_t g_requests;  // G: requests
+  size_t v_elems;     // V: uint64_t pushed into one vector
+  size_t h_keys;      // H: keys inserted (and looked up hit, missed, erased)
+  size_t s_strings;   // S: strings built and kept alive
   static Sizes Scaled(double scale);
 };
 
@@ -49,6 +52,8 @@ constexpr size_t kGPieceMax = 16;              // G: chars appended after each a
 constexpr size_t kGStringStart = 16;           // G: the string's first capacity
 constexpr size_t kGMonoChunk = 16 * 1024;      // G: first chunk of the monotonic resources
 constexpr size_t kArenaBlock = 1 << 20;        // seed Arena block size
+constexpr size_t kSMinLen = 8, kSMaxLen = 64;  // S: string lengths, uniform
+constexpr size_t kSPieceMax = 16;              // S: bytes per append (1..16; the last one cut to the length)
 
 struct MetricInfo {
   const char* id;
@@ -63,6 +68,8 @@ struct WorkloadInfo {
   bool memory;       // D: memory, not time
   std::vector<MetricInfo> metrics;
   const char* primary;  // the metric ratios, charts and the summary use
+  bool container = false;  // V, H, S: a container over each resource, not direct calls
+  const char* extra_ref = nullptr;  // H: also compared with this allocator row (absl)
 };
 
 const std::vector<WorkloadInfo>& Workloads();
@@ -76,6 +83,10 @@ std::string WorkloadParamsJson(const WorkloadInfo& w, const Sizes& s);
 bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a, std::string* why);
 // B and F: "shared" (one instance for all threads) or "per-thread"; "" elsewhere.
 const char* Sharing(const WorkloadInfo& w, const AllocatorInfo& a);
+// V, H, S: the container type a row measures ("std::vector" = std::allocator,
+// "std::pmr::vector", "pmr_vector", "absl::flat_hash_map"; element types in
+// the workload's parameters); "" elsewhere.
+std::string ContainerOf(const WorkloadInfo& w, const AllocatorInfo& a);
 
 // LD_PRELOAD peers: candidate libraries (first one present wins), a symbol
 // only that allocator exports, and a substring of its library's file name.

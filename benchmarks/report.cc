@@ -70,7 +70,11 @@ std::string ShortStd(const char* id) { return std::strncmp(id, "std_", 4) == 0 ?
 
 std::string Mib(double kib) { return absl::StrFormat("%.1f", kib / 1024.0); }
 
-const char* UnitLabel(const std::string& primary) {
+const char* UnitLabel(const WorkloadInfo& wl) {
+  const std::string primary = wl.primary, id = wl.id;
+  if (id == "V") return "ns per element (push_back + destroy)";
+  if (id == "H") return "ns per operation (insert, hit, miss, erase: round / 4n)";
+  if (id == "S") return "ns per string (build + destroy)";
   if (primary == "total_ns_per_op") return "ns per block (alloc + free)";
   if (primary == "ns_per_step") return "ns per step (free + alloc)";
   if (primary == "ns_per_block") return "ns per block (alloc + hand-over + free)";
@@ -138,7 +142,12 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
   const WorkloadInfo& wl = Workloads()[w];
   const auto& all = Allocators();
   const std::string id = wl.id;
-  const bool phases = wl.primary == std::string("total_ns_per_op");
+  // Timing columns before the primary one (A/B/C: alloc, free; V: push,
+  // destroy; H: insert, hit, miss, erase; S: build, destroy).
+  std::vector<std::string> phase_ids;
+  for (const MetricInfo& m : wl.metrics)
+    if (std::string(m.unit) == "ns" && wl.primary != std::string(m.id)) phase_ids.push_back(m.id);
+  const bool phases = !phase_ids.empty();
   const bool threads = id[0] == 'B' || id == "F";
   absl::FPrintF(out, "\n== %s: %s\n   %s\n", wl.id, wl.title, WorkloadParams(wl, run.sizes));
   if (wl.memory)
@@ -150,33 +159,42 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                   "vs X = X's median / this median (>1: faster)\n",
                   run.rounds, run.warmup);
 
-  std::string head = absl::StrFormat("   %-22s %-8s ", "allocator", "call");
+  std::string head = absl::StrFormat("   %-22s ", "allocator");
+  if (wl.container)
+    head += absl::StrFormat("%-23s ", "container");
+  else
+    head += absl::StrFormat("%-8s ", "call");
   if (threads) head += absl::StrFormat("%-10s ", "instances");
   if (wl.memory)
     head += absl::StrFormat("%9s %9s %19s %9s %-18s %12s", "peak MiB", "x payload", "spread (MiB)", "vs glibc",
                             "vs std::pmr", "kept MiB");
-  else if (phases)
-    head += absl::StrFormat("%8s %8s %8s %19s %9s %-18s %8s", "alloc", "free", "total", "spread (total)",
-                            "vs glibc", "vs std::pmr", "RSS+MiB");
+  else if (phases) {
+    for (const std::string& m : phase_ids) head += absl::StrFormat("%8s ", m.substr(0, m.find("_ns")));
+    head += absl::StrFormat("%8s %19s %9s %-18s %8s", "total", "spread (total)", "vs glibc", "vs std::pmr",
+                            "RSS+MiB");
+  }
   else
     head += absl::StrFormat("%9s %19s %9s %-18s %8s", "median", "spread", "vs glibc", "vs std::pmr", "RSS+MiB");
   absl::FPrintF(out, "%s\n", head);
 
-  std::vector<std::string> not_applicable;
-  std::string why_na;
+  std::map<std::string, std::string> not_applicable;  // why -> which
   bool any_reference = false;
   for (size_t a = 0; a < all.size(); ++a) {
     const Cell& c = run.cells[w][a];
     const AllocatorInfo& ai = all[a];
     if (c.status == Status::kNotRun) continue;
     if (c.status == Status::kNotApplicable) {
-      not_applicable.push_back(ai.id);
-      why_na = c.detail;
+      std::string& list = not_applicable[c.detail];
+      list += (list.empty() ? "" : ", ") + std::string(ai.id);
       continue;
     }
     std::string name = std::string(ai.id) + (c.reference ? "*" : "");
     any_reference = any_reference || c.reference;
-    std::string row = absl::StrFormat("   %-22s %-8s ", name, ai.iface);
+    std::string row = absl::StrFormat("   %-22s ", name);
+    if (wl.container)
+      row += absl::StrFormat("%-23s ", ContainerOf(wl, ai));
+    else
+      row += absl::StrFormat("%-8s ", ai.iface);
     if (threads) row += absl::StrFormat("%-10s ", Sharing(wl, ai));
     const Stat* p = Find(c, wl.primary);
     if (p == nullptr) {
@@ -200,10 +218,11 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
       const Stat* rss = Find(c, "peak_rss_growth_kib");
       const std::string spread = absl::StrFormat("[%s, %s]", Num(p->min), Num(p->max));
       if (phases) {
-        const Stat* al = Find(c, "alloc_ns_per_op");
-        const Stat* fr = Find(c, "free_ns_per_op");
-        row += absl::StrFormat("%8s %8s %8s %19s %9s %-18s %8s", al ? Num(al->median) : "-",
-                               fr ? Num(fr->median) : "-", Num(p->median), spread, vs_g, vs_s,
+        for (const std::string& m : phase_ids) {
+          const Stat* ph = Find(c, m);
+          row += absl::StrFormat("%8s ", ph ? Num(ph->median) : "-");
+        }
+        row += absl::StrFormat("%8s %19s %9s %-18s %8s", Num(p->median), spread, vs_g, vs_s,
                                rss ? Mib(rss->median) : "-");
       } else {
         row += absl::StrFormat("%9s %19s %9s %-18s %8s", Num(p->median), spread, vs_g, vs_s,
@@ -212,24 +231,42 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
     }
     absl::FPrintF(out, "%s\n", row);
   }
-  if (!not_applicable.empty()) {
-    std::string list;
-    for (const auto& n : not_applicable) list += (list.empty() ? "" : ", ") + n;
-    absl::FPrintF(out, "   not applicable (%s): %s\n", why_na, list);
-  }
+  for (const auto& [why, list] : not_applicable) absl::FPrintF(out, "   not applicable (%s): %s\n", why, list);
   if (wl.memory)
     absl::FPrintF(out, "   kept = still resident after freeing every block: monotonic resources keep their chunks "
                        "until release (reset keeps them for reuse),\n   and never free single blocks, so "
                        "free-heavy workloads grow (see RSS+ in E)\n");
   if (any_reference) absl::FPrintF(out, "   * not selected by --filter; run as a reference for the ratios\n");
-  if (phases)
-    absl::FPrintF(out, "   alloc, free, total: medians of their own (total = per-round alloc+free, so not always "
-                       "alloc + free)\n");
+  if (phases && id == "H") {
+    absl::FPrintF(out, "   insert, hit, miss, erase: ns per operation of each phase (erase includes destroying the "
+                       "empty map and reset/release);\n   total = whole round / %d operations; each column is its "
+                       "own median\n",
+                  4 * run.sizes.h_keys);
+  } else if (phases) {
+    std::string names;
+    for (const std::string& m : phase_ids) names += m.substr(0, m.find("_ns")) + ", ";
+    std::string sum;
+    for (const std::string& m : phase_ids) sum += (sum.empty() ? "" : "+") + m.substr(0, m.find("_ns"));
+    absl::FPrintF(out, "   %stotal: medians of their own (total = per-round %s, so not always the sum)%s\n", names,
+                  sum, wl.container ? "; destroy includes the resource's reset/release" : "");
+  }
+  if (wl.container) {
+    const std::string type = ContainerOf(wl, *FindAllocator("glibc_malloc"));
+    absl::FPrintF(out,
+                  "   vs glibc = vs %s with std::allocator (the glibc_malloc row); vs std::pmr = vs %s over the "
+                  "std counterpart resource\n",
+                  type, ContainerOf(wl, *FindAllocator("std_new_delete")));
+  }
   if (!wl.memory)
     absl::FPrintF(out, "   RSS+ = peak resident memory of the process above its own arrays (warm-up and all "
                        "rounds)\n");
   if (id == "F")
     absl::FPrintF(out, "   F needs both cores: with other load on the machine, hand-over stalls dominate\n");
+  if (id == "V")
+    absl::FPrintF(out, "   V is mostly page faults: a vector this large gets fresh pages in every round (glibc "
+                       "mmaps blocks over 32 MiB and munmaps them on free)\n   unless its allocator keeps them "
+                       "(tcmalloc; pmr_monotonic's reset keeps its chunks); pmr_monotonic_release vs std_monotonic "
+                       "is like for like\n");
 
   const size_t pick = Pick(run, w);
   if (pick < all.size()) {
@@ -242,6 +279,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
     if (all[pick].std_counterpart != nullptr) {
       const double s = RatioVs(run, w, pick, wl.primary, all[pick].std_counterpart);
       if (s > 0) absl::FPrintF(out, ", %s than %s", Compare(s, wl.memory), all[pick].std_counterpart);
+    }
+    if (wl.extra_ref != nullptr) {
+      const double x = RatioVs(run, w, pick, wl.primary, wl.extra_ref);
+      if (x > 0) absl::FPrintF(out, ", %s than %s", Compare(x, wl.memory), wl.extra_ref);
     }
     if (fastest < all.size() && fastest != pick)
       absl::FPrintF(out, "; %s overall: %s", wl.memory ? "leanest" : "fastest", all[fastest].id);
@@ -288,6 +329,13 @@ void PrintSummary(const RunInfo& run, FILE* out) {
                   best < all.size() ? all[best].id : "-");
   }
   absl::FPrintF(out, "   ratios > 1: the pick is faster (D: leaner); mem vs g = glibc's RSS+ / the pick's RSS+\n");
+  bool containers = false;
+  for (size_t w = 0; w < wls.size(); ++w) containers = containers || (run.selected_workload[w] && wls[w].container);
+  if (containers)
+    absl::FPrintF(out,
+                  "   V, H, S (containers): pick = the fastest pmr-c container/resource pair; glibc = the std "
+                  "container with std::allocator,\n   drop-in = the same under LD_PRELOAD, std::pmr counterpart = "
+                  "the std::pmr container over the matching resource\n");
 }
 
 }  // namespace
@@ -406,12 +454,13 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
         absl::FPrintF(
             f,
             "%s\n{\"workload\": %s, \"allocator\": %s, \"metric\": %s, \"unit\": %s, \"status\": %s, "
-            "\"detail\": %s, \"reference_only\": %s, \"sharing\": %s, \"median\": %s, \"min\": %s, \"max\": %s, "
+            "\"detail\": %s, \"reference_only\": %s, \"sharing\": %s, \"container\": %s, \"median\": %s, "
+            "\"min\": %s, \"max\": %s, "
             "\"values\": %s, \"vs_glibc\": %s, \"std_counterpart\": %s, \"vs_std\": %s}",
             first ? "" : ",", JsonString(wl.id), JsonString(ai.id), JsonString(m.id), JsonString(m.unit),
             JsonString(StatusName(c.status)), JsonString(c.detail), c.reference ? "true" : "false",
-            JsonString(Sharing(wl, ai)), num_or_null(s ? s->median : 0), num_or_null(s ? s->min : 0),
-            num_or_null(s ? s->max : 0), values, ratio_or_null("glibc_malloc"),
+            JsonString(Sharing(wl, ai)), JsonString(ContainerOf(wl, ai)), num_or_null(s ? s->median : 0),
+            num_or_null(s ? s->min : 0), num_or_null(s ? s->max : 0), values, ratio_or_null("glibc_malloc"),
             ai.std_counterpart ? JsonString(ai.std_counterpart) : "null", ratio_or_null(ai.std_counterpart));
         first = false;
       }
@@ -448,6 +497,7 @@ const char* FamilyColour(Family f) {
     case Family::kStd: return "#4a78c2";
     case Family::kSeed: return "#e08a2c";
     case Family::kPmr: return "#2e9d57";
+    case Family::kThirdParty: return "#8e5bb5";
   }
   return "#000";
 }
@@ -505,7 +555,15 @@ std::string SvgFor(const RunInfo& run, size_t w) {
   if (wl.memory) top = std::max(top, payload);
   if (top <= 0) top = 1;
   const int left = 200, width = 560, row_h = 22;
-  const int top_px = 64 + 13 * static_cast<int>(Wrap(WorkloadParams(wl, run.sizes), 150).size() - 1) + 12;
+  std::string desc = WorkloadParams(wl, run.sizes);
+  if (wl.container)
+    desc += absl::StrFormat(". Rows: glibc_malloc and the drop-ins = %s (std::allocator); std_* = %s over that "
+                            "resource; pmr_* = %s over that resource",
+                            ContainerOf(wl, *FindAllocator("glibc_malloc")),
+                            ContainerOf(wl, *FindAllocator("std_new_delete")),
+                            ContainerOf(wl, *FindAllocator("pmr_malloc")));
+  const std::vector<std::string> desc_lines = Wrap(desc, 150);
+  const int top_px = 64 + 13 * static_cast<int>(desc_lines.size() - 1) + 12;
   const int total_w = left + width + 150;
   const int total_h = top_px + static_cast<int>(bars.size()) * row_h + 56;
   std::string s = absl::StrFormat(
@@ -515,10 +573,10 @@ std::string SvgFor(const RunInfo& run, size_t w) {
   s += absl::StrFormat("<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s: %s</text>\n", Xml(wl.id),
                        Xml(wl.title));
   s += absl::StrFormat("<text x=\"10\" y=\"38\" fill=\"#444\">%s, median of %d %s (whisker: min-max); %s</text>\n",
-                       Xml(UnitLabel(wl.primary)), wl.memory ? run.d_runs : run.rounds,
+                       Xml(UnitLabel(wl)), wl.memory ? run.d_runs : run.rounds,
                        wl.memory ? "fresh processes" : "rounds", wl.memory ? "lower is leaner" : "lower is faster");
   int text_y = 54;
-  for (const std::string& line : Wrap(WorkloadParams(wl, run.sizes), 150)) {
+  for (const std::string& line : desc_lines) {
     s += absl::StrFormat("<text x=\"10\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s</text>\n", text_y, Xml(line));
     text_y += 13;
   }
@@ -559,7 +617,9 @@ std::string SvgFor(const RunInfo& run, size_t w) {
   }
   int lx = 10;
   const int ly = total_h - 14;
-  for (Family f : {Family::kMalloc, Family::kStd, Family::kSeed, Family::kPmr}) {
+  for (Family f : {Family::kMalloc, Family::kStd, Family::kSeed, Family::kPmr, Family::kThirdParty}) {
+    if (f == Family::kThirdParty && std::string(wl.id) != "H") continue;
+    if (f == Family::kSeed && wl.container) continue;
     s += absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                          "<text x=\"%d\" y=\"%d\">%s</text>\n",
                          lx, ly - 10, FamilyColour(f), lx + 16, ly, Xml(FamilyName(f)));

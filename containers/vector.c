@@ -160,12 +160,7 @@ bool pmr_vector_shrink_to_fit(pmr_vector *v) {
 
 void pmr_vector_clear(pmr_vector *v) { v->size = 0; }
 
-bool pmr_vector_push_back(pmr_vector *v, const void *elem) {
-  if (PMR_LIKELY(v->size < v->capacity)) {
-    memcpy(v->data + v->size * v->elem_size, elem, v->elem_size);
-    ++v->size;
-    return true;
-  }
+bool pmr__vector_push_back_grow(pmr_vector *v, const void *elem) {
   return insert_impl(v, v->size, elem, 1);
 }
 
