@@ -32,6 +32,8 @@
 #define DIRECT_SLOTS 64           /* slots a record maps without indirection */
 #define EMPTY_CLASS PMR__POOL_CLASSES /* a class that never has a block */
 #define MAX_LIMIT 65534u /* count may reach limit + 1 in a uint16_t */
+#define SEGMENTS 8 /* batches kept whole for classes of 8 and 16 bytes */
+#define SMALL_CLASSES 2 /* blocks too small to carry batch bookkeeping */
 
 /* A thread's view of one size class: 16 bytes. */
 typedef struct tc_class {
@@ -73,6 +75,18 @@ typedef struct tc_state {
   pmr_thread_cache_options opts;
   tc_cache *caches; /* every thread's cache for this instance (registry mutex) */
   atomic_size_t refills, flushes;
+  /* Batches flushed by threads are kept whole (NULL-terminated lists), so a
+   * refill takes one in O(1) under the class lock instead of walking a cold
+   * list while other threads wait. Blocks of 24 bytes and more stack them
+   * intrusively: the first block's words 1 and 2 hold the next batch and the
+   * count. The two smallest classes keep up to SEGMENTS batches here; beyond
+   * that they join core's plain list. */
+  void *batches[PMR__POOL_CLASSES];
+  struct tc_segment {
+    void *head;
+    size_t count;
+  } segments[SMALL_CLASSES][SEGMENTS];
+  uint8_t nsegments[SMALL_CLASSES];
 } tc_state;
 
 _Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr__state),
@@ -198,6 +212,20 @@ static void *refill(tc_state *s, tc_class *k, unsigned idx) {
   size_t batch = k->limit / 2u, n = 1;
   void *p;
   pmr__spin_lock(&s->class_lock[idx]);
+  if (s->batches[idx] != NULL) {
+    p = s->batches[idx];
+    s->batches[idx] = pmr__word_get(p, 1);
+    n = (size_t)(uintptr_t)pmr__word_get(p, 2);
+    pmr__spin_unlock(&s->class_lock[idx]);
+    goto linked;
+  }
+  if (idx < SMALL_CLASSES && s->nsegments[idx] != 0) {
+    struct tc_segment seg = s->segments[idx][--s->nsegments[idx]];
+    pmr__spin_unlock(&s->class_lock[idx]);
+    p = seg.head;
+    n = seg.count;
+    goto linked;
+  }
   if (ck->free != NULL) {
     p = ck->free;
     void *last = p, *next;
@@ -252,9 +280,21 @@ static void flush(tc_state *s, tc_class *k, unsigned idx) {
       (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - n),
       memory_order_relaxed);
   pmr__pool_class *ck = &s->core.classes[idx];
+  pmr__link_set(last, NULL); /* a segment of its own */
+  if (idx >= SMALL_CLASSES) { /* bookkeeping outside the lock */
+    pmr__word_set(first, 2, (void *)(uintptr_t)n);
+  }
   pmr__spin_lock(&s->class_lock[idx]);
-  pmr__link_set(last, ck->free);
-  ck->free = first;
+  if (idx >= SMALL_CLASSES) {
+    pmr__word_set(first, 1, s->batches[idx]);
+    s->batches[idx] = first;
+  } else if (s->nsegments[idx] < SEGMENTS) {
+    struct tc_segment seg = {first, n};
+    s->segments[idx][s->nsegments[idx]++] = seg;
+  } else {
+    pmr__link_set(last, ck->free);
+    ck->free = first;
+  }
   pmr__spin_unlock(&s->class_lock[idx]);
   atomic_fetch_add_explicit(&s->flushes, 1, memory_order_relaxed);
 }
@@ -490,6 +530,9 @@ void pmr_thread_cache_release(pmr_thread_cache *tc) {
   drop_caches(s);
   pmr__big_release(&s->big, s->core.upstream);
   pmr__pool_core_release(&s->core);
+  /* The batches lived in the chunks. */
+  memset(s->batches, 0, sizeof s->batches);
+  memset(s->nsegments, 0, sizeof s->nsegments);
 }
 
 void pmr_thread_cache_destroy(pmr_thread_cache *tc) {

@@ -70,7 +70,7 @@ typedef struct pmr_thread_cache {
   pmr_mem_resource base; /* first: the abstract resource */
   union {
     void *align;
-    unsigned char bytes[3072];
+    unsigned char bytes[4096];
   } pmr__state;
 } pmr_thread_cache;
 
