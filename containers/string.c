@@ -280,8 +280,12 @@ bool pmr_string_append_vformat(pmr_string *s, const char *format, va_list ap) {
     ok = pmr_string_append_bytes(s, local, (size_t)n);
   } else {
     const size_t len = len_of(s);
+    /* The same growth rule as every other edit (found by the string fuzz
+     * target: reserving exactly made repeated long appends quadratic). */
+    const size_t need = len + (size_t)n;
     if ((size_t)n <= pmr_string_max_size() - len &&
-        pmr_string_reserve(s, len + (size_t)n)) {
+        (need <= cap_of(s) ||
+         set_long_capacity(s, grown_capacity(cap_of(s), need)))) {
       char *d = buf(s);
       int k = vsnprintf(d + len, (size_t)n + 1, format, again);
       if (k == n) {

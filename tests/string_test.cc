@@ -769,3 +769,21 @@ TEST(StringRandom, MatchesStdStringUnderRandomFailures) {
 }
 
 }  // namespace
+
+namespace {
+
+// Found by the string fuzz target: a long formatted append reserved exactly,
+// so repeated long appends reallocated every time. It grows like any edit.
+TEST(StringFormatGrowth, LongFormattedAppendsDoubleTheCapacity) {
+  pmr_string s;
+  pmr_string_init(&s, nullptr);
+  ASSERT_TRUE(pmr_string_reserve(&s, 422));
+  ASSERT_TRUE(pmr_string_append_format(&s, "%*u", 600, 1u));
+  EXPECT_EQ(pmr_string_length(&s), 600u);
+  EXPECT_EQ(pmr_string_capacity(&s), 844u);  // max(2 x 422, 600)
+  ASSERT_TRUE(pmr_string_append_format(&s, "%*u", 300, 2u));
+  EXPECT_EQ(pmr_string_capacity(&s), 1688u);  // 900 needed: doubled again
+  pmr_string_destroy(&s);
+}
+
+}  // namespace
