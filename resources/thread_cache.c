@@ -201,6 +201,33 @@ static tc_cache *get_cache(tc_state *s) {
   return c;
 }
 
+/* count is atomic only so that stats may read it from another thread; its
+ * owner updates it with a plain load and store, never a read-modify-write. */
+static inline unsigned count_add(tc_class *k, int delta) {
+  uint16_t n = (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) + delta);
+  atomic_store_explicit(&k->count, n, memory_order_relaxed);
+  return n;
+}
+
+/* Pops a block from the thread's list, or NULL when it is empty. */
+static inline void *tc_pop(tc_class *k) {
+  void *p = k->head;
+  if (PMR_LIKELY(p != NULL)) {
+    k->head = pmr__link_get(p);
+    PMR__UNDEFINED(p, k->block);
+    count_add(k, -1);
+  }
+  return p;
+}
+
+/* Pushes p onto the thread's list; false when the list is now over its limit. */
+static inline bool tc_push(tc_class *k, void *p) {
+  PMR__NOACCESS(p, k->block);
+  pmr__link_set(p, k->head);
+  k->head = p;
+  return count_add(k, 1) <= k->limit;
+}
+
 /* ---- moving blocks between a thread and the central pool ------------------ */
 
 /* Thread class k is empty: takes up to a batch of blocks from central class
@@ -275,10 +302,7 @@ static void flush(tc_state *s, tc_class *k, unsigned idx) {
     ++n;
   }
   k->head = pmr__link_get(last);
-  atomic_store_explicit(
-      &k->count,
-      (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - n),
-      memory_order_relaxed);
+  count_add(k, -(int)n);
   pmr__pool_class *ck = &s->core.classes[idx];
   pmr__link_set(last, NULL); /* a segment of its own */
   if (idx >= SMALL_CLASSES) { /* bookkeeping outside the lock */
@@ -374,17 +398,8 @@ PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
   tc_cache *c = find_cache(s);
   if (c == NULL && (c = get_cache(s)) == NULL) return NULL;
   tc_class *k = &c->cls[idx];
-  void *p = k->head;
-  if (p != NULL) {
-    k->head = pmr__link_get(p);
-    PMR__UNDEFINED(p, k->block);
-    atomic_store_explicit(
-        &k->count,
-        (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - 1),
-        memory_order_relaxed);
-    return p;
-  }
-  return refill(s, k, idx);
+  void *p = tc_pop(k);
+  return p != NULL ? p : refill(s, k, idx);
 }
 
 static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
@@ -395,16 +410,8 @@ static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
     tc_cache *c = my_cache(s);
     if (PMR_LIKELY(c != NULL)) {
       tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
-      void *p = k->head;
-      if (PMR_LIKELY(p != NULL)) {
-        k->head = pmr__link_get(p);
-        PMR__UNDEFINED(p, k->block);
-        atomic_store_explicit(
-            &k->count,
-            (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) - 1),
-            memory_order_relaxed);
-        return p;
-      }
+      void *p = tc_pop(k);
+      if (PMR_LIKELY(p != NULL)) return p;
     }
   }
   return tc_allocate_slow(s, bytes, alignment);
@@ -429,12 +436,7 @@ PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
     return;
   }
   tc_class *k = &c->cls[idx];
-  PMR__NOACCESS(p, k->block);
-  pmr__link_set(p, k->head);
-  k->head = p;
-  uint16_t n = (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) + 1);
-  atomic_store_explicit(&k->count, n, memory_order_relaxed);
-  if (n > k->limit) flush(s, k, idx);
+  if (!tc_push(k, p)) flush(s, k, idx);
 }
 
 static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
@@ -445,14 +447,7 @@ static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
     tc_cache *c = my_cache(s);
     if (PMR_LIKELY(c != NULL)) {
       tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
-      PMR__NOACCESS(p, k->block);
-      pmr__link_set(p, k->head);
-      k->head = p;
-      uint16_t n =
-          (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) + 1);
-      atomic_store_explicit(&k->count, n, memory_order_relaxed);
-      if (PMR_LIKELY(n <= k->limit)) return;
-      flush(s, k, (unsigned)(k - c->cls));
+      if (PMR_UNLIKELY(!tc_push(k, p))) flush(s, k, (unsigned)(k - c->cls));
       return;
     }
   }
