@@ -81,10 +81,9 @@ static inline const char *load_cstr(const void *p) {
   return s;
 }
 
-static uint64_t hash_key(const pmr_hashmap *m, const void *key) {
+/* The hash of a key of any kind but u64 (hash_key below adds that one). */
+static PMR_NOINLINE uint64_t hash_other(const pmr_hashmap *m, const void *key) {
   switch (m->kind) {
-    case KIND_U64:
-      return pmr_hash_u64(load_u64(key));
     case KIND_CSTR: {
       const char *s = load_cstr(key);
       return s != NULL ? pmr_hash_bytes_impl_(s, strlen(s)) : pmr_hash_u64(0);
@@ -97,6 +96,13 @@ static uint64_t hash_key(const pmr_hashmap *m, const void *key) {
     default:
       return pmr_hash_bytes_impl_(key, m->key_size);
   }
+}
+
+/* Kept apart from hash_other: when the u64 case lives in the same switch,
+ * the compiler calls the out-of-line switch even on the u64 paths. */
+static inline uint64_t hash_key(const pmr_hashmap *m, const void *key) {
+  return m->kind == KIND_U64 ? pmr_hash_u64(load_u64(key))
+                             : hash_other(m, key);
 }
 
 static bool key_equal(const pmr_hashmap *m, const void *a, const void *b) {
@@ -139,26 +145,36 @@ static inline void set_ctrl(pmr_hashmap *m, size_t i, unsigned char c) {
   m->ctrl[((i - GROUP) & m->mask) + GROUP] = c;
 }
 
-static size_t max_load(size_t capacity) { return capacity - capacity / 8; }
+static inline size_t max_load(size_t capacity) {
+  return capacity - capacity / 8;
+}
 
 /* ---- Probing ---------------------------------------------------------- */
 
-static inline size_t find_u64(const pmr_hashmap *m, uint64_t k, uint64_t h) {
+/* The slot of key k (hash h), or NPOS. When absent, *empty gets the first
+ * EMPTY slot of the group that ended the probe. */
+static inline size_t probe_u64(const pmr_hashmap *m, uint64_t k, uint64_t h,
+                               size_t *empty) {
   const size_t mask = m->mask;
   size_t pos = h1(h) & mask, step = 0;
   for (;;) {
     const unsigned char *g = m->ctrl + pos;
     for (bits_t b = pmr_hashmap_match_(g, h2(h)); b != 0; b &= b - 1) {
       size_t i = (pos + bits_lowest(b)) & mask;
-      if (load_u64(slot_at(m, i)) == k) return i;
+      if (PMR_LIKELY(load_u64(slot_at(m, i)) == k)) return i;
     }
-    if (group_empty(g) != 0) return NPOS;
+    bits_t e = group_empty(g);
+    if (PMR_LIKELY(e != 0)) {
+      *empty = (pos + bits_lowest(e)) & mask;
+      return NPOS;
+    }
     step += GROUP;
     pos = (pos + step) & mask;
   }
 }
 
-static size_t find_generic(const pmr_hashmap *m, const void *key, uint64_t h) {
+static size_t probe_generic(const pmr_hashmap *m, const void *key, uint64_t h,
+                            size_t *empty) {
   const size_t mask = m->mask;
   size_t pos = h1(h) & mask, step = 0;
   for (;;) {
@@ -167,21 +183,42 @@ static size_t find_generic(const pmr_hashmap *m, const void *key, uint64_t h) {
       size_t i = (pos + bits_lowest(b)) & mask;
       if (key_equal(m, key, slot_at(m, i))) return i;
     }
-    if (group_empty(g) != 0) return NPOS;
+    bits_t e = group_empty(g);
+    if (e != 0) {
+      *empty = (pos + bits_lowest(e)) & mask;
+      return NPOS;
+    }
     step += GROUP;
     pos = (pos + step) & mask;
   }
 }
 
-static inline size_t find_index(const pmr_hashmap *m, const void *key,
-                                uint64_t h) {
-  return m->kind == KIND_U64 ? find_u64(m, load_u64(key), h)
-                             : find_generic(m, key, h);
+static inline size_t find_u64(const pmr_hashmap *m, uint64_t k, uint64_t h) {
+  size_t empty;
+  return probe_u64(m, k, h, &empty);
 }
+
+static size_t find_generic(const pmr_hashmap *m, const void *key, uint64_t h) {
+  size_t empty;
+  return probe_generic(m, key, h, &empty);
+}
+
+/* The slot holding *key, or NPOS. */
+static inline size_t find_index(const pmr_hashmap *m, const void *key) {
+  if (m->kind == KIND_U64) {
+    const uint64_t k = load_u64(key);
+    return find_u64(m, k, pmr_hash_u64(k));
+  }
+  return find_generic(m, key, hash_key(m, key));
+}
+
+/* True when the table holds tombstones: then the first free slot of a probe
+ * may come before the group where a lookup stops. */
+static inline bool has_tombstones(const pmr_hashmap *m);
 
 /* The first EMPTY or DELETED slot on h's probe sequence (there always is
  * one: at most 7/8 of the slots are full or deleted). */
-static size_t find_free(const pmr_hashmap *m, uint64_t h) {
+static inline size_t find_free(const pmr_hashmap *m, uint64_t h) {
   const size_t mask = m->mask;
   size_t pos = h1(h) & mask, step = 0;
   for (;;) {
@@ -190,6 +227,10 @@ static size_t find_free(const pmr_hashmap *m, uint64_t h) {
     step += GROUP;
     pos = (pos + step) & mask;
   }
+}
+
+static inline bool has_tombstones(const pmr_hashmap *m) {
+  return m->size + m->growth_left != max_load(m->capacity);
 }
 
 /* ---- Tables ----------------------------------------------------------- */
@@ -257,6 +298,22 @@ static void set_empty_table(pmr_hashmap *m) {
   m->growth_left = 0;
 }
 
+/* Copies every full slot of t into m's fresh table (no tombstones, room for
+ * all). Full slots are found a group at a time; u64 (a constant at each call)
+ * lets the compiler inline the 8-byte key's hash. */
+static inline void move_slots(pmr_hashmap *m, const pmr_hashmap *t, bool u64) {
+  for (size_t base = 0; base < t->capacity; base += GROUP) {
+    bits_t full = ~group_empty_or_deleted(t->ctrl + base) & 0xFFFFu;
+    for (; full != 0; full &= full - 1) {
+      const unsigned char *src = slot_at(t, base + bits_lowest(full));
+      uint64_t h = u64 ? pmr_hash_u64(load_u64(src)) : hash_key(m, src);
+      size_t j = find_free(m, h);
+      set_ctrl(m, j, h2(h));
+      copy_bytes(slot_at(m, j), src, m->slot_size);
+    }
+  }
+}
+
 /* Moves every key into a fresh table of new_capacity (which must hold them)
  * and hands the old block to *old, for the caller to free once it no longer
  * reads from it. False (nothing changed) when the block cannot be had. */
@@ -279,14 +336,10 @@ static bool rebuild(pmr_hashmap *m, size_t new_capacity, old_table *old) {
   m->mask = new_capacity - 1;
   m->capacity = new_capacity;
   memset(m->ctrl, CTRL_EMPTY, new_capacity + GROUP);
-  for (size_t i = 0; i < t.capacity; ++i) {
-    if (!is_full(t.ctrl[i])) continue;
-    const unsigned char *src = slot_at(&t, i);
-    uint64_t h = hash_key(m, src);
-    size_t j = find_free(m, h);
-    set_ctrl(m, j, h2(h));
-    copy_bytes(slot_at(m, j), src, m->slot_size);
-  }
+  if (m->kind == KIND_U64)
+    move_slots(m, &t, true);
+  else
+    move_slots(m, &t, false);
   m->growth_left = max_load(new_capacity) - m->size;
   return true;
 }
@@ -386,7 +439,7 @@ size_t pmr_hashmap_capacity(const pmr_hashmap *m) { return m->capacity; }
 /* ---- Lookup ----------------------------------------------------------- */
 
 void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
-  size_t i = find_index(m, key, hash_key(m, key));
+  size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
 
@@ -395,7 +448,7 @@ bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key) {
 }
 
 const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key) {
-  size_t i = find_index(m, key, hash_key(m, key));
+  size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) : NULL;
 }
 
@@ -420,8 +473,19 @@ static void store_value(const pmr_hashmap *m, unsigned char *slot,
 static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
                                       const void *value, bool assign,
                                       size_t *index) {
-  const uint64_t h = hash_key(m, key);
-  size_t i = find_index(m, key, h);
+  /* One probe finds the key or, when the table has no tombstones, the slot
+   * a new key goes to: the first EMPTY of the group where the probe ends
+   * (every earlier group on the sequence is full). */
+  uint64_t h;
+  size_t empty = NPOS, i;
+  if (m->kind == KIND_U64) {
+    const uint64_t k = load_u64(key);
+    h = pmr_hash_u64(k);
+    i = probe_u64(m, k, h, &empty);
+  } else {
+    h = hash_key(m, key);
+    i = probe_generic(m, key, h, &empty);
+  }
   if (i != NPOS) {
     if (assign) store_value(m, slot_at(m, i), value);
     *index = i;
@@ -434,7 +498,7 @@ static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
       !pmr_string_init_copy(&key_copy, (const pmr_string *)key, m->resource))
     return PMR_HASHMAP_NOMEM;
   old_table old = {NULL, 0};
-  i = find_free(m, h);
+  i = has_tombstones(m) ? find_free(m, h) : empty;
   if (m->growth_left == 0 && m->ctrl[i] != CTRL_DELETED) {
     size_t c = capacity_to_grow(m);
     if (c == 0 || !rebuild(m, c, &old)) {
@@ -481,7 +545,7 @@ void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
 
 /* ---- Erasure ---------------------------------------------------------- */
 
-static void erase_at(pmr_hashmap *m, size_t i) {
+static inline void erase_at(pmr_hashmap *m, size_t i) {
   if (m->kind == KIND_STRING) pmr_string_destroy(as_string(slot_at(m, i)));
   --m->size;
   /* If every GROUP-wide window holding slot i also holds an EMPTY, no probe
@@ -495,7 +559,7 @@ static void erase_at(pmr_hashmap *m, size_t i) {
 }
 
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
-  size_t i = find_index(m, key, hash_key(m, key));
+  size_t i = find_index(m, key);
   if (i == NPOS) return false;
   if (value_out != NULL && m->value_size != 0)
     memcpy(value_out, slot_at(m, i) + m->value_offset, m->value_size);
