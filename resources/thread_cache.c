@@ -5,8 +5,11 @@
  *     thread reads or writes its lists, except destroy/release (which the
  *     contract forbids to overlap with use of the instance) and the thread's
  *     exit, which both run under the registry mutex;
- *   - the central pool (pmr__pool_core) is shared: one spin lock per class,
- *     one for its chunk list, one for oversize blocks;
+ *   - the central pool (pmr__pool_core) is shared: one spin lock per class
+ *     (free blocks of exited threads, the small classes' batches), one for
+ *     its chunk list, one for oversize blocks; and SHARDS shards, each with
+ *     one spin lock per class for its stack of batches and its carving run.
+ *     Lock order: shard (two shards: lower index first), class, chunk list;
  *   - each thread has a record (tc_record) mapping instance slots to its
  *     caches. Slots are small integers handed out by the registry and reused
  *     after destroy; destroy clears the entries of every thread under the
@@ -34,6 +37,7 @@
 #define MAX_LIMIT 65534u /* count may reach limit + 1 in a uint16_t */
 #define SEGMENTS 8 /* batches kept whole for classes of 8 and 16 bytes */
 #define SMALL_CLASSES 2 /* blocks too small to carry batch bookkeeping */
+#define SHARDS 8 /* central batch stacks per class */
 
 /* A thread's view of one size class: 16 bytes. */
 typedef struct tc_class {
@@ -48,6 +52,10 @@ struct tc_record;
 
 typedef struct tc_cache {
   tc_class cls[PMR__POOL_CLASSES + 1];
+  /* Batches this thread moved (atomic only so stats may read them; the
+   * owner never does a read-modify-write). */
+  atomic_size_t refills, flushes;
+  unsigned home; /* the central shard this thread flushes to */
   struct tc_state *owner;
   struct tc_record *rec;
   size_t slot;
@@ -59,6 +67,19 @@ typedef struct tc_record {
   _Atomic(tc_cache *) *more;   /* slots DIRECT_SLOTS and up */
   size_t more_cap;
 } tc_record;
+
+/* One shard of the central pool: for each class, under its own lock, a
+ * stack of whole batches and a run of a chunk to carve. 2 KiB, cache-line
+ * aligned, so threads with different homes share no line. */
+typedef struct tc_shard {
+  struct tc_stack {
+    pmr__spin lock;
+    _Atomic(void *) head; /* a batch; its first block's words 1 and 2: the
+                           * next batch and the count. Written under lock;
+                           * read without it only as a hint. */
+    char *cur, *end;      /* not carved yet */
+  } cls[PMR__POOL_CLASSES];
+} tc_shard;
 
 typedef struct tc_state {
   size_t slot;
@@ -74,14 +95,20 @@ typedef struct tc_state {
   pmr__big_block big;
   pmr_thread_cache_options opts;
   tc_cache *caches; /* every thread's cache for this instance (registry mutex) */
-  atomic_size_t refills, flushes;
+  size_t gone_refills, gone_flushes; /* of caches freed (registry mutex) */
+  atomic_uint next_home;
   /* Batches flushed by threads are kept whole (NULL-terminated lists), so a
-   * refill takes one in O(1) under the class lock instead of walking a cold
-   * list while other threads wait. Blocks of 24 bytes and more stack them
-   * intrusively: the first block's words 1 and 2 hold the next batch and the
-   * count. The two smallest classes keep up to SEGMENTS batches here; beyond
+   * refill takes one in O(1) instead of walking a cold list while other
+   * threads wait. Blocks of 24 bytes and more stack them intrusively in
+   * SHARDS stacks per class (shards, below): a thread flushes to and refills
+   * from its home shard, and when that is empty it takes another shard's
+   * whole stack home. So a thread's refills come from one thread's flushes in
+   * order: adjacent blocks, which the hardware prefetcher follows. (With one
+   * shared stack, two threads' batches alternate and every refill jumped
+   * elsewhere in memory: 2 threads ran 2x slower per thread than 1.)
+   * The two smallest classes keep up to SEGMENTS batches here; beyond
    * that they join core's plain list. */
-  void *batches[PMR__POOL_CLASSES];
+  tc_shard *shards; /* SHARDS of them */
   struct tc_segment {
     void *head;
     size_t count;
@@ -92,6 +119,7 @@ typedef struct tc_state {
 _Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr__state),
                "pmr_thread_cache.pmr__state is too small");
 _Static_assert(sizeof(tc_class) == 16, "tc_class should be 16 bytes");
+_Static_assert(sizeof(tc_shard) % 64 == 0, "shards should not share cache lines");
 
 static tc_state *state_of(pmr_mem_resource *self) {
   return (tc_state *)(void *)((pmr_thread_cache *)self)->pmr__state.bytes;
@@ -189,6 +217,8 @@ static tc_cache *get_cache(tc_state *s) {
       c->cls[i].block = (uint32_t)block;
       c->cls[i].limit = (uint16_t)limit;
     }
+    /* Round robin: threads that share an instance get different homes. */
+    c->home = atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed) % SHARDS;
     c->owner = s;
     c->rec = rec;
     c->slot = s->slot;
@@ -230,22 +260,56 @@ static inline bool tc_push(tc_class *k, void *p) {
 
 /* ---- moving blocks between a thread and the central pool ------------------ */
 
-/* Thread class k is empty: takes up to a batch of blocks from central class
- * idx (free blocks first, else carved from a chunk, a new chunk from upstream
- * if needed). Returns one block and leaves the rest on k's list; NULL when
- * upstream fails. */
-static void *refill(tc_state *s, tc_class *k, unsigned idx) {
+static void *stack_head(struct tc_stack *st) {
+  return atomic_load_explicit(&st->head, memory_order_relaxed);
+}
+static void set_stack_head(struct tc_stack *st, void *p) {
+  atomic_store_explicit(&st->head, p, memory_order_relaxed);
+}
+
+/* Takes a batch of class idx (>= SMALL_CLASSES) from the home shard, else
+ * another shard's whole stack: its first batch for the caller, the rest to
+ * the home shard (whose content goes to that shard: a swap under both locks,
+ * taken in shard order). NULL when every shard is empty. */
+static void *take_batch(tc_state *s, unsigned home, unsigned idx, size_t *n) {
+  struct tc_stack *h = &s->shards[home].cls[idx];
+  void *p = NULL;
+  if (stack_head(h) != NULL) {
+    pmr__spin_lock(&h->lock);
+    p = stack_head(h);
+    if (p != NULL) set_stack_head(h, pmr__word_get(p, 1));
+    pmr__spin_unlock(&h->lock);
+  }
+  for (unsigned i = 1; p == NULL && i < SHARDS; ++i) {
+    unsigned other = (home + i) % SHARDS;
+    struct tc_stack *v = &s->shards[other].cls[idx];
+    if (stack_head(v) == NULL) continue;
+    struct tc_stack *first = other < home ? v : h, *second = other < home ? h : v;
+    pmr__spin_lock(&first->lock);
+    pmr__spin_lock(&second->lock);
+    p = stack_head(v);
+    if (p != NULL) {
+      set_stack_head(v, stack_head(h));
+      set_stack_head(h, pmr__word_get(p, 1));
+    }
+    pmr__spin_unlock(&second->lock);
+    pmr__spin_unlock(&first->lock);
+  }
+  if (p != NULL) *n = (size_t)(uintptr_t)pmr__word_get(p, 2);
+  return p;
+}
+
+/* Thread class k (of cache c) is empty: takes up to a batch of blocks of
+ * class idx from the central pool (a flushed batch, else free blocks, else a
+ * run carved from a chunk, a new chunk from upstream if needed). Returns one
+ * block and leaves the rest on k's list; NULL when upstream fails. */
+static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
   pmr__pool_class *ck = &s->core.classes[idx];
   size_t batch = k->limit / 2u, n = 1;
   void *p;
-  pmr__spin_lock(&s->class_lock[idx]);
-  if (s->batches[idx] != NULL) {
-    p = s->batches[idx];
-    s->batches[idx] = pmr__word_get(p, 1);
-    n = (size_t)(uintptr_t)pmr__word_get(p, 2);
-    pmr__spin_unlock(&s->class_lock[idx]);
+  if (idx >= SMALL_CLASSES && (p = take_batch(s, c->home, idx, &n)) != NULL)
     goto linked;
-  }
+  pmr__spin_lock(&s->class_lock[idx]);
   if (idx < SMALL_CLASSES && s->nsegments[idx] != 0) {
     struct tc_segment seg = s->segments[idx][--s->nsegments[idx]];
     pmr__spin_unlock(&s->class_lock[idx]);
@@ -262,39 +326,57 @@ static void *refill(tc_state *s, tc_class *k, unsigned idx) {
     }
     ck->free = pmr__link_get(last);
     pmr__link_set(last, NULL);
-  } else {
-    if ((size_t)(ck->end - ck->cur) < ck->block) {
+    pmr__spin_unlock(&s->class_lock[idx]);
+    goto linked;
+  }
+  pmr__spin_unlock(&s->class_lock[idx]);
+  {
+    /* Carve from the home shard's run; a new chunk becomes that run. Each
+     * shard carves its own chunk: threads carving side by side in one chunk
+     * interleave their runs, and then each core's prefetcher reads ahead into
+     * lines the other core is writing (measured: 2 threads 2.3x slower per
+     * thread than with a chunk each). */
+    struct tc_stack *h = &s->shards[c->home].cls[idx];
+    pmr__spin_lock(&h->lock);
+    if ((size_t)(h->end - h->cur) < ck->block) {
+      pmr__spin_lock(&s->class_lock[idx]);
       pmr__spin_lock(&s->chunk_lock);
-      p = pmr__pool_core_refill(&s->core, ck); /* sets cur past p */
+      p = pmr__pool_core_refill(&s->core, ck);
       pmr__spin_unlock(&s->chunk_lock);
+      if (p != NULL) {
+        h->cur = (char *)p; /* the whole chunk, its first block included */
+        h->end = ck->end;
+        ck->cur = ck->end;
+      }
+      pmr__spin_unlock(&s->class_lock[idx]);
       if (p == NULL) {
-        pmr__spin_unlock(&s->class_lock[idx]);
+        pmr__spin_unlock(&h->lock);
         return NULL;
       }
-      ck->cur = (char *)p; /* carve p with the rest of the run */
     }
-    size_t run = (size_t)(ck->end - ck->cur) / ck->block;
+    size_t run = (size_t)(h->end - h->cur) / ck->block;
     n = run < batch ? run : batch;
-    char *b = ck->cur;
-    ck->cur += n * ck->block;
-    pmr__spin_unlock(&s->class_lock[idx]);
+    char *b = h->cur;
+    h->cur += n * ck->block;
+    pmr__spin_unlock(&h->lock);
     /* Link the run into a list, outside the lock. */
     p = b;
     for (size_t i = 1; i < n; ++i, b += ck->block) pmr__link_set(b, b + ck->block);
     pmr__link_set(b, NULL);
-    goto linked;
   }
-  pmr__spin_unlock(&s->class_lock[idx]);
 linked:
   k->head = pmr__link_get(p);
   PMR__UNDEFINED(p, k->block);
   atomic_store_explicit(&k->count, (uint16_t)(n - 1), memory_order_relaxed);
-  atomic_fetch_add_explicit(&s->refills, 1, memory_order_relaxed);
+  atomic_store_explicit(&c->refills,
+                        atomic_load_explicit(&c->refills, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
   return p;
 }
 
-/* Gives the first half of thread class k's list back to the central pool. */
-static void flush(tc_state *s, tc_class *k, unsigned idx) {
+/* Gives the first half of thread class k's list (of cache c) back to the
+ * central pool. */
+static void flush(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
   size_t batch = k->limit / 2u, n = 1;
   void *first = k->head, *last = first;
   while (n < batch) {
@@ -303,16 +385,22 @@ static void flush(tc_state *s, tc_class *k, unsigned idx) {
   }
   k->head = pmr__link_get(last);
   count_add(k, -(int)n);
-  pmr__pool_class *ck = &s->core.classes[idx];
-  pmr__link_set(last, NULL); /* a segment of its own */
-  if (idx >= SMALL_CLASSES) { /* bookkeeping outside the lock */
-    pmr__word_set(first, 2, (void *)(uintptr_t)n);
-  }
-  pmr__spin_lock(&s->class_lock[idx]);
+  pmr__link_set(last, NULL); /* a batch of its own */
+  atomic_store_explicit(&c->flushes,
+                        atomic_load_explicit(&c->flushes, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
   if (idx >= SMALL_CLASSES) {
-    pmr__word_set(first, 1, s->batches[idx]);
-    s->batches[idx] = first;
-  } else if (s->nsegments[idx] < SEGMENTS) {
+    struct tc_stack *h = &s->shards[c->home].cls[idx];
+    pmr__word_set(first, 2, (void *)(uintptr_t)n); /* outside the lock */
+    pmr__spin_lock(&h->lock);
+    pmr__word_set(first, 1, stack_head(h));
+    set_stack_head(h, first);
+    pmr__spin_unlock(&h->lock);
+    return;
+  }
+  pmr__pool_class *ck = &s->core.classes[idx];
+  pmr__spin_lock(&s->class_lock[idx]);
+  if (s->nsegments[idx] < SEGMENTS) {
     struct tc_segment seg = {first, n};
     s->segments[idx][s->nsegments[idx]++] = seg;
   } else {
@@ -320,7 +408,6 @@ static void flush(tc_state *s, tc_class *k, unsigned idx) {
     ck->free = first;
   }
   pmr__spin_unlock(&s->class_lock[idx]);
-  atomic_fetch_add_explicit(&s->flushes, 1, memory_order_relaxed);
 }
 
 /* Everything in cache c goes back to its instance's central pool. */
@@ -350,6 +437,14 @@ static void unlink_cache(tc_cache *c) {
   if (c->next != NULL) c->next->prev = c->prev;
 }
 
+/* Frees cache c, keeping its batch counts in its instance's totals
+ * (registry mutex held). */
+static void retire_cache(tc_cache *c) {
+  c->owner->gone_refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
+  c->owner->gone_flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
+  free(c);
+}
+
 /* The thread-exit callback: every cache of the thread goes back to its
  * (live) instance. Instances destroyed earlier already took theirs. */
 static void thread_exit(void *arg) {
@@ -361,7 +456,7 @@ static void thread_exit(void *arg) {
     if (c == NULL) continue;
     flush_all(c);
     unlink_cache(c);
-    free(c);
+    retire_cache(c);
   }
   pthread_mutex_unlock(&registry);
   free(rec->more);
@@ -377,7 +472,7 @@ static void drop_caches(tc_state *s) {
   for (tc_cache *c = s->caches, *next; c != NULL; c = next) {
     next = c->next;
     atomic_store_explicit(entry_of(c->rec, c->slot), NULL, memory_order_relaxed);
-    free(c);
+    retire_cache(c);
   }
   s->caches = NULL;
   pthread_mutex_unlock(&registry);
@@ -399,7 +494,7 @@ PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
   if (c == NULL && (c = get_cache(s)) == NULL) return NULL;
   tc_class *k = &c->cls[idx];
   void *p = tc_pop(k);
-  return p != NULL ? p : refill(s, k, idx);
+  return p != NULL ? p : refill(s, c, k, idx);
 }
 
 static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
@@ -436,7 +531,7 @@ PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
     return;
   }
   tc_class *k = &c->cls[idx];
-  if (!tc_push(k, p)) flush(s, k, idx);
+  if (!tc_push(k, p)) flush(s, c, k, idx);
 }
 
 static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
@@ -447,7 +542,7 @@ static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
     tc_cache *c = my_cache(s);
     if (PMR_LIKELY(c != NULL)) {
       tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
-      if (PMR_UNLIKELY(!tc_push(k, p))) flush(s, k, (unsigned)(k - c->cls));
+      if (PMR_UNLIKELY(!tc_push(k, p))) flush(s, c, k, (unsigned)(k - c->cls));
       return;
     }
   }
@@ -458,6 +553,15 @@ static const pmr_mem_resource_ops tc_ops = {
     .allocate = tc_allocate,
     .deallocate = tc_deallocate,
 };
+
+static void clear_shards(tc_state *s) {
+  for (unsigned i = 0; i < SHARDS; ++i)
+    for (unsigned j = 0; j < PMR__POOL_CLASSES; ++j) {
+      atomic_init(&s->shards[i].cls[j].lock, 0);
+      atomic_init(&s->shards[i].cls[j].head, NULL);
+      s->shards[i].cls[j].cur = s->shards[i].cls[j].end = NULL;
+    }
+}
 
 static size_t clamp(size_t v, size_t dflt, size_t max) {
   if (v == 0) return dflt;
@@ -494,8 +598,10 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   atomic_init(&s->chunk_lock, 0);
   atomic_init(&s->big_lock, 0);
   pmr__big_init(&s->big);
-  atomic_init(&s->refills, 0);
-  atomic_init(&s->flushes, 0);
+  atomic_init(&s->next_home, 0);
+  s->shards = (tc_shard *)aligned_alloc(64, SHARDS * sizeof(tc_shard));
+  if (s->shards == NULL) return false;
+  clear_shards(s);
 
   /* A slot: the smallest free one, so slots stay below DIRECT_SLOTS while
    * fewer than 64 instances are alive. */
@@ -507,6 +613,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
     tc_state **grown = (tc_state **)realloc(slots, cap * sizeof *grown);
     if (grown == NULL) {
       pthread_mutex_unlock(&registry);
+      free(s->shards);
       return false;
     }
     for (size_t i = nslots; i < cap; ++i) grown[i] = NULL;
@@ -525,8 +632,7 @@ void pmr_thread_cache_release(pmr_thread_cache *tc) {
   drop_caches(s);
   pmr__big_release(&s->big, s->core.upstream);
   pmr__pool_core_release(&s->core);
-  /* The batches lived in the chunks. */
-  memset(s->batches, 0, sizeof s->batches);
+  clear_shards(s); /* the batches lived in the chunks */
   memset(s->nsegments, 0, sizeof s->nsegments);
 }
 
@@ -536,6 +642,8 @@ void pmr_thread_cache_destroy(pmr_thread_cache *tc) {
   pthread_mutex_lock(&registry);
   slots[s->slot] = NULL;
   pthread_mutex_unlock(&registry);
+  free(s->shards);
+  s->shards = NULL;
 }
 
 pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
@@ -543,8 +651,12 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
   pmr_thread_cache_stats st;
   memset(&st, 0, sizeof st);
   pthread_mutex_lock(&registry);
+  st.refills = s->gone_refills;
+  st.flushes = s->gone_flushes;
   for (tc_cache *c = s->caches; c != NULL; c = c->next) {
     ++st.threads;
+    st.refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
+    st.flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
     for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
       size_t n = atomic_load_explicit(&c->cls[i].count, memory_order_relaxed);
       st.cached_blocks += n;
@@ -552,8 +664,6 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     }
   }
   pthread_mutex_unlock(&registry);
-  st.refills = atomic_load_explicit(&s->refills, memory_order_relaxed);
-  st.flushes = atomic_load_explicit(&s->flushes, memory_order_relaxed);
   return st;
 }
 

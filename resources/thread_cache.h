@@ -4,22 +4,31 @@
  * "ThreadCachePool", as a resource.
  *
  * Each instance has, for every thread that uses it, a cache: one free list
- * (and a small run of not-yet-carved blocks) per size class, touched only by
- * that thread. Allocate pops from the calling thread's list; deallocate
- * pushes onto it, whichever thread allocated the block (blocks are not owned
- * by threads). Behind the caches is the instance's central pool (the size
- * classes and chunks of pmr_unsynchronized_pool, one small lock per class):
- *   - an empty thread list takes a batch from the central pool (free blocks,
- *     or a run carved from a chunk; a new chunk from upstream when needed);
- *   - a list that grows past its limit gives a batch back to the central pool.
+ * per size class, touched only by that thread. Allocate pops from the
+ * calling thread's list; deallocate pushes onto it, whichever thread
+ * allocated the block (blocks are not owned by threads). Behind the caches
+ * is the instance's central pool (the size classes and chunks of
+ * pmr_unsynchronized_pool), in 8 shards with one small lock per shard and
+ * class; each thread has a home shard (round robin among the threads that
+ * use the instance):
+ *   - a list that grows past its limit gives a batch (half the limit) back
+ *     to the home shard, kept whole;
+ *   - an empty list takes a batch from the home shard; when that is empty,
+ *     the home shard takes over another shard's whole stack of batches; else
+ *     free blocks of exited threads; else a run carved from the home shard's
+ *     own chunk (a new chunk from upstream when needed).
+ * So a thread mostly gets back blocks it freed itself, adjacent in memory,
+ * and two threads never carve side by side from one chunk.
  * Requests above the largest class (or aligned above 4096) go straight to
  * upstream. Chunks go back to upstream on release/destroy.
  *
  * Memory parked in a thread's cache is bounded: per size class at most
- * min(max_cached_blocks, max_cached_bytes / block size) blocks (at least 2),
- * plus one carved run of at most half that. A thread's caches go back to the
- * central pool when the thread exits; destroy and release take back every
- * cache, including those of threads that are still alive.
+ * min(max_cached_blocks, max_cached_bytes / block size) blocks (at least 2).
+ * Memory in the central pool (batches, free blocks, the part of each
+ * shard's chunk not carved yet) is not bounded: like the pools, the
+ * instance keeps its chunks until release/destroy. A thread's caches go
+ * back to the central pool when the thread exits; destroy and release take
+ * back every cache, including those of threads that are still alive.
  *
  * Several instances may live at once, each with its own per-thread caches;
  * their number is not limited by pthread keys (the library uses one key).
@@ -76,8 +85,8 @@ typedef struct pmr_thread_cache {
 
 /* Initialises tc. opts == NULL (or zero fields) means the defaults.
  * upstream == NULL means the default resource at this moment. Never calls
- * upstream. Returns false (tc unusable, nothing to destroy) only when the
- * process is out of memory for the instance registry. */
+ * upstream; takes 16 KiB from malloc for the shards. Returns false (tc
+ * unusable, nothing to destroy) only when malloc fails. */
 bool pmr_thread_cache_init(pmr_thread_cache *tc,
                            const pmr_thread_cache_options *opts,
                            pmr_mem_resource *upstream);

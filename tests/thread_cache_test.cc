@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -129,6 +130,73 @@ TEST(ThreadCache, ABlockFreedOnAnotherThreadJoinsThatThreadsCache) {
   up.clear_calls();
   for (int i = 0; i < 50; ++i) pmr_deallocate(t.r(), pmr_allocate(t.r(), 128, 16), 128, 16);
   EXPECT_EQ(up.calls().size(), 0u);
+}
+
+// Two threads that refill side by side carve from different chunks: no two
+// neighbouring blocks (64 bytes apart) belong to different threads. (Carving
+// both threads' runs from one chunk made them interleave, and each core's
+// prefetcher then read into lines the other was writing: workload B2 ran at
+// half speed per thread.)
+TEST(ThreadCache, ThreadsRefillingSideBySideCarveSeparateChunks) {
+  CountingResource up;
+  TC t(up.get());
+  constexpr int kTurns = 8, kPerTurn = 200;
+  std::vector<void*> blocks[2];
+  Barrier turn(2);
+  auto work = [&](int me) {
+    for (int i = 0; i < kTurns; ++i) {
+      for (int who = 0; who < 2; ++who) {
+        if (who == me)
+          for (int j = 0; j < kPerTurn; ++j) blocks[me].push_back(pmr_allocate(t.r(), 64, 8));
+        turn.Wait();  // strictly alternating turns
+      }
+    }
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join();
+  b.join();
+  std::vector<std::pair<uintptr_t, int>> all;
+  for (int me = 0; me < 2; ++me)
+    for (void* p : blocks[me]) {
+      ASSERT_NE(p, nullptr);
+      all.emplace_back(reinterpret_cast<uintptr_t>(p), me);
+    }
+  std::sort(all.begin(), all.end());
+  int neighbours = 0, mixed = 0;
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all[i].first - all[i - 1].first != 64) continue;
+    ++neighbours;
+    mixed += all[i].second != all[i - 1].second;
+  }
+  EXPECT_GT(neighbours, 2 * kTurns * kPerTurn * 9 / 10);  // mostly carved runs
+  EXPECT_EQ(mixed, 0);
+  for (int me = 0; me < 2; ++me)
+    for (void* p : blocks[me]) pmr_deallocate(t.r(), p, 64, 8);
+}
+
+// A thread's flushed batches stay whole in its home shard; another thread
+// whose home is empty takes them over instead of asking upstream. Batch
+// counts of exited threads stay in the statistics.
+TEST(ThreadCache, AThreadWithAnEmptyHomeTakesOverAnotherThreadsBatches) {
+  CountingResource up;
+  TC t(up.get());
+  size_t flushed = 0;
+  std::thread([&] {
+    std::vector<void*> v;
+    for (int i = 0; i < 3000; ++i) v.push_back(pmr_allocate(t.r(), 64, 8));
+    for (void* p : v) pmr_deallocate(t.r(), p, 64, 8);
+    flushed = t.stats().flushes;
+  }).join();
+  EXPECT_GT(flushed, 15u);  // ~2,750 blocks went back as batches of 128
+  EXPECT_GE(t.stats().flushes, flushed);
+  up.clear_calls();
+  std::thread([&] {
+    std::vector<void*> v;
+    for (int i = 0; i < 2500; ++i) v.push_back(pmr_allocate(t.r(), 64, 8));
+    for (void* p : v) pmr_deallocate(t.r(), p, 64, 8);
+  }).join();
+  EXPECT_EQ(up.calls().size(), 0u);
+  EXPECT_GT(t.stats().refills, flushed);
 }
 
 TEST(ThreadCache, ThreadsComingAndGoingDoNotGrowMemory) {
