@@ -39,12 +39,20 @@
 #define SMALL_CLASSES 2 /* blocks too small to carry batch bookkeeping */
 #define SHARDS 8 /* central batch stacks per class */
 
-/* A thread's view of one size class: 16 bytes. */
+/* A thread's view of one size class: 32 bytes. Two lists, so that no list
+ * is ever walked: pops and pushes use `head`; when a push takes it past
+ * `half`, the whole list becomes `full` (a batch ready to go), and the
+ * previous `full`, if any, goes to the central pool as it is. An empty
+ * `head` takes `full` back before asking the central pool. So a thread
+ * parks at most 2 * half + 1 blocks, and between a flush and the next
+ * refill lie at least half + 1 operations. */
 typedef struct tc_class {
-  void *head;              /* free list */
-  uint32_t block;          /* block size */
-  _Atomic uint16_t count;  /* blocks on the list (atomic: stats read it) */
-  uint16_t limit;          /* flush a batch when count exceeds this */
+  void *head;                  /* the active list */
+  void *full;                  /* a whole batch, NULL-terminated, or NULL */
+  uint32_t block;              /* block size */
+  _Atomic uint16_t count;      /* blocks on head (atomic: stats read it) */
+  _Atomic uint16_t full_count; /* blocks on full */
+  uint16_t half;               /* head's most blocks; also the refill batch */
 } tc_class;
 
 struct tc_state;
@@ -118,7 +126,7 @@ typedef struct tc_state {
 
 _Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr__state),
                "pmr_thread_cache.pmr__state is too small");
-_Static_assert(sizeof(tc_class) == 16, "tc_class should be 16 bytes");
+_Static_assert(sizeof(tc_class) == 32, "tc_class should be 32 bytes");
 _Static_assert(sizeof(tc_shard) % 64 == 0, "shards should not share cache lines");
 
 static tc_state *state_of(pmr_mem_resource *self) {
@@ -215,7 +223,7 @@ static tc_cache *get_cache(tc_state *s) {
       if (limit > s->opts.max_cached_blocks) limit = s->opts.max_cached_blocks;
       if (limit < 2) limit = 2;
       c->cls[i].block = (uint32_t)block;
-      c->cls[i].limit = (uint16_t)limit;
+      c->cls[i].half = (uint16_t)(limit / 2);
     }
     /* Round robin: threads that share an instance get different homes. */
     c->home = atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed) % SHARDS;
@@ -250,12 +258,16 @@ static inline void *tc_pop(tc_class *k) {
   return p;
 }
 
-/* Pushes p onto the thread's list; false when the list is now over its limit. */
+/* Pushes p onto the thread's list; false when the list is now over half. */
 static inline bool tc_push(tc_class *k, void *p) {
   PMR__NOACCESS(p, k->block);
   pmr__link_set(p, k->head);
   k->head = p;
-  return count_add(k, 1) <= k->limit;
+  return count_add(k, 1) <= k->half;
+}
+
+static inline void set_count(_Atomic uint16_t *c, size_t n) {
+  atomic_store_explicit(c, (uint16_t)n, memory_order_relaxed);
 }
 
 /* ---- moving blocks between a thread and the central pool ------------------ */
@@ -305,7 +317,7 @@ static void *take_batch(tc_state *s, unsigned home, unsigned idx, size_t *n) {
  * block and leaves the rest on k's list; NULL when upstream fails. */
 static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
   pmr__pool_class *ck = &s->core.classes[idx];
-  size_t batch = k->limit / 2u, n = 1;
+  size_t batch = k->half, n = 1;
   void *p;
   if (idx >= SMALL_CLASSES && (p = take_batch(s, c->home, idx, &n)) != NULL)
     goto linked;
@@ -367,30 +379,21 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
 linked:
   k->head = pmr__link_get(p);
   PMR__UNDEFINED(p, k->block);
-  atomic_store_explicit(&k->count, (uint16_t)(n - 1), memory_order_relaxed);
+  set_count(&k->count, n - 1);
   atomic_store_explicit(&c->refills,
                         atomic_load_explicit(&c->refills, memory_order_relaxed) + 1,
                         memory_order_relaxed);
   return p;
 }
 
-/* Gives the first half of thread class k's list (of cache c) back to the
- * central pool. */
-static void flush(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
-  size_t batch = k->limit / 2u, n = 1;
-  void *first = k->head, *last = first;
-  while (n < batch) {
-    last = pmr__link_get(last);
-    ++n;
-  }
-  k->head = pmr__link_get(last);
-  count_add(k, -(int)n);
-  pmr__link_set(last, NULL); /* a batch of its own */
-  atomic_store_explicit(&c->flushes,
-                        atomic_load_explicit(&c->flushes, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
+/* Gives the batch first (n blocks, NULL-terminated) of class idx to the
+ * central pool: onto the home shard's stack, in O(1), for blocks that can
+ * carry the bookkeeping; the small classes keep up to SEGMENTS batches whole
+ * and add the rest to the class's free list. */
+static void give_back(tc_state *s, unsigned home, unsigned idx, void *first,
+                      size_t n) {
   if (idx >= SMALL_CLASSES) {
-    struct tc_stack *h = &s->shards[c->home].cls[idx];
+    struct tc_stack *h = &s->shards[home].cls[idx];
     pmr__word_set(first, 2, (void *)(uintptr_t)n); /* outside the lock */
     pmr__spin_lock(&h->lock);
     pmr__word_set(first, 1, stack_head(h));
@@ -404,10 +407,28 @@ static void flush(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
     struct tc_segment seg = {first, n};
     s->segments[idx][s->nsegments[idx]++] = seg;
   } else {
+    void *last = first, *next;
+    while ((next = pmr__link_get(last)) != NULL) last = next;
     pmr__link_set(last, ck->free);
     ck->free = first;
   }
   pmr__spin_unlock(&s->class_lock[idx]);
+}
+
+/* Thread class k (of cache c) went past half: its list becomes the full
+ * batch, and the full batch before it goes to the central pool. */
+static void flush(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
+  if (k->full != NULL) {
+    give_back(s, c->home, idx, k->full,
+              atomic_load_explicit(&k->full_count, memory_order_relaxed));
+    atomic_store_explicit(&c->flushes,
+                          atomic_load_explicit(&c->flushes, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+  }
+  k->full = k->head;
+  set_count(&k->full_count, atomic_load_explicit(&k->count, memory_order_relaxed));
+  k->head = NULL;
+  set_count(&k->count, 0);
 }
 
 /* Everything in cache c goes back to its instance's central pool. */
@@ -415,16 +436,15 @@ static void flush_all(tc_cache *c) {
   tc_state *s = c->owner;
   for (unsigned idx = 0; idx < PMR__POOL_CLASSES; ++idx) {
     tc_class *k = &c->cls[idx];
-    if (k->head == NULL) continue;
-    void *last = k->head, *next;
-    while ((next = pmr__link_get(last)) != NULL) last = next;
-    pmr__pool_class *ck = &s->core.classes[idx];
-    pmr__spin_lock(&s->class_lock[idx]);
-    pmr__link_set(last, ck->free);
-    ck->free = k->head;
-    pmr__spin_unlock(&s->class_lock[idx]);
-    k->head = NULL;
-    atomic_store_explicit(&k->count, 0, memory_order_relaxed);
+    if (k->head != NULL)
+      give_back(s, c->home, idx, k->head,
+                atomic_load_explicit(&k->count, memory_order_relaxed));
+    if (k->full != NULL)
+      give_back(s, c->home, idx, k->full,
+                atomic_load_explicit(&k->full_count, memory_order_relaxed));
+    k->head = k->full = NULL;
+    set_count(&k->count, 0);
+    set_count(&k->full_count, 0);
   }
 }
 
@@ -494,7 +514,15 @@ PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
   if (c == NULL && (c = get_cache(s)) == NULL) return NULL;
   tc_class *k = &c->cls[idx];
   void *p = tc_pop(k);
-  return p != NULL ? p : refill(s, c, k, idx);
+  if (p != NULL) return p;
+  if (k->full != NULL) { /* the full batch becomes the list */
+    k->head = k->full;
+    set_count(&k->count, atomic_load_explicit(&k->full_count, memory_order_relaxed));
+    k->full = NULL;
+    set_count(&k->full_count, 0);
+    return tc_pop(k);
+  }
+  return refill(s, c, k, idx);
 }
 
 static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
@@ -658,7 +686,8 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     st.refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
     st.flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
     for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
-      size_t n = atomic_load_explicit(&c->cls[i].count, memory_order_relaxed);
+      size_t n = atomic_load_explicit(&c->cls[i].count, memory_order_relaxed) +
+                 atomic_load_explicit(&c->cls[i].full_count, memory_order_relaxed);
       st.cached_blocks += n;
       st.cached_bytes += n * c->cls[i].block;
     }

@@ -105,6 +105,43 @@ TEST(ThreadCache, ParkedMemoryIsBoundedPerClass) {
   EXPECT_LE(t2.stats().cached_bytes, 17u * 4096);
 }
 
+// Frees and allocations that go back and forth across the point where a
+// cache gives a batch back (or takes one) move no batch each time: between a
+// flush and the next refill lie at least half the limit of operations.
+TEST(ThreadCache, GoingBackAndForthAcrossTheLimitMovesFewBatches) {
+  CountingResource up;
+  pmr_thread_cache_options o = {};
+  o.max_cached_blocks = 100;
+  TC t(up.get(), &o);
+  std::vector<void*> v;
+  auto hold = [&](size_t n) {  // allocate or free until n blocks are held
+    while (v.size() < n) v.push_back(pmr_allocate(t.r(), 48, 8));
+    while (v.size() > n) {
+      pmr_deallocate(t.r(), v.back(), 48, 8);
+      v.pop_back();
+    }
+  };
+  // Every starting depth, going up and then down, covers every position of
+  // the cache's lists relative to its limit.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t d = 0; d <= 300; ++d) {
+      const size_t depth = pass == 0 ? d + 7 : 307 - d;
+      hold(depth);
+      pmr_thread_cache_stats before = t.stats();
+      for (int i = 0; i < 100; ++i) {  // +-7 around depth
+        hold(depth + 7);
+        hold(depth - 7);
+      }
+      hold(depth);
+      pmr_thread_cache_stats after = t.stats();
+      ASSERT_LE(after.refills + after.flushes - before.refills - before.flushes, 2u)
+          << "at depth " << depth;
+    }
+  }
+  for (void* p : v) pmr_deallocate(t.r(), p, 48, 8);
+  EXPECT_LE(t.stats().cached_blocks, 101u);
+}
+
 TEST(ThreadCache, ABlockFreedOnAnotherThreadJoinsThatThreadsCache) {
   CountingResource up;
   TC t(up.get());
