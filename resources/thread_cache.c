@@ -93,9 +93,9 @@ typedef struct tc_state {
   size_t slot;
   size_t fast_slot;   /* slot, or DIRECT_SLOTS (always empty) when beyond */
   size_t small_limit; /* min(largest, 1024): the fast path's sizes */
-  /* Byte offset of the class in a tc_cache, by (s + 7) / 8 (s = the size
-   * rounded up to the alignment); EMPTY_CLASS's for sizes not pooled. */
-  uint16_t small_off[PMR__POOL_TABLE_LIMIT / 8 + 1];
+  /* Byte offset of the class in a tc_cache, by fast_index(); EMPTY_CLASS's
+   * for sizes not pooled. */
+  uint16_t small_off[PMR__POOL_TABLE_LIMIT / 8];
   pmr__pool_core core; /* the central pool */
   pmr__spin class_lock[PMR__POOL_CLASSES];
   pmr__spin chunk_lock; /* core.chunks */
@@ -525,14 +525,22 @@ PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
   return refill(s, c, k, idx);
 }
 
+/* The size rounded up to the alignment, minus 1: for bytes > 0 and a power
+ * of two alignment, ((bytes - 1) | (alignment - 1)) + 1 is that size. Fewer
+ * instructions than adding and masking; SIZE_MAX for bytes == 0. The
+ * fast paths take it when below their limit and look up small_off[x / 8]. */
+static inline size_t fast_index(size_t bytes, size_t alignment) {
+  return (bytes - 1) | (alignment - 1);
+}
+
 static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
                          size_t alignment) {
   tc_state *s = state_of(self);
-  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(sz <= PMR__POOL_TABLE_LIMIT)) {
+  size_t x = fast_index(bytes, alignment);
+  if (PMR_LIKELY(x < PMR__POOL_TABLE_LIMIT)) {
     tc_cache *c = my_cache(s);
     if (PMR_LIKELY(c != NULL)) {
-      tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
+      tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[x >> 3]);
       void *p = tc_pop(k);
       if (PMR_LIKELY(p != NULL)) return p;
     }
@@ -565,11 +573,11 @@ PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
 static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                           size_t alignment) {
   tc_state *s = state_of(self);
-  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
+  size_t x = fast_index(bytes, alignment);
+  if (PMR_LIKELY(x < s->small_limit)) { /* 0 < rounded size <= small_limit */
     tc_cache *c = my_cache(s);
     if (PMR_LIKELY(c != NULL)) {
-      tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[(sz + 7) >> 3]);
+      tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[x >> 3]);
       if (PMR_UNLIKELY(!tc_push(k, p))) flush(s, c, k, (unsigned)(k - c->cls));
       return;
     }
@@ -614,8 +622,9 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   pmr__pool_core_init(&s->core, &o.pool, upstream);
   s->small_limit = s->core.largest < PMR__POOL_TABLE_LIMIT ? s->core.largest
                                                            : PMR__POOL_TABLE_LIMIT;
-  for (size_t i = 0; i <= PMR__POOL_TABLE_LIMIT / 8; ++i) {
-    const char *k = (const char *)&s->core + s->core.small[i];
+  for (size_t i = 0; i < PMR__POOL_TABLE_LIMIT / 8; ++i) {
+    /* Rounded sizes 8i + 1 .. 8i + 8: core's entry i + 1. */
+    const char *k = (const char *)&s->core + s->core.small[i + 1];
     size_t idx = k == (const char *)&s->core.empty
                      ? EMPTY_CLASS
                      : (size_t)((const pmr__pool_class *)(const void *)k -
