@@ -3,27 +3,30 @@
  * read-modify-write. Not in std::pmr; the design the seed articles call
  * "ThreadCachePool", as a resource.
  *
- * Each instance has, for every thread that uses it, a cache: one free list
- * per size class, touched only by that thread. Allocate pops from the
+ * Each instance has, for every thread that uses it, a cache: per size class
+ * a free list and one full batch, touched only by that thread. Allocate pops from the
  * calling thread's list; deallocate pushes onto it, whichever thread
  * allocated the block (blocks are not owned by threads). Behind the caches
  * is the instance's central pool (the size classes and chunks of
  * pmr_unsynchronized_pool), in 8 shards with one small lock per shard and
  * class; each thread has a home shard (round robin among the threads that
  * use the instance):
- *   - a list that grows past its limit gives a batch (half the limit) back
- *     to the home shard, kept whole;
- *   - an empty list takes a batch from the home shard; when that is empty,
- *     the home shard takes over another shard's whole stack of batches; else
- *     free blocks of exited threads; else a run carved from the home shard's
- *     own chunk (a new chunk from upstream when needed).
+ *   - a list that grows past half its limit becomes the thread's full batch,
+ *     and the previous full batch goes to the home shard, kept whole (no
+ *     list is ever walked);
+ *   - an empty list takes the full batch back, else a batch from the home
+ *     shard; when that is empty, the home shard takes over another shard's
+ *     whole stack of batches; else free blocks of exited threads; else a
+ *     run carved from the home shard's own chunk (a new chunk from upstream
+ *     when needed).
  * So a thread mostly gets back blocks it freed itself, adjacent in memory,
  * and two threads never carve side by side from one chunk.
  * Requests above the largest class (or aligned above 4096) go straight to
  * upstream. Chunks go back to upstream on release/destroy.
  *
  * Memory parked in a thread's cache is bounded: per size class at most
- * min(max_cached_blocks, max_cached_bytes / block size) blocks (at least 2).
+ * min(max_cached_blocks, max_cached_bytes / block size) (at least 2) plus
+ * one blocks.
  * Memory in the central pool (batches, free blocks, the part of each
  * shard's chunk not carved yet) is not bounded: like the pools, the
  * instance keeps its chunks until release/destroy. A thread's caches go
