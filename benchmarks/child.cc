@@ -607,7 +607,7 @@ class PmrMapOps {
     return st == PMR_HASHMAP_INSERTED;
   }
   const uint64_t* Find(uint64_t k) const { return static_cast<const uint64_t*>(pmr_hashmap_find_u64(&m_, k)); }
-  bool Erase(uint64_t k) { return pmr_hashmap_erase(&m_, &k, nullptr); }
+  bool Erase(uint64_t k) { return pmr_hashmap_erase_u64(&m_, k); }
   size_t Size() const { return pmr_hashmap_size(&m_); }
   void End() { pmr_hashmap_destroy(&m_); }
 

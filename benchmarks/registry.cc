@@ -187,7 +187,7 @@ std::string WorkloadParams(const WorkloadInfo& w, const Sizes& s) {
         "%d random uint64_t keys (precomputed, fixed seed) inserted into an empty map (no reserve); %d lookups "
         "that hit (shuffled order); %d that miss; %d erases (another shuffled order) and destroy (bump "
         "resources: + reset/release). Each phase timed on its own, ns per operation; total = the whole round "
-        "/ %d operations. pmr_hashmap looks up with the inline pmr_hashmap_find_u64",
+        "/ %d operations. pmr_hashmap looks up and erases with the inline pmr_hashmap_find_u64 and _erase_u64",
         s.h_keys, s.h_keys, s.h_keys, s.h_keys, 4 * s.h_keys);
   if (id == "S")
     return absl::StrFormat(

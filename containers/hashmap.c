@@ -42,17 +42,6 @@ static inline bits_t group_empty_or_deleted(const unsigned char *g) {
   return pmr_hashmap_match_free_(g);
 }
 static inline unsigned bits_lowest(bits_t b) { return pmr_hashmap_lowest_(b); }
-/* Positions of the group after the highest set one (b != 0). */
-static inline unsigned bits_leading(bits_t b) {
-#if defined(__GNUC__) || defined(__clang__)
-  return (unsigned)__builtin_clz(b) - (32 - GROUP);
-#else
-  unsigned n = 0;
-  for (bits_t top = (bits_t)1 << (GROUP - 1); !(b & top); top >>= 1) ++n;
-  return n;
-#endif
-}
-
 /* The control bytes of every empty map: one group of EMPTY, never written. */
 static unsigned char empty_group[GROUP] = {
     CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY,
@@ -547,15 +536,7 @@ void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
 
 static inline void erase_at(pmr_hashmap *m, size_t i) {
   if (m->kind == KIND_STRING) pmr_string_destroy(as_string(slot_at(m, i)));
-  --m->size;
-  /* If every GROUP-wide window holding slot i also holds an EMPTY, no probe
-   * ever went past i, so i may become EMPTY; otherwise leave a tombstone. */
-  bits_t before = group_empty(m->ctrl + ((i - GROUP) & m->mask));
-  bits_t after = group_empty(m->ctrl + i);
-  bool never_full = before != 0 && after != 0 &&
-                    bits_lowest(after) + bits_leading(before) < GROUP;
-  set_ctrl(m, i, never_full ? CTRL_EMPTY : CTRL_DELETED);
-  if (never_full) ++m->growth_left;
+  pmr_hashmap_free_slot_(m, i);
 }
 
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {

@@ -154,6 +154,11 @@ void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted);
 /* Removes *key. True when it was present. Never allocates. With value_out not
  * NULL, the value is copied there first. */
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out);
+/* The same for maps of 8-byte plain keys, inlined like pmr_hashmap_find_u64
+ * (measured: the out-of-line erase of uint64_t keys ran ~1.15x absl's). On a
+ * map of another kind it is pmr_hashmap_erase(m, &key, NULL) when the key
+ * size is 8, else false. */
+static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t key);
 
 /* Makes room for n keys in total without another rebuild. False on failure,
  * map unchanged. */
@@ -290,9 +295,19 @@ static inline unsigned pmr_hashmap_lowest_(pmr_hashmap_bits_ b) {
 #endif
 }
 
-static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
-  if (m->kind != PMR_HASHMAP_KIND_U64_)
-    return m->key_size == sizeof k ? pmr_hashmap_find(m, &k) : NULL;
+/* Positions of the group after its highest set bit (b != 0). */
+static inline unsigned pmr_hashmap_leading_(pmr_hashmap_bits_ b) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_clz(b) - (32 - PMR_HASHMAP_GROUP_);
+#else
+  unsigned n = 0;
+  for (pmr_hashmap_bits_ top = 1u << (PMR_HASHMAP_GROUP_ - 1); !(b & top); top >>= 1) ++n;
+  return n;
+#endif
+}
+
+/* The slot of key k in a map of kind u64, or (size_t)-1. */
+static inline size_t pmr_hashmap_index_u64_(const pmr_hashmap *m, uint64_t k) {
   const uint64_t h = pmr_hash_u64(k);
   const unsigned char h2 = (unsigned char)(h & 0x7f);
   const size_t mask = m->mask;
@@ -301,15 +316,47 @@ static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
     const unsigned char *g = m->ctrl + pos;
     for (pmr_hashmap_bits_ b = pmr_hashmap_match_(g, h2); b != 0; b &= b - 1) {
       size_t i = (pos + pmr_hashmap_lowest_(b)) & mask;
-      unsigned char *slot = m->slots + i * m->slot_size;
       uint64_t s;
-      memcpy(&s, slot, sizeof s);
-      if (PMR_LIKELY(s == k)) return slot + m->value_offset;
+      memcpy(&s, m->slots + i * m->slot_size, sizeof s);
+      if (PMR_LIKELY(s == k)) return i;
     }
-    if (PMR_LIKELY(pmr_hashmap_match_(g, PMR_HASHMAP_EMPTY_) != 0)) return NULL;
+    if (PMR_LIKELY(pmr_hashmap_match_(g, PMR_HASHMAP_EMPTY_) != 0)) return (size_t)-1;
     step += PMR_HASHMAP_GROUP_;
     pos = (pos + step) & mask;
   }
+}
+
+/* Frees full slot i (its key needs no destruction). When every group-wide
+ * window holding i also holds an EMPTY, no probe ever went past i, so it may
+ * become EMPTY; otherwise it becomes a tombstone. */
+static inline void pmr_hashmap_free_slot_(pmr_hashmap *m, size_t i) {
+  const size_t before_pos = (i - PMR_HASHMAP_GROUP_) & m->mask;
+  pmr_hashmap_bits_ before = pmr_hashmap_match_(m->ctrl + before_pos, PMR_HASHMAP_EMPTY_);
+  pmr_hashmap_bits_ after = pmr_hashmap_match_(m->ctrl + i, PMR_HASHMAP_EMPTY_);
+  bool never_full = before != 0 && after != 0 &&
+                    pmr_hashmap_lowest_(after) + pmr_hashmap_leading_(before) <
+                        PMR_HASHMAP_GROUP_;
+  unsigned char c = never_full ? PMR_HASHMAP_EMPTY_ : PMR_HASHMAP_DELETED_;
+  m->ctrl[i] = c;
+  m->ctrl[before_pos + PMR_HASHMAP_GROUP_] = c; /* its copy past the end */
+  --m->size;
+  m->growth_left += never_full;
+}
+
+static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
+  if (m->kind != PMR_HASHMAP_KIND_U64_)
+    return m->key_size == sizeof k ? pmr_hashmap_find(m, &k) : NULL;
+  size_t i = pmr_hashmap_index_u64_(m, k);
+  return i != (size_t)-1 ? m->slots + i * m->slot_size + m->value_offset : NULL;
+}
+
+static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t k) {
+  if (m->kind != PMR_HASHMAP_KIND_U64_)
+    return m->key_size == sizeof k && pmr_hashmap_erase(m, &k, NULL);
+  size_t i = pmr_hashmap_index_u64_(m, k);
+  if (i == (size_t)-1) return false;
+  pmr_hashmap_free_slot_(m, i);
+  return true;
 }
 
 #ifdef __cplusplus
