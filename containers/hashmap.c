@@ -432,6 +432,14 @@ void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
 
+void *pmr_hashmap_find_u64_other_(const pmr_hashmap *m, uint64_t k) {
+  return m->key_size == sizeof k ? pmr_hashmap_find(m, &k) : NULL;
+}
+
+bool pmr_hashmap_erase_u64_other_(pmr_hashmap *m, uint64_t k) {
+  return m->key_size == sizeof k && pmr_hashmap_erase(m, &k, NULL);
+}
+
 bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key) {
   return pmr_hashmap_find(m, key) != NULL;
 }

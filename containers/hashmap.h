@@ -343,16 +343,21 @@ static inline void pmr_hashmap_free_slot_(pmr_hashmap *m, size_t i) {
   m->growth_left += never_full;
 }
 
+/* find_u64 and erase_u64 on a map of another kind (out of line, and taking
+ * the key by value, so the inline loops keep it in a register). */
+void *pmr_hashmap_find_u64_other_(const pmr_hashmap *m, uint64_t k);
+bool pmr_hashmap_erase_u64_other_(pmr_hashmap *m, uint64_t k);
+
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
-  if (m->kind != PMR_HASHMAP_KIND_U64_)
-    return m->key_size == sizeof k ? pmr_hashmap_find(m, &k) : NULL;
+  if (PMR_UNLIKELY(m->kind != PMR_HASHMAP_KIND_U64_))
+    return pmr_hashmap_find_u64_other_(m, k);
   size_t i = pmr_hashmap_index_u64_(m, k);
   return i != (size_t)-1 ? m->slots + i * m->slot_size + m->value_offset : NULL;
 }
 
 static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t k) {
-  if (m->kind != PMR_HASHMAP_KIND_U64_)
-    return m->key_size == sizeof k && pmr_hashmap_erase(m, &k, NULL);
+  if (PMR_UNLIKELY(m->kind != PMR_HASHMAP_KIND_U64_))
+    return pmr_hashmap_erase_u64_other_(m, k);
   size_t i = pmr_hashmap_index_u64_(m, k);
   if (i == (size_t)-1) return false;
   pmr_hashmap_free_slot_(m, i);
