@@ -6,9 +6,10 @@
  *     contract forbids to overlap with use of the instance) and the thread's
  *     exit, which both run under the registry mutex;
  *   - the central pool (pmr__pool_core) is shared: one spin lock per class
- *     (free blocks of exited threads, the small classes' batches), one for
- *     its chunk list, one for oversize blocks; and SHARDS shards, each with
- *     one spin lock per class for its stack of batches and its carving run.
+ *     (free blocks that out-of-memory paths left in the class's list), one
+ *     for its chunk list, one for oversize blocks; and SHARDS shards, each
+ *     with one spin lock per class for its stacks of full and empty
+ *     magazines and its carving run.
  *     Lock order: shard (two shards: lower index first), class, chunk list;
  *   - each thread has a record (tc_record) mapping instance slots to its
  *     caches. Slots are small integers handed out by the registry and reused
@@ -34,25 +35,38 @@
 
 #define DIRECT_SLOTS 64           /* slots a record maps without indirection */
 #define EMPTY_CLASS PMR__POOL_CLASSES /* a class that never has a block */
-#define MAX_LIMIT 65534u /* count may reach limit + 1 in a uint16_t */
-#define SEGMENTS 8 /* batches kept whole for classes of 8 and 16 bytes */
-#define SMALL_CLASSES 2 /* blocks too small to carry batch bookkeeping */
-#define SHARDS 8 /* central batch stacks per class */
+#define MAX_LIMIT 65534u /* a magazine's blocks fit a uint16_t */
+#define SHARDS 8 /* shards of the central pool */
 
-/* A thread's view of one size class: 32 bytes. Two lists, so that no list
- * is ever walked: pops and pushes use `head`; when a push takes it past
- * `half`, the whole list becomes `full` (a batch ready to go), and the
- * previous `full`, if any, goes to the central pool as it is. An empty
- * `head` takes `full` back before asking the central pool. So a thread
- * parks at most 2 * half + 1 blocks, and between a flush and the next
- * refill lie at least half + 1 operations. */
+/* A magazine (Bonwick's design, as in Solaris' kmem and vmem): an array of
+ * free blocks of one class. Freeing stores a pointer into the array and
+ * allocating takes one out, so the allocator never writes into a free block:
+ * a block freed cold stays untouched until its next owner writes it (with
+ * linked lists, every free wrote a link into the block, and workload B's
+ * free phase ran at half the speed). A thread holds up to two magazines per
+ * class; the central pool keeps full and empty ones in each shard.
+ * Magazines come from upstream: cap pointers each, 8 bytes per cached or
+ * pooled free block. */
+typedef struct tc_mag {
+  struct tc_mag *next; /* in a shard's stack */
+  size_t count;        /* blocks held, while in a shard's stack */
+  void *slot[];
+} tc_mag;
+
+/* A thread's view of one size class: 32 bytes. Allocate takes from
+ * `loaded`, deallocate puts into it. An empty `loaded` swaps with a
+ * non-empty `prev`, a full one with an empty `prev`; only when both are
+ * empty (or both full) does the thread go to the central pool, which
+ * exchanges a whole magazine. So between two trips lie at least cap
+ * operations, and a thread parks at most 2 * cap blocks per class. */
 typedef struct tc_class {
-  void *head;                  /* the active list */
-  void *full;                  /* a whole batch, NULL-terminated, or NULL */
+  tc_mag *loaded;              /* NULL: none yet (or out of memory) */
+  tc_mag *prev;                /* the other magazine, or NULL */
+  _Atomic uint16_t count;      /* blocks in loaded (atomic: stats read it) */
+  _Atomic uint16_t prev_count; /* blocks in prev */
+  uint16_t limit;              /* loaded ? cap : 0: room for pushes */
+  uint16_t cap;                /* blocks per magazine of this class */
   uint32_t block;              /* block size */
-  _Atomic uint16_t count;      /* blocks on head (atomic: stats read it) */
-  _Atomic uint16_t full_count; /* blocks on full */
-  uint16_t half;               /* head's most blocks; also the refill batch */
 } tc_class;
 
 struct tc_state;
@@ -60,10 +74,10 @@ struct tc_record;
 
 typedef struct tc_cache {
   tc_class cls[PMR__POOL_CLASSES + 1];
-  /* Batches this thread moved (atomic only so stats may read them; the
-   * owner never does a read-modify-write). */
+  /* Magazines this thread took from / gave to the central pool (atomic only
+   * so stats may read them; the owner never does a read-modify-write). */
   atomic_size_t refills, flushes;
-  unsigned home; /* the central shard this thread flushes to */
+  unsigned home; /* the central shard this thread uses */
   struct tc_state *owner;
   struct tc_record *rec;
   size_t slot;
@@ -77,15 +91,16 @@ typedef struct tc_record {
 } tc_record;
 
 /* One shard of the central pool: for each class, under its own lock, a
- * stack of whole batches and a run of a chunk to carve. 2 KiB, cache-line
- * aligned, so threads with different homes share no line. */
+ * stack of full (or partly full) magazines, a stack of empty ones, and a
+ * run of a chunk to carve. Cache-line aligned, so threads with different
+ * homes share no line. */
 typedef struct tc_shard {
   struct tc_stack {
     pmr__spin lock;
-    _Atomic(void *) head; /* a batch; its first block's words 1 and 2: the
-                           * next batch and the count. Written under lock;
-                           * read without it only as a hint. */
-    char *cur, *end;      /* not carved yet */
+    /* Written under lock; read without it only as hints. */
+    _Atomic(tc_mag *) full;
+    _Atomic(tc_mag *) empty;
+    char *cur, *end; /* not carved yet */
   } cls[PMR__POOL_CLASSES];
 } tc_shard;
 
@@ -96,8 +111,9 @@ typedef struct tc_state {
   /* Byte offset of the class in a tc_cache, by fast_index(); EMPTY_CLASS's
    * for sizes not pooled. */
   uint16_t small_off[PMR__POOL_TABLE_LIMIT / 8];
-  pmr__pool_core core; /* the central pool */
-  pmr__spin class_lock[PMR__POOL_CLASSES];
+  uint16_t cap[PMR__POOL_CLASSES]; /* blocks per magazine, by class */
+  pmr__pool_core core; /* the central pool's classes and chunks */
+  pmr__spin class_lock[PMR__POOL_CLASSES]; /* core.classes[i].free */
   pmr__spin chunk_lock; /* core.chunks */
   pmr__spin big_lock;
   pmr__big_block big;
@@ -105,28 +121,19 @@ typedef struct tc_state {
   tc_cache *caches; /* every thread's cache for this instance (registry mutex) */
   size_t gone_refills, gone_flushes; /* of caches freed (registry mutex) */
   atomic_uint next_home;
-  /* Batches flushed by threads are kept whole (NULL-terminated lists), so a
-   * refill takes one in O(1) instead of walking a cold list while other
-   * threads wait. Blocks of 24 bytes and more stack them intrusively in
-   * SHARDS stacks per class (shards, below): a thread flushes to and refills
-   * from its home shard, and when that is empty it takes another shard's
-   * whole stack home. So a thread's refills come from one thread's flushes in
-   * order: adjacent blocks, which the hardware prefetcher follows. (With one
-   * shared stack, two threads' batches alternate and every refill jumped
-   * elsewhere in memory: 2 threads ran 2x slower per thread than 1.)
-   * The two smallest classes keep up to SEGMENTS batches here; beyond
-   * that they join core's plain list. */
+  /* A thread gives magazines to and takes them from its home shard; when
+   * that has no full one, the home takes over another shard's whole stack.
+   * Each shard carves its own chunks: threads carving side by side in one
+   * chunk interleave their runs, and then each core's prefetcher reads ahead
+   * into lines the other core is writing (measured: 2 threads 2.3x slower
+   * per thread than with a chunk each). */
   tc_shard *shards; /* SHARDS of them */
-  struct tc_segment {
-    void *head;
-    size_t count;
-  } segments[SMALL_CLASSES][SEGMENTS];
-  uint8_t nsegments[SMALL_CLASSES];
 } tc_state;
 
 _Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr__state),
                "pmr_thread_cache.pmr__state is too small");
 _Static_assert(sizeof(tc_class) == 32, "tc_class should be 32 bytes");
+_Static_assert(MAX_LIMIT / 2 <= UINT16_MAX, "magazine counts are uint16_t");
 _Static_assert(sizeof(tc_shard) % 64 == 0, "shards should not share cache lines");
 
 static tc_state *state_of(pmr_mem_resource *self) {
@@ -218,12 +225,8 @@ static tc_cache *get_cache(tc_state *s) {
   tc_cache *c = atomic_load_explicit(e, memory_order_relaxed);
   if (c == NULL && (c = (tc_cache *)calloc(1, sizeof *c)) != NULL) {
     for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
-      size_t block = s->core.classes[i].block;
-      size_t limit = s->opts.max_cached_bytes / block;
-      if (limit > s->opts.max_cached_blocks) limit = s->opts.max_cached_blocks;
-      if (limit < 2) limit = 2;
-      c->cls[i].block = (uint32_t)block;
-      c->cls[i].half = (uint16_t)(limit / 2);
+      c->cls[i].block = s->core.classes[i].block;
+      c->cls[i].cap = s->cap[i];
     }
     /* Round robin: threads that share an instance get different homes. */
     c->home = atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed) % SHARDS;
@@ -239,212 +242,274 @@ static tc_cache *get_cache(tc_state *s) {
   return c;
 }
 
-/* count is atomic only so that stats may read it from another thread; its
- * owner updates it with a plain load and store, never a read-modify-write. */
-static inline unsigned count_add(tc_class *k, int delta) {
-  uint16_t n = (uint16_t)(atomic_load_explicit(&k->count, memory_order_relaxed) + delta);
-  atomic_store_explicit(&k->count, n, memory_order_relaxed);
-  return n;
-}
-
-/* Pops a block from the thread's list, or NULL when it is empty. */
-static inline void *tc_pop(tc_class *k) {
-  void *p = k->head;
-  if (PMR_LIKELY(p != NULL)) {
-    k->head = pmr__link_get(p);
-    PMR__UNDEFINED(p, k->block);
-    count_add(k, -1);
-  }
-  return p;
-}
-
-/* Pushes p onto the thread's list; false when the list is now over half. */
-static inline bool tc_push(tc_class *k, void *p) {
-  PMR__NOACCESS(p, k->block);
-  pmr__link_set(p, k->head);
-  k->head = p;
-  return count_add(k, 1) <= k->half;
-}
-
 static inline void set_count(_Atomic uint16_t *c, size_t n) {
   atomic_store_explicit(c, (uint16_t)n, memory_order_relaxed);
 }
-
-/* ---- moving blocks between a thread and the central pool ------------------ */
-
-static void *stack_head(struct tc_stack *st) {
-  return atomic_load_explicit(&st->head, memory_order_relaxed);
+static inline size_t get_count(const _Atomic uint16_t *c) {
+  return atomic_load_explicit(c, memory_order_relaxed);
 }
-static void set_stack_head(struct tc_stack *st, void *p) {
-  atomic_store_explicit(&st->head, p, memory_order_relaxed);
+/* The owner's counters: a plain load and store, never a read-modify-write. */
+static inline void bump(atomic_size_t *n) {
+  atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
 }
 
-/* Takes a batch of class idx (>= SMALL_CLASSES) from the home shard, else
- * another shard's whole stack: its first batch for the caller, the rest to
- * the home shard (whose content goes to that shard: a swap under both locks,
- * taken in shard order). NULL when every shard is empty. */
-static void *take_batch(tc_state *s, unsigned home, unsigned idx, size_t *n) {
+/* Takes a block from the thread's magazine, or NULL when it is empty. */
+static inline void *tc_pop(tc_class *k) {
+  size_t n = get_count(&k->count);
+  if (PMR_UNLIKELY(n == 0)) return NULL;
+  set_count(&k->count, --n);
+  void *p = k->loaded->slot[n];
+  PMR__UNDEFINED(p, k->block);
+  return p;
+}
+
+/* Puts p into the thread's magazine; false (nothing done) when it is full. */
+static inline bool tc_push(tc_class *k, void *p) {
+  size_t n = get_count(&k->count);
+  if (PMR_UNLIKELY(n >= k->limit)) return false;
+  PMR__NOACCESS(p, k->block);
+  k->loaded->slot[n] = p;
+  set_count(&k->count, n + 1);
+  return true;
+}
+
+static void swap_magazines(tc_class *k) {
+  tc_mag *m = k->loaded;
+  size_t n = get_count(&k->count);
+  k->loaded = k->prev;
+  set_count(&k->count, get_count(&k->prev_count));
+  k->prev = m;
+  set_count(&k->prev_count, n);
+  k->limit = k->loaded != NULL ? k->cap : 0;
+}
+
+/* ---- the central pool ----------------------------------------------------- */
+
+static size_t mag_bytes(const tc_state *s, unsigned idx) {
+  return offsetof(tc_mag, slot) + (size_t)s->cap[idx] * sizeof(void *);
+}
+static void free_mag(tc_state *s, unsigned idx, tc_mag *m) {
+  pmr_deallocate(s->core.upstream, m, mag_bytes(s, idx), _Alignof(tc_mag));
+}
+
+static tc_mag *full_head(struct tc_stack *st) {
+  return atomic_load_explicit(&st->full, memory_order_relaxed);
+}
+static void set_full_head(struct tc_stack *st, tc_mag *m) {
+  atomic_store_explicit(&st->full, m, memory_order_relaxed);
+}
+static tc_mag *empty_head(struct tc_stack *st) {
+  return atomic_load_explicit(&st->empty, memory_order_relaxed);
+}
+static void set_empty_head(struct tc_stack *st, tc_mag *m) {
+  atomic_store_explicit(&st->empty, m, memory_order_relaxed);
+}
+
+/* Pushes magazine m (holding n blocks) of class idx onto stack st (locked). */
+static void push_mag(struct tc_stack *st, tc_mag *m, size_t n) {
+  m->count = n;
+  if (n != 0) {
+    m->next = full_head(st);
+    set_full_head(st, m);
+  } else {
+    m->next = empty_head(st);
+    set_empty_head(st, m);
+  }
+}
+
+/* Gives magazine m (holding n blocks) of class idx to shard home. */
+static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m, size_t n) {
+  struct tc_stack *st = &s->shards[home].cls[idx];
+  pmr__spin_lock(&st->lock);
+  push_mag(st, m, n);
+  pmr__spin_unlock(&st->lock);
+}
+
+/* Gives magazine give (holding n blocks; NULL: none) to shard home and takes
+ * an empty magazine of class idx in the same critical section; else an empty
+ * one from another shard (a thread that takes full magazines leaves its
+ * empty ones where it found the full ones, so a consumer thread finds them
+ * at home); else a new one from upstream. NULL when upstream fails. */
+static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
+                               tc_mag *give, size_t n) {
+  tc_mag *m = NULL;
+  for (unsigned i = 0; m == NULL && i < SHARDS; ++i) {
+    struct tc_stack *st = &s->shards[(home + i) % SHARDS].cls[idx];
+    if (give == NULL && empty_head(st) == NULL) continue;
+    pmr__spin_lock(&st->lock);
+    if (give != NULL) push_mag(st, give, n);
+    give = NULL;
+    m = empty_head(st);
+    if (m != NULL) set_empty_head(st, m->next);
+    pmr__spin_unlock(&st->lock);
+  }
+  if (m == NULL)
+    m = (tc_mag *)pmr_allocate(s->core.upstream, mag_bytes(s, idx), _Alignof(tc_mag));
+  return m;
+}
+
+/* Takes a full magazine of class idx from shard home; when that has none,
+ * from another shard, whose whole stack of full magazines the home shard
+ * takes over (a swap of the two stacks under both locks, taken in shard
+ * order), so that a thread's next refills come from one shard in order.
+ * Leaves *spare (an empty magazine, or NULL) in the shard the full one came
+ * from, in the same critical section (then *spare becomes NULL): a thread
+ * that frees what another allocates finds empty magazines at home. NULL
+ * when no shard has a full magazine. */
+static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx, tc_mag **spare) {
   struct tc_stack *h = &s->shards[home].cls[idx];
-  void *p = NULL;
-  if (stack_head(h) != NULL) {
+  tc_mag *m = NULL;
+  if (full_head(h) != NULL) {
     pmr__spin_lock(&h->lock);
-    p = stack_head(h);
-    if (p != NULL) set_stack_head(h, pmr__word_get(p, 1));
+    m = full_head(h);
+    if (m != NULL) {
+      set_full_head(h, m->next);
+      if (*spare != NULL) push_mag(h, *spare, 0);
+      *spare = NULL;
+    }
     pmr__spin_unlock(&h->lock);
   }
-  for (unsigned i = 1; p == NULL && i < SHARDS; ++i) {
+  for (unsigned i = 1; m == NULL && i < SHARDS; ++i) {
     unsigned other = (home + i) % SHARDS;
     struct tc_stack *v = &s->shards[other].cls[idx];
-    if (stack_head(v) == NULL) continue;
+    if (full_head(v) == NULL) continue;
     struct tc_stack *first = other < home ? v : h, *second = other < home ? h : v;
     pmr__spin_lock(&first->lock);
     pmr__spin_lock(&second->lock);
-    p = stack_head(v);
-    if (p != NULL) {
-      set_stack_head(v, stack_head(h));
-      set_stack_head(h, pmr__word_get(p, 1));
+    m = full_head(v);
+    if (m != NULL) {
+      set_full_head(v, full_head(h));
+      set_full_head(h, m->next);
+      if (*spare != NULL) push_mag(v, *spare, 0);
+      *spare = NULL;
     }
     pmr__spin_unlock(&second->lock);
     pmr__spin_unlock(&first->lock);
   }
-  if (p != NULL) *n = (size_t)(uintptr_t)pmr__word_get(p, 2);
-  return p;
+  return m;
 }
 
-/* Thread class k (of cache c) is empty: takes up to a batch of blocks of
- * class idx from the central pool (a flushed batch, else free blocks, else a
- * run carved from a chunk, a new chunk from upstream if needed). Returns one
- * block and leaves the rest on k's list; NULL when upstream fails. */
-static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
+/* Fills slot[0 .. n) with up to want new blocks of class idx, so that
+ * taking them from the end gives ascending addresses: free blocks that
+ * exited or out-of-memory paths left in the class's list first, else a run
+ * carved from the home shard's chunk (a new chunk from upstream when
+ * needed). Returns n; 0 when upstream fails. */
+static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot, size_t want) {
   pmr__pool_class *ck = &s->core.classes[idx];
-  size_t batch = k->half, n = 1;
-  void *p;
-  if (idx >= SMALL_CLASSES && (p = take_batch(s, c->home, idx, &n)) != NULL)
-    goto linked;
-  pmr__spin_lock(&s->class_lock[idx]);
-  if (idx < SMALL_CLASSES && s->nsegments[idx] != 0) {
-    struct tc_segment seg = s->segments[idx][--s->nsegments[idx]];
-    pmr__spin_unlock(&s->class_lock[idx]);
-    p = seg.head;
-    n = seg.count;
-    goto linked;
-  }
+  size_t n = 0;
   if (ck->free != NULL) {
-    p = ck->free;
-    void *last = p, *next;
-    while (n < batch && (next = pmr__link_get(last)) != NULL) {
-      last = next;
-      ++n;
+    pmr__spin_lock(&s->class_lock[idx]);
+    while (n < want && ck->free != NULL) {
+      void *p = ck->free;
+      ck->free = pmr__link_get(p);
+      slot[n++] = p;
     }
-    ck->free = pmr__link_get(last);
-    pmr__link_set(last, NULL);
     pmr__spin_unlock(&s->class_lock[idx]);
-    goto linked;
+    if (n != 0) return n;
   }
-  pmr__spin_unlock(&s->class_lock[idx]);
-  {
-    /* Carve from the home shard's run; a new chunk becomes that run. Each
-     * shard carves its own chunk: threads carving side by side in one chunk
-     * interleave their runs, and then each core's prefetcher reads ahead into
-     * lines the other core is writing (measured: 2 threads 2.3x slower per
-     * thread than with a chunk each). */
-    struct tc_stack *h = &s->shards[c->home].cls[idx];
-    pmr__spin_lock(&h->lock);
-    if ((size_t)(h->end - h->cur) < ck->block) {
-      pmr__spin_lock(&s->class_lock[idx]);
-      pmr__spin_lock(&s->chunk_lock);
-      p = pmr__pool_core_refill(&s->core, ck);
-      pmr__spin_unlock(&s->chunk_lock);
-      if (p != NULL) {
-        h->cur = (char *)p; /* the whole chunk, its first block included */
-        h->end = ck->end;
-        ck->cur = ck->end;
-      }
-      pmr__spin_unlock(&s->class_lock[idx]);
-      if (p == NULL) {
-        pmr__spin_unlock(&h->lock);
-        return NULL;
-      }
+  struct tc_stack *h = &s->shards[home].cls[idx];
+  pmr__spin_lock(&h->lock);
+  if ((size_t)(h->end - h->cur) < ck->block) {
+    pmr__spin_lock(&s->class_lock[idx]);
+    pmr__spin_lock(&s->chunk_lock);
+    char *p = (char *)pmr__pool_core_refill(&s->core, ck);
+    pmr__spin_unlock(&s->chunk_lock);
+    if (p != NULL) {
+      h->cur = p; /* the whole chunk, its first block included */
+      h->end = ck->end;
+      ck->cur = ck->end;
     }
-    size_t run = (size_t)(h->end - h->cur) / ck->block;
-    n = run < batch ? run : batch;
-    char *b = h->cur;
-    h->cur += n * ck->block;
-    pmr__spin_unlock(&h->lock);
-    /* Link the run into a list, outside the lock. */
-    p = b;
-    for (size_t i = 1; i < n; ++i, b += ck->block) pmr__link_set(b, b + ck->block);
-    pmr__link_set(b, NULL);
+    pmr__spin_unlock(&s->class_lock[idx]);
+    if (p == NULL) {
+      pmr__spin_unlock(&h->lock);
+      return 0;
+    }
   }
-linked:
-  k->head = pmr__link_get(p);
-  PMR__UNDEFINED(p, k->block);
-  set_count(&k->count, n - 1);
-  atomic_store_explicit(&c->refills,
-                        atomic_load_explicit(&c->refills, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
-  return p;
+  size_t run = (size_t)(h->end - h->cur) / ck->block;
+  n = run < want ? run : want;
+  char *b = h->cur;
+  h->cur += n * ck->block;
+  pmr__spin_unlock(&h->lock);
+  for (size_t i = 0; i < n; ++i) slot[n - 1 - i] = b + i * ck->block;
+  return n;
 }
 
-/* Gives the batch first (n blocks, NULL-terminated) of class idx to the
- * central pool: onto the home shard's stack, in O(1), for blocks that can
- * carry the bookkeeping; the small classes keep up to SEGMENTS batches whole
- * and add the rest to the class's free list. */
-static void give_back(tc_state *s, unsigned home, unsigned idx, void *first,
-                      size_t n) {
-  if (idx >= SMALL_CLASSES) {
-    struct tc_stack *h = &s->shards[home].cls[idx];
-    pmr__word_set(first, 2, (void *)(uintptr_t)n); /* outside the lock */
-    pmr__spin_lock(&h->lock);
-    pmr__word_set(first, 1, stack_head(h));
-    set_stack_head(h, first);
-    pmr__spin_unlock(&h->lock);
-    return;
+/* Thread class k (of cache c) has no block: swaps magazines, or exchanges
+ * an empty one for a full one with the central pool, or fills one with new
+ * blocks. NULL when upstream fails. */
+static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
+  if (get_count(&k->prev_count) != 0) {
+    swap_magazines(k);
+    return tc_pop(k);
   }
+  tc_mag *spare = k->prev; /* empty, or NULL */
+  tc_mag *full = take_full(s, c->home, idx, &spare);
+  if (full != NULL) { /* keep one empty magazine; spare went back */
+    k->prev = k->loaded;
+    set_count(&k->prev_count, 0);
+    k->loaded = full;
+    set_count(&k->count, full->count);
+    k->limit = k->cap;
+    bump(&c->refills);
+    return tc_pop(k);
+  }
+  if (k->loaded == NULL) {
+    k->loaded = k->prev != NULL ? k->prev : trade_for_empty(s, c->home, idx, NULL, 0);
+    k->prev = NULL;
+    k->limit = k->loaded != NULL ? k->cap : 0;
+  }
+  if (k->loaded == NULL) { /* no magazine (out of memory): one block */
+    void *p;
+    if (fill(s, c->home, idx, &p, 1) == 0) return NULL;
+    PMR__UNDEFINED(p, k->block);
+    return p;
+  }
+  size_t n = fill(s, c->home, idx, k->loaded->slot, k->cap);
+  if (n == 0) return NULL;
+  set_count(&k->count, n);
+  bump(&c->refills);
+  return tc_pop(k);
+}
+
+/* Thread class k (of cache c) is full: swaps magazines, or gives the full
+ * one to the central pool for an empty one, and stores p. Without any
+ * magazine (out of memory), p goes to the class's list in the central pool. */
+static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx, void *p) {
+  if (k->prev != NULL && get_count(&k->prev_count) == 0) {
+    swap_magazines(k);
+  } else {
+    tc_mag *give = NULL;
+    size_t n = 0;
+    if (k->loaded != NULL) {
+      give = k->prev;
+      n = get_count(&k->prev_count);
+      if (give != NULL) bump(&c->flushes);
+      k->prev = k->loaded;
+      set_count(&k->prev_count, get_count(&k->count));
+    }
+    k->loaded = trade_for_empty(s, c->home, idx, give, n);
+    set_count(&k->count, 0);
+    k->limit = k->loaded != NULL ? k->cap : 0;
+  }
+  if (tc_push(k, p)) return;
   pmr__pool_class *ck = &s->core.classes[idx];
   pmr__spin_lock(&s->class_lock[idx]);
-  if (s->nsegments[idx] < SEGMENTS) {
-    struct tc_segment seg = {first, n};
-    s->segments[idx][s->nsegments[idx]++] = seg;
-  } else {
-    void *last = first, *next;
-    while ((next = pmr__link_get(last)) != NULL) last = next;
-    pmr__link_set(last, ck->free);
-    ck->free = first;
-  }
+  pmr__pool_put(ck, p);
   pmr__spin_unlock(&s->class_lock[idx]);
 }
 
-/* Thread class k (of cache c) went past half: its list becomes the full
- * batch, and the full batch before it goes to the central pool. */
-static void flush(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
-  if (k->full != NULL) {
-    give_back(s, c->home, idx, k->full,
-              atomic_load_explicit(&k->full_count, memory_order_relaxed));
-    atomic_store_explicit(&c->flushes,
-                          atomic_load_explicit(&c->flushes, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-  }
-  k->full = k->head;
-  set_count(&k->full_count, atomic_load_explicit(&k->count, memory_order_relaxed));
-  k->head = NULL;
-  set_count(&k->count, 0);
-}
-
-/* Everything in cache c goes back to its instance's central pool. */
+/* Every magazine of cache c goes to its instance's central pool. */
 static void flush_all(tc_cache *c) {
   tc_state *s = c->owner;
   for (unsigned idx = 0; idx < PMR__POOL_CLASSES; ++idx) {
     tc_class *k = &c->cls[idx];
-    if (k->head != NULL)
-      give_back(s, c->home, idx, k->head,
-                atomic_load_explicit(&k->count, memory_order_relaxed));
-    if (k->full != NULL)
-      give_back(s, c->home, idx, k->full,
-                atomic_load_explicit(&k->full_count, memory_order_relaxed));
-    k->head = k->full = NULL;
+    if (k->loaded != NULL) put_mag(s, c->home, idx, k->loaded, get_count(&k->count));
+    if (k->prev != NULL) put_mag(s, c->home, idx, k->prev, get_count(&k->prev_count));
+    k->loaded = k->prev = NULL;
     set_count(&k->count, 0);
-    set_count(&k->full_count, 0);
+    set_count(&k->prev_count, 0);
+    k->limit = 0;
   }
 }
 
@@ -457,7 +522,7 @@ static void unlink_cache(tc_cache *c) {
   if (c->next != NULL) c->next->prev = c->prev;
 }
 
-/* Frees cache c, keeping its batch counts in its instance's totals
+/* Frees cache c, keeping its magazine counts in its instance's totals
  * (registry mutex held). */
 static void retire_cache(tc_cache *c) {
   c->owner->gone_refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
@@ -492,6 +557,7 @@ static void drop_caches(tc_state *s) {
   for (tc_cache *c = s->caches, *next; c != NULL; c = next) {
     next = c->next;
     atomic_store_explicit(entry_of(c->rec, c->slot), NULL, memory_order_relaxed);
+    flush_all(c); /* its magazines go where release finds them */
     retire_cache(c);
   }
   s->caches = NULL;
@@ -514,15 +580,7 @@ PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
   if (c == NULL && (c = get_cache(s)) == NULL) return NULL;
   tc_class *k = &c->cls[idx];
   void *p = tc_pop(k);
-  if (p != NULL) return p;
-  if (k->full != NULL) { /* the full batch becomes the list */
-    k->head = k->full;
-    set_count(&k->count, atomic_load_explicit(&k->full_count, memory_order_relaxed));
-    k->full = NULL;
-    set_count(&k->full_count, 0);
-    return tc_pop(k);
-  }
-  return refill(s, c, k, idx);
+  return p != NULL ? p : refill(s, c, k, idx);
 }
 
 /* The size rounded up to the alignment, minus 1: for bytes > 0 and a power
@@ -541,8 +599,13 @@ static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
     tc_cache *c = my_cache(s);
     if (PMR_LIKELY(c != NULL)) {
       tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[x >> 3]);
-      void *p = tc_pop(k);
-      if (PMR_LIKELY(p != NULL)) return p;
+      size_t n = get_count(&k->count);
+      if (PMR_LIKELY(n != 0)) { /* tc_pop, without its NULL result to test */
+        set_count(&k->count, --n);
+        void *p = k->loaded->slot[n];
+        PMR__UNDEFINED(p, k->block);
+        return p;
+      }
     }
   }
   return tc_allocate_slow(s, bytes, alignment);
@@ -567,7 +630,7 @@ PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
     return;
   }
   tc_class *k = &c->cls[idx];
-  if (!tc_push(k, p)) flush(s, c, k, idx);
+  if (!tc_push(k, p)) overflow(s, c, k, idx, p);
 }
 
 static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
@@ -578,7 +641,7 @@ static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
     tc_cache *c = my_cache(s);
     if (PMR_LIKELY(c != NULL)) {
       tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[x >> 3]);
-      if (PMR_UNLIKELY(!tc_push(k, p))) flush(s, c, k, (unsigned)(k - c->cls));
+      if (PMR_UNLIKELY(!tc_push(k, p))) overflow(s, c, k, (unsigned)(k - c->cls), p);
       return;
     }
   }
@@ -594,8 +657,25 @@ static void clear_shards(tc_state *s) {
   for (unsigned i = 0; i < SHARDS; ++i)
     for (unsigned j = 0; j < PMR__POOL_CLASSES; ++j) {
       atomic_init(&s->shards[i].cls[j].lock, 0);
-      atomic_init(&s->shards[i].cls[j].head, NULL);
+      atomic_init(&s->shards[i].cls[j].full, NULL);
+      atomic_init(&s->shards[i].cls[j].empty, NULL);
       s->shards[i].cls[j].cur = s->shards[i].cls[j].end = NULL;
+    }
+}
+
+/* Gives every magazine in the shards back to upstream. */
+static void free_magazines(tc_state *s) {
+  for (unsigned i = 0; i < SHARDS; ++i)
+    for (unsigned j = 0; j < PMR__POOL_CLASSES; ++j) {
+      struct tc_stack *st = &s->shards[i].cls[j];
+      for (tc_mag *m = full_head(st), *next; m != NULL; m = next) {
+        next = m->next;
+        free_mag(s, j, m);
+      }
+      for (tc_mag *m = empty_head(st), *next; m != NULL; m = next) {
+        next = m->next;
+        free_mag(s, j, m);
+      }
     }
 }
 
@@ -622,6 +702,12 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   pmr__pool_core_init(&s->core, &o.pool, upstream);
   s->small_limit = s->core.largest < PMR__POOL_TABLE_LIMIT ? s->core.largest
                                                            : PMR__POOL_TABLE_LIMIT;
+  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+    size_t limit = o.max_cached_bytes / s->core.classes[i].block;
+    if (limit > o.max_cached_blocks) limit = o.max_cached_blocks;
+    if (limit < 2) limit = 2;
+    s->cap[i] = (uint16_t)(limit / 2); /* two magazines: at most limit blocks */
+  }
   for (size_t i = 0; i < PMR__POOL_TABLE_LIMIT / 8; ++i) {
     /* Rounded sizes 8i + 1 .. 8i + 8: core's entry i + 1. */
     const char *k = (const char *)&s->core + s->core.small[i + 1];
@@ -666,11 +752,11 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
 
 void pmr_thread_cache_release(pmr_thread_cache *tc) {
   tc_state *s = state_of(&tc->base);
-  drop_caches(s);
+  drop_caches(s); /* every cache's magazines into the shards */
+  free_magazines(s);
   pmr__big_release(&s->big, s->core.upstream);
   pmr__pool_core_release(&s->core);
-  clear_shards(s); /* the batches lived in the chunks */
-  memset(s->nsegments, 0, sizeof s->nsegments);
+  clear_shards(s);
 }
 
 void pmr_thread_cache_destroy(pmr_thread_cache *tc) {
@@ -696,7 +782,7 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     st.flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
     for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
       size_t n = atomic_load_explicit(&c->cls[i].count, memory_order_relaxed) +
-                 atomic_load_explicit(&c->cls[i].full_count, memory_order_relaxed);
+                 atomic_load_explicit(&c->cls[i].prev_count, memory_order_relaxed);
       st.cached_blocks += n;
       st.cached_bytes += n * c->cls[i].block;
     }

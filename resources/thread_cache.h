@@ -4,34 +4,35 @@
  * "ThreadCachePool", as a resource.
  *
  * Each instance has, for every thread that uses it, a cache: per size class
- * a free list and one full batch, touched only by that thread. Allocate pops from the
- * calling thread's list; deallocate pushes onto it, whichever thread
- * allocated the block (blocks are not owned by threads). Behind the caches
- * is the instance's central pool (the size classes and chunks of
- * pmr_unsynchronized_pool), in 8 shards with one small lock per shard and
- * class; each thread has a home shard (round robin among the threads that
- * use the instance):
- *   - a list that grows past half its limit becomes the thread's full batch,
- *     and the previous full batch goes to the home shard, kept whole (no
- *     list is ever walked);
- *   - an empty list takes the full batch back, else a batch from the home
- *     shard; when that is empty, the home shard takes over another shard's
- *     whole stack of batches; else free blocks of exited threads; else a
+ * up to two magazines (arrays of free blocks, as in Bonwick's design),
+ * touched only by that thread. Allocate takes a block from the calling
+ * thread's magazine; deallocate puts it into it, whichever thread allocated
+ * the block (blocks are not owned by threads). The allocator never writes
+ * into a free block. Behind the caches is the instance's central pool (the
+ * size classes and chunks of pmr_unsynchronized_pool), in 8 shards with one
+ * small lock per shard and class; each thread has a home shard (round robin
+ * among the threads that use the instance):
+ *   - when both of a thread's magazines are full, it gives one to its home
+ *     shard for an empty one; when both are empty, it takes a full one, from
+ *     its home shard or else (taking over that shard's whole stack) from
+ *     another, else fills one with free blocks of exited threads or with a
  *     run carved from the home shard's own chunk (a new chunk from upstream
- *     when needed).
- * So a thread mostly gets back blocks it freed itself, adjacent in memory,
- * and two threads never carve side by side from one chunk.
+ *     when needed);
+ *   - between two such trips lie at least a magazine's worth of operations.
+ * Two threads never carve side by side from one chunk.
  * Requests above the largest class (or aligned above 4096) go straight to
  * upstream. Chunks go back to upstream on release/destroy.
  *
  * Memory parked in a thread's cache is bounded: per size class at most
- * min(max_cached_blocks, max_cached_bytes / block size) (at least 2) plus
- * one blocks.
- * Memory in the central pool (batches, free blocks, the part of each
- * shard's chunk not carved yet) is not bounded: like the pools, the
- * instance keeps its chunks until release/destroy. A thread's caches go
- * back to the central pool when the thread exits; destroy and release take
- * back every cache, including those of threads that are still alive.
+ * min(max_cached_blocks, max_cached_bytes / block size) (at least 2)
+ * blocks; a magazine holds half of that. Memory in the central pool (full
+ * magazines, free blocks, the part of each shard's chunk not carved yet) is
+ * not bounded: like the pools, the instance keeps its chunks until
+ * release/destroy. Magazines come from upstream and cost 8 bytes per block
+ * they can hold (at most 1/8 more than the free blocks of 64 bytes they
+ * carry); they are kept for reuse until release/destroy. A thread's caches
+ * go back to the central pool when the thread exits; destroy and release
+ * take back every cache, including those of threads that are still alive.
  *
  * Several instances may live at once, each with its own per-thread caches;
  * their number is not limited by pthread keys (the library uses one key).
@@ -62,7 +63,7 @@ typedef struct pmr_thread_cache_options {
   pmr_pool_options pool;
   /* Per thread and size class: the most free blocks a thread parks (0: 256)
    * and the most bytes (0: 64 KiB); the smaller bound wins, at least 2. A
-   * batch moved to or from the central pool is half of that. */
+   * magazine (what moves to or from the central pool) holds half of that. */
   size_t max_cached_blocks;
   size_t max_cached_bytes;
 } pmr_thread_cache_options;
@@ -72,8 +73,8 @@ typedef struct pmr_thread_cache_stats {
   size_t threads;        /* threads that have a cache now */
   size_t cached_blocks;  /* free blocks parked in thread caches */
   size_t cached_bytes;
-  size_t refills;        /* batches moved central pool -> a thread cache */
-  size_t flushes;        /* batches moved a thread cache -> central pool */
+  size_t refills;        /* magazines of blocks: central pool -> a thread */
+  size_t flushes;        /* magazines of blocks: a thread -> central pool */
 } pmr_thread_cache_stats;
 
 /* The state is private; its size is fixed here so an instance can live in
@@ -88,7 +89,7 @@ typedef struct pmr_thread_cache {
 
 /* Initialises tc. opts == NULL (or zero fields) means the defaults.
  * upstream == NULL means the default resource at this moment. Never calls
- * upstream; takes 16 KiB from malloc for the shards. Returns false (tc
+ * upstream; takes 20 KiB from malloc for the shards. Returns false (tc
  * unusable, nothing to destroy) only when malloc fails. */
 bool pmr_thread_cache_init(pmr_thread_cache *tc,
                            const pmr_thread_cache_options *opts,
