@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "resources/debug_track.h"
+#include "resources/spin_lock.h"
 
 /* Class of each size s <= 1024, indexed by (s + 7) / 8. Built by hand from
  * the class rule in pool_core.h; pmr__pool_class_of is tested against
@@ -106,28 +107,51 @@ pmr__pool_class *pmr__pool_find_large(pmr__pool_core *c, size_t s,
   return &c->classes[pmr__pool_class_of(s)];
 }
 
-void *pmr__pool_core_refill(pmr__pool_core *c, pmr__pool_class *k) {
+size_t pmr__pool_core_reserve(pmr__pool_core *c, pmr__pool_class *k) {
   size_t n = k->next_blocks;
-  size_t bytes = n * k->block; /* <= 2^20 blocks of <= 1 MiB: no overflow */
+  /* Geometric growth up to the block and byte caps. */
+  size_t cap = PMR__POOL_MAX_CHUNK_BYTES / k->block;
+  if (cap > c->max_blocks) cap = c->max_blocks;
+  if (cap == 0) cap = 1;
+  k->next_blocks = (uint32_t)(n * 2 < cap ? n * 2 : cap);
+  return n;
+}
+
+char *pmr__pool_core_new_chunk(pmr__pool_core *c, size_t block, size_t n,
+                               struct pmr__pool_chunk **out) {
+  size_t bytes = n * block; /* <= 2^20 blocks of <= 1 MiB: no overflow */
   size_t size = bytes + sizeof(chunk);
-  size_t align = chunk_alignment(k->block);
+  size_t align = chunk_alignment(block);
   char *start = (char *)pmr_allocate(c->upstream, size, align);
   if (start == NULL) return NULL;
   chunk *ch = (chunk *)(start + bytes);
   ch->start = start;
   ch->size = size;
   ch->alignment = align;
+  ch->next = NULL;
+  PMR__NOACCESS(start, bytes);
+  *out = ch;
+  return start;
+}
+
+void pmr__pool_core_link_chunk(pmr__pool_core *c, struct pmr__pool_chunk *ch) {
   ch->next = c->chunks;
   c->chunks = ch;
-  /* Geometric growth up to the block and byte caps. */
-  size_t cap = PMR__POOL_MAX_CHUNK_BYTES / k->block;
-  if (cap > c->max_blocks) cap = c->max_blocks;
-  if (cap == 0) cap = 1;
-  k->next_blocks = (uint32_t)(n * 2 < cap ? n * 2 : cap);
+}
+
+void *pmr__pool_core_refill(pmr__pool_core *c, pmr__pool_class *k) {
+  size_t n = pmr__pool_core_reserve(c, k);
+  chunk *ch;
+  char *start = pmr__pool_core_new_chunk(c, k->block, n, &ch);
+  if (start == NULL) {
+    k->next_blocks = (uint32_t)n; /* as if never asked */
+    return NULL;
+  }
+  pmr__pool_core_link_chunk(c, ch);
   /* Hand out the first block, keep the rest to carve. */
-  PMR__NOACCESS(start + k->block, bytes - k->block);
+  PMR__UNDEFINED(start, k->block);
   k->cur = start + k->block;
-  k->end = start + bytes;
+  k->end = start + n * k->block;
   return start;
 }
 
@@ -168,8 +192,8 @@ static size_t big_offset(size_t bytes) {
   return (n + (PMR_MAX_ALIGN - 1)) & ~(PMR_MAX_ALIGN - 1);
 }
 
-void *pmr__big_alloc(pmr__big_block *list, pmr_mem_resource *upstream,
-                     size_t bytes, size_t alignment) {
+void *pmr__big_alloc(pmr__big_block *list, void *lock,
+                     pmr_mem_resource *upstream, size_t bytes, size_t alignment) {
   if (bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER - alignment) {
     errno = ENOMEM;
     return NULL;
@@ -181,20 +205,24 @@ void *pmr__big_alloc(pmr__big_block *list, pmr_mem_resource *upstream,
   pmr__big_block *b = (pmr__big_block *)(p + off);
   b->size = off + BIG_TRAILER;
   b->alignment = align;
+  if (lock != NULL) pmr__spin_lock(lock);
   b->prev = list;
   b->next = list->next;
   list->next->prev = b;
   list->next = b;
+  if (lock != NULL) pmr__spin_unlock(lock);
   return p;
 }
 
-void pmr__big_free(pmr_mem_resource *upstream, void *p, size_t bytes,
-                   size_t alignment) {
+void pmr__big_free(void *lock, pmr_mem_resource *upstream, void *p,
+                   size_t bytes, size_t alignment) {
   size_t off = big_offset(bytes);
   pmr__big_block *b = (pmr__big_block *)((char *)p + off);
   (void)alignment; /* the trailer knows what upstream got */
+  if (lock != NULL) pmr__spin_lock(lock);
   b->prev->next = b->next;
   b->next->prev = b->prev;
+  if (lock != NULL) pmr__spin_unlock(lock);
   pmr_deallocate(upstream, p, b->size, b->alignment);
 }
 

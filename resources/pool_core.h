@@ -136,6 +136,20 @@ static inline void pmr__pool_put(pmr__pool_class *k, void *p) {
  * (NULL if upstream fails). k must be one of c's classes, not c->empty. */
 void *pmr__pool_core_refill(pmr__pool_core *c, pmr__pool_class *k);
 
+/* The same in three steps, for callers that must hold no lock while
+ * upstream runs (upstream may be a resource that takes locks of its own):
+ *   - reserve: the number of blocks of k's next chunk, growing the one
+ *     after (under the lock that guards k);
+ *   - new_chunk: asks upstream for a chunk of n blocks of `block` bytes
+ *     (no lock needed); returns its start, all of it poisoned, and its
+ *     record in *out, or NULL;
+ *   - link_chunk: records it for release (under the lock that guards
+ *     c->chunks). */
+size_t pmr__pool_core_reserve(pmr__pool_core *c, pmr__pool_class *k);
+char *pmr__pool_core_new_chunk(pmr__pool_core *c, size_t block, size_t n,
+                               struct pmr__pool_chunk **out);
+void pmr__pool_core_link_chunk(pmr__pool_core *c, struct pmr__pool_chunk *ch);
+
 /* Oversize blocks: straight from upstream, with a small trailer that links
  * them into a doubly linked list, so any one is freed in O(1) and release
  * finds them all. */
@@ -150,10 +164,15 @@ static inline void pmr__big_init(pmr__big_block *list) {
   list->prev = list->next = list;
 }
 
-void *pmr__big_alloc(pmr__big_block *list, pmr_mem_resource *upstream,
-                     size_t bytes, size_t alignment);
-void pmr__big_free(pmr_mem_resource *upstream, void *p, size_t bytes,
-                   size_t alignment);
+/* A block from upstream, linked into list; NULL when upstream fails. lock
+ * (a pmr__spin *, from spin_lock.h, which this header does not include so
+ * that C++ tests can; NULL: none) guards the list; it is held only while
+ * the list changes, never while upstream runs. */
+void *pmr__big_alloc(pmr__big_block *list, void *lock,
+                     pmr_mem_resource *upstream, size_t bytes, size_t alignment);
+/* Unlinks p (under lock, NULL: none) and gives it back to upstream. */
+void pmr__big_free(void *lock, pmr_mem_resource *upstream, void *p,
+                   size_t bytes, size_t alignment);
 /* Frees every block still on the list (a sentinel). */
 void pmr__big_release(pmr__big_block *list, pmr_mem_resource *upstream);
 

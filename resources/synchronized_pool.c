@@ -157,9 +157,7 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
     if (PMR_UNLIKELY(p == NULL)) p = sync_take_slow(s, sh, k);
     pmr__spin_unlock(&sh->lock);
   } else {
-    pmr__spin_lock(&s->big_lock);
-    p = pmr__big_alloc(&s->big, s->upstream, bytes, alignment);
-    pmr__spin_unlock(&s->big_lock);
+    p = pmr__big_alloc(&s->big, &s->big_lock, s->upstream, bytes, alignment);
   }
 #ifdef PMR_DEBUG
   if (p != NULL) {
@@ -206,9 +204,7 @@ PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
     pmr__pool_put(pmr__pool_find_nonzero(&sh->core, bytes, alignment), p);
     pmr__spin_unlock(&sh->lock);
   } else {
-    pmr__spin_lock(&s->big_lock);
-    pmr__big_free(s->upstream, p, bytes, alignment);
-    pmr__spin_unlock(&s->big_lock);
+    pmr__big_free(&s->big_lock, s->upstream, p, bytes, alignment);
   }
 }
 

@@ -148,9 +148,8 @@ static const tc_state *cstate_of(const pmr_thread_cache *tc) {
 static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
 static tc_state **slots; /* slot -> live instance, NULL when free */
 static size_t nslots;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
-static bool key_ok;
+static atomic_bool key_ok; /* exit_key exists */
 
 static tc_record empty_record; /* a thread's record before its first use */
 
@@ -167,7 +166,17 @@ static _Thread_local _Atomic(tc_cache *) tl_direct[DIRECT_SLOTS + 1] INITIAL_EXE
 
 static void thread_exit(void *arg);
 
-static void make_key(void) { key_ok = pthread_key_create(&exit_key, thread_exit) == 0; }
+/* Creates the library's one pthread key on first use. A failure (keys
+ * exhausted) is retried on the next use rather than remembered. */
+static bool have_key(void) {
+  if (atomic_load_explicit(&key_ok, memory_order_acquire)) return true;
+  pthread_mutex_lock(&registry);
+  if (!atomic_load_explicit(&key_ok, memory_order_relaxed) &&
+      pthread_key_create(&exit_key, thread_exit) == 0)
+    atomic_store_explicit(&key_ok, true, memory_order_release);
+  pthread_mutex_unlock(&registry);
+  return atomic_load_explicit(&key_ok, memory_order_acquire);
+}
 
 /* The calling thread's cache for s if it has one (and s's slot is below
  * DIRECT_SLOTS): two loads. */
@@ -193,12 +202,12 @@ static tc_cache *find_cache(const tc_state *s) {
 static tc_cache *get_cache(tc_state *s) {
   tc_record *rec = tl_rec;
   if (rec == &empty_record) {
-    pthread_once(&key_once, make_key);
+    if (!have_key()) return NULL;
     rec = (tc_record *)calloc(1, sizeof *rec);
     if (rec == NULL) return NULL;
     rec->direct = tl_direct;
     /* The key's destructor returns the caches when the thread exits. */
-    if (!key_ok || pthread_setspecific(exit_key, rec) != 0) {
+    if (pthread_setspecific(exit_key, rec) != 0) {
       free(rec);
       return NULL;
     }
@@ -390,49 +399,72 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx, tc_mag **spar
   return m;
 }
 
+/* A new chunk for shard run h of class idx. Upstream is called with no lock
+ * held: upstream may be another thread cache, whose first use in a thread
+ * takes the registry mutex, while a thread exit holds that mutex and takes
+ * shard locks. When another thread of the same home installed a run
+ * meanwhile, the new chunk's blocks go to the class's list instead. False
+ * when upstream fails. */
+static bool new_run(tc_state *s, struct tc_stack *h, unsigned idx) {
+  pmr__pool_class *ck = &s->core.classes[idx];
+  pmr__spin_lock(&s->class_lock[idx]);
+  size_t n = pmr__pool_core_reserve(&s->core, ck);
+  pmr__spin_unlock(&s->class_lock[idx]);
+  struct pmr__pool_chunk *ch;
+  char *start = pmr__pool_core_new_chunk(&s->core, ck->block, n, &ch);
+  if (start == NULL) return false;
+  pmr__spin_lock(&s->chunk_lock);
+  pmr__pool_core_link_chunk(&s->core, ch);
+  pmr__spin_unlock(&s->chunk_lock);
+  pmr__spin_lock(&h->lock);
+  bool spare = (size_t)(h->end - h->cur) >= ck->block;
+  if (!spare) {
+    h->cur = start;
+    h->end = start + n * ck->block;
+  }
+  pmr__spin_unlock(&h->lock);
+  if (spare) {
+    char *last = start + (n - 1) * ck->block;
+    for (char *b = start; b < last; b += ck->block) pmr__link_set(b, b + ck->block);
+    pmr__spin_lock(&s->class_lock[idx]);
+    pmr__link_set(last, ck->free);
+    ck->free = start;
+    pmr__spin_unlock(&s->class_lock[idx]);
+  }
+  return true;
+}
+
 /* Fills slot[0 .. n) with up to want new blocks of class idx, so that
  * taking them from the end gives ascending addresses: free blocks that
- * exited or out-of-memory paths left in the class's list first, else a run
- * carved from the home shard's chunk (a new chunk from upstream when
- * needed). Returns n; 0 when upstream fails. */
+ * out-of-memory paths left in the class's list first, else a run carved
+ * from the home shard's chunk (a new chunk from upstream when needed).
+ * Returns n; 0 when upstream fails. */
 static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot, size_t want) {
   pmr__pool_class *ck = &s->core.classes[idx];
   size_t n = 0;
-  if (ck->free != NULL) {
-    pmr__spin_lock(&s->class_lock[idx]);
-    while (n < want && ck->free != NULL) {
-      void *p = ck->free;
-      ck->free = pmr__link_get(p);
-      slot[n++] = p;
-    }
-    pmr__spin_unlock(&s->class_lock[idx]);
-    if (n != 0) return n;
+  pmr__spin_lock(&s->class_lock[idx]);
+  while (n < want && ck->free != NULL) {
+    void *p = ck->free;
+    ck->free = pmr__link_get(p);
+    slot[n++] = p;
   }
+  pmr__spin_unlock(&s->class_lock[idx]);
+  if (n != 0) return n;
   struct tc_stack *h = &s->shards[home].cls[idx];
-  pmr__spin_lock(&h->lock);
-  if ((size_t)(h->end - h->cur) < ck->block) {
-    pmr__spin_lock(&s->class_lock[idx]);
-    pmr__spin_lock(&s->chunk_lock);
-    char *p = (char *)pmr__pool_core_refill(&s->core, ck);
-    pmr__spin_unlock(&s->chunk_lock);
-    if (p != NULL) {
-      h->cur = p; /* the whole chunk, its first block included */
-      h->end = ck->end;
-      ck->cur = ck->end;
-    }
-    pmr__spin_unlock(&s->class_lock[idx]);
-    if (p == NULL) {
+  for (;;) {
+    pmr__spin_lock(&h->lock);
+    size_t run = (size_t)(h->end - h->cur) / ck->block;
+    if (run != 0) {
+      n = run < want ? run : want;
+      char *b = h->cur;
+      h->cur += n * ck->block;
       pmr__spin_unlock(&h->lock);
-      return 0;
+      for (size_t i = 0; i < n; ++i) slot[n - 1 - i] = b + i * ck->block;
+      return n;
     }
+    pmr__spin_unlock(&h->lock);
+    if (!new_run(s, h, idx)) return 0;
   }
-  size_t run = (size_t)(h->end - h->cur) / ck->block;
-  n = run < want ? run : want;
-  char *b = h->cur;
-  h->cur += n * ck->block;
-  pmr__spin_unlock(&h->lock);
-  for (size_t i = 0; i < n; ++i) slot[n - 1 - i] = b + i * ck->block;
-  return n;
 }
 
 /* Thread class k (of cache c) has no block: swaps magazines, or exchanges
@@ -570,10 +602,7 @@ PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
                                            size_t alignment) {
   pmr__pool_class *ck = pmr__pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
-    pmr__spin_lock(&s->big_lock);
-    void *p = pmr__big_alloc(&s->big, s->core.upstream, bytes, alignment);
-    pmr__spin_unlock(&s->big_lock);
-    return p;
+    return pmr__big_alloc(&s->big, &s->big_lock, s->core.upstream, bytes, alignment);
   }
   unsigned idx = (unsigned)(ck - s->core.classes);
   tc_cache *c = find_cache(s);
@@ -615,9 +644,7 @@ PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
                                             size_t alignment) {
   pmr__pool_class *ck = pmr__pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
-    pmr__spin_lock(&s->big_lock);
-    pmr__big_free(s->core.upstream, p, bytes, alignment);
-    pmr__spin_unlock(&s->big_lock);
+    pmr__big_free(&s->big_lock, s->core.upstream, p, bytes, alignment);
     return;
   }
   unsigned idx = (unsigned)(ck - s->core.classes);

@@ -7,19 +7,23 @@
  * up to two magazines (arrays of free blocks, as in Bonwick's design),
  * touched only by that thread. Allocate takes a block from the calling
  * thread's magazine; deallocate puts it into it, whichever thread allocated
- * the block (blocks are not owned by threads). The allocator never writes
- * into a free block. Behind the caches is the instance's central pool (the
+ * the block (blocks are not owned by threads). The allocator does not write
+ * into free blocks (only out-of-memory paths, which keep a block on a list
+ * when no magazine can be had). Behind the caches is the instance's central pool (the
  * size classes and chunks of pmr_unsynchronized_pool), in 8 shards with one
  * small lock per shard and class; each thread has a home shard (round robin
  * among the threads that use the instance):
  *   - when both of a thread's magazines are full, it gives one to its home
  *     shard for an empty one; when both are empty, it takes a full one, from
  *     its home shard or else (taking over that shard's whole stack) from
- *     another, else fills one with free blocks of exited threads or with a
- *     run carved from the home shard's own chunk (a new chunk from upstream
- *     when needed);
+ *     another, else fills one with free blocks that out-of-memory paths
+ *     left in the class's list or with a run carved from the home shard's
+ *     own chunk (a new chunk from upstream when needed);
  *   - between two such trips lie at least a magazine's worth of operations.
- * Two threads never carve side by side from one chunk.
+ * Threads with different homes never carve side by side from one chunk;
+ * homes go round robin, so up to 8 threads using an instance at once get
+ * different ones. Upstream is never called with a lock of the instance
+ * held (it may be another thread cache).
  * Requests above the largest class (or aligned above 4096) go straight to
  * upstream. Chunks go back to upstream on release/destroy.
  *

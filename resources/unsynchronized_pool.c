@@ -27,7 +27,7 @@ PMR_NOINLINE static void *unsync_allocate_slow(state *s, size_t bytes,
                                                size_t alignment) {
   pmr__pool_class *k = pmr__pool_find_nonzero(&s->core, bytes, alignment);
   if (k == &s->core.empty)
-    return pmr__big_alloc(&s->big, s->core.upstream, bytes, alignment);
+    return pmr__big_alloc(&s->big, NULL, s->core.upstream, bytes, alignment);
   void *p = pmr__pool_take(k);
   return p != NULL ? p : pmr__pool_core_refill(&s->core, k);
 }
@@ -52,7 +52,7 @@ PMR_NOINLINE static void unsync_deallocate_slow(state *s, void *p,
   if (k != &s->core.empty)
     pmr__pool_put(k, p);
   else
-    pmr__big_free(s->core.upstream, p, bytes, alignment);
+    pmr__big_free(NULL, s->core.upstream, p, bytes, alignment);
 }
 
 static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,

@@ -3,6 +3,8 @@
 #include "resources/thread_cache.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -387,6 +389,115 @@ TEST(ThreadCache, AProducerAndAConsumerReachASteadyState) {
   consumer.join();
   EXPECT_GT(at_quarter, 0u);
   EXPECT_EQ(up.outstanding_bytes(), at_quarter);
+}
+
+// Upstream is called with no lock of the instance held: a thread exiting
+// meanwhile (which hands its magazines back under the shard locks) is not
+// held up. (When a chunk was asked of upstream under the shard lock, and
+// upstream was itself a thread cache whose first use takes the registry
+// mutex that thread exit holds, the two threads deadlocked.)
+struct ExitDuringUpstream {
+  pmr_mem_resource base;
+  std::atomic<bool> armed{false};
+  std::atomic<bool> go{false};
+  pthread_t exiting{};
+  bool joined = false;
+  static void* Allocate(pmr_mem_resource* self, size_t bytes, size_t align) {
+    auto* w = reinterpret_cast<ExitDuringUpstream*>(self);
+    if (align == 64 && w->armed.exchange(false)) {  // a chunk of 64-byte blocks
+      w->go = true;  // let the other thread exit now, and wait for it
+      timespec deadline;
+      clock_gettime(CLOCK_REALTIME, &deadline);
+      deadline.tv_sec += 3;
+      w->joined = pthread_timedjoin_np(w->exiting, nullptr, &deadline) == 0;
+    }
+    return pmr_allocate(pmr_malloc_resource(), bytes, align);
+  }
+  static void Deallocate(pmr_mem_resource*, void* p, size_t bytes, size_t align) {
+    pmr_deallocate(pmr_malloc_resource(), p, bytes, align);
+  }
+};
+
+TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
+  static const pmr_mem_resource_ops ops = {ExitDuringUpstream::Allocate,
+                                           ExitDuringUpstream::Deallocate, nullptr,
+                                           nullptr};
+  ExitDuringUpstream up;
+  up.base.ops = &ops;
+  TC t(&up.base);
+  std::vector<void*> mine;
+  mine.push_back(pmr_allocate(t.r(), 64, 8));  // this thread: home shard 0
+  for (int i = 0; i < 7; ++i)                    // homes 1 to 7
+    std::thread([&] { pmr_deallocate(t.r(), pmr_allocate(t.r(), 64, 8), 64, 8); }).join();
+  auto exiting = [](void* arg) -> void* {  // home 0 again: it shares our shard
+    auto* u = static_cast<std::pair<ExitDuringUpstream*, TC*>*>(arg);
+    pmr_deallocate(u->second->r(), pmr_allocate(u->second->r(), 64, 8), 64, 8);
+    while (!u->first->go) std::this_thread::yield();
+    return nullptr;  // thread exit: its magazines go to shard 0
+  };
+  std::pair<ExitDuringUpstream*, TC*> arg(&up, &t);
+  ASSERT_EQ(pthread_create(&up.exiting, nullptr, exiting, &arg), 0);
+  up.armed = true;
+  while (up.armed) mine.push_back(pmr_allocate(t.r(), 64, 8));  // until a new chunk
+  if (!up.joined) pthread_join(up.exiting, nullptr);
+  EXPECT_TRUE(up.joined) << "the exiting thread waited for a lock held across upstream";
+  for (void* p : mine) pmr_deallocate(t.r(), p, 64, 8);
+}
+
+// Without magazines (upstream refuses them: 8-byte alignment, while chunks
+// ask 32 or more) every block still comes and goes, one at a time through
+// the class's list, from several threads at once (TSan checks that list's
+// locking), and release gives everything back.
+struct NoMagazines {
+  pmr_mem_resource base;
+  std::atomic<long> refused{0};
+  static void* Allocate(pmr_mem_resource* self, size_t bytes, size_t align) {
+    if (align <= 8) {
+      ++reinterpret_cast<NoMagazines*>(self)->refused;
+      return nullptr;
+    }
+    return pmr_allocate(pmr_malloc_resource(), bytes, align);
+  }
+  static void Deallocate(pmr_mem_resource*, void* p, size_t bytes, size_t align) {
+    pmr_deallocate(pmr_malloc_resource(), p, bytes, align);
+  }
+};
+
+TEST(ThreadCache, WithoutMagazinesBlocksStillComeAndGo) {
+  static const pmr_mem_resource_ops ops = {NoMagazines::Allocate, NoMagazines::Deallocate,
+                                           nullptr, nullptr};
+  NoMagazines nm;
+  nm.base.ops = &ops;
+  CountingResource up(&nm.base);
+  TC t(up.get());
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] {
+      std::vector<unsigned char*> v;
+      for (int round = 0; round < 200; ++round) {
+        for (int j = 0; j < 50; ++j) {
+          auto* p = static_cast<unsigned char*>(pmr_allocate(t.r(), 32, 8));
+          if (p == nullptr) {
+            ++bad;
+            continue;
+          }
+          p[0] = static_cast<unsigned char>(i);
+          v.push_back(p);
+        }
+        for (unsigned char* p : v) {
+          if (p[0] != i) ++bad;
+          pmr_deallocate(t.r(), p, 32, 8);
+        }
+        v.clear();
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(nm.refused.load(), 0);
+  EXPECT_EQ(t.stats().cached_blocks, 0u);
+  pmr_thread_cache_release(&t.tc);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
 }
 
 TEST(ThreadCache, ProducersAndConsumersAcrossSeveralInstances) {
