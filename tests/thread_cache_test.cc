@@ -83,7 +83,8 @@ TEST(ThreadCache, SteadyStateNeedsNoUpstreamAndFewBatches) {
   EXPECT_EQ(st.threads, 1u);
   EXPECT_GT(st.cached_blocks, 0u);
   EXPECT_EQ(st.cached_bytes, st.cached_blocks * 64);
-  // 10,000 allocations served with only a handful of magazines from the central pool.
+  // 10,000 allocations served with a handful of magazines from the central
+  // pool.
   EXPECT_LT(st.refills + st.flushes, 20u);
 }
 
