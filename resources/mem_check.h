@@ -57,21 +57,4 @@ static inline void pmr__link_set(void *p, void *next) {
   PMR__NOACCESS(p, sizeof(void *));
 }
 
-/* Word i of free block p (free blocks of 24 bytes and more carry batch
- * bookkeeping in words 1 and 2). */
-static inline void *pmr__word_get(void *p, size_t i) {
-  void **w = (void **)p + i;
-  PMR__DEFINED(w, sizeof(void *));
-  void *v = *w;
-  PMR__NOACCESS(w, sizeof(void *));
-  return v;
-}
-
-static inline void pmr__word_set(void *p, size_t i, void *v) {
-  void **w = (void **)p + i;
-  PMR__UNDEFINED(w, sizeof(void *));
-  *w = v;
-  PMR__NOACCESS(w, sizeof(void *));
-}
-
 #endif /* PMR_RESOURCES_MEM_CHECK_H */
