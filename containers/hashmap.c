@@ -140,26 +140,11 @@ static inline size_t max_load(size_t capacity) {
 
 /* ---- Probing ---------------------------------------------------------- */
 
-/* The slot of key k (hash h), or NPOS. When absent, *empty gets the first
- * EMPTY slot of the group that ended the probe. */
+/* The slot of key k (hash h), or NPOS; when absent, *empty gets where an
+ * insertion goes if the table has no tombstones. */
 static inline size_t probe_u64(const pmr_hashmap *m, uint64_t k, uint64_t h,
                                size_t *empty) {
-  const size_t mask = m->mask;
-  size_t pos = h1(h) & mask, step = 0;
-  for (;;) {
-    const unsigned char *g = m->ctrl + pos;
-    for (bits_t b = pmr_hashmap_match_(g, h2(h)); b != 0; b &= b - 1) {
-      size_t i = (pos + bits_lowest(b)) & mask;
-      if (PMR_LIKELY(load_u64(slot_at(m, i)) == k)) return i;
-    }
-    bits_t e = group_empty(g);
-    if (PMR_LIKELY(e != 0)) {
-      *empty = (pos + bits_lowest(e)) & mask;
-      return NPOS;
-    }
-    step += GROUP;
-    pos = (pos + step) & mask;
-  }
+  return pmr_hashmap_probe_u64_(m, k, h, empty);
 }
 
 static size_t probe_generic(const pmr_hashmap *m, const void *key, uint64_t h,

@@ -306,9 +306,11 @@ static inline unsigned pmr_hashmap_leading_(pmr_hashmap_bits_ b) {
 #endif
 }
 
-/* The slot of key k in a map of kind u64, or (size_t)-1. */
-static inline size_t pmr_hashmap_index_u64_(const pmr_hashmap *m, uint64_t k) {
-  const uint64_t h = pmr_hash_u64(k);
+/* The slot of key k (hash h) in a map of kind u64, or (size_t)-1; then
+ * *empty gets the first EMPTY slot of the group that ended the probe (where
+ * an insertion goes when the table has no tombstones). */
+static inline size_t pmr_hashmap_probe_u64_(const pmr_hashmap *m, uint64_t k,
+                                            uint64_t h, size_t *empty) {
   const unsigned char h2 = (unsigned char)(h & 0x7f);
   const size_t mask = m->mask;
   size_t pos = (size_t)(h >> 7) & mask, step = 0;
@@ -320,10 +322,20 @@ static inline size_t pmr_hashmap_index_u64_(const pmr_hashmap *m, uint64_t k) {
       memcpy(&s, m->slots + i * m->slot_size, sizeof s);
       if (PMR_LIKELY(s == k)) return i;
     }
-    if (PMR_LIKELY(pmr_hashmap_match_(g, PMR_HASHMAP_EMPTY_) != 0)) return (size_t)-1;
+    pmr_hashmap_bits_ e = pmr_hashmap_match_(g, PMR_HASHMAP_EMPTY_);
+    if (PMR_LIKELY(e != 0)) {
+      *empty = (pos + pmr_hashmap_lowest_(e)) & mask;
+      return (size_t)-1;
+    }
     step += PMR_HASHMAP_GROUP_;
     pos = (pos + step) & mask;
   }
+}
+
+/* The slot of key k in a map of kind u64, or (size_t)-1. */
+static inline size_t pmr_hashmap_index_u64_(const pmr_hashmap *m, uint64_t k) {
+  size_t empty;
+  return pmr_hashmap_probe_u64_(m, k, pmr_hash_u64(k), &empty);
 }
 
 /* Frees full slot i (its key needs no destruction). When every group-wide
