@@ -34,7 +34,6 @@
 #include "resources/spin_lock.h"
 
 #define DIRECT_SLOTS 64           /* slots a record maps without indirection */
-#define EMPTY_CLASS PMR__POOL_CLASSES /* a class that never has a block */
 #define MAX_LIMIT 65534u /* a magazine's blocks fit a uint16_t */
 #define SHARDS 8 /* shards of the central pool */
 
@@ -45,26 +44,33 @@
  * linked lists, every free wrote a link into the block, and workload B's
  * free phase ran at half the speed). A thread holds up to two magazines per
  * class; the central pool keeps full and empty ones in each shard.
- * Magazines come from upstream: cap pointers each, 8 bytes per cached or
- * pooled free block. */
+ * Magazines come from upstream: cap + 1 pointers each, 8 bytes per cached
+ * or pooled free block. slot[0] is always NULL, so the thread's fast path
+ * finds an empty magazine by the block it pops, without a count. */
 typedef struct tc_mag {
   struct tc_mag *next; /* in a shard's stack */
   size_t count;        /* blocks held, while in a shard's stack */
-  void *slot[];
+  void *slot[];        /* slot[0]: NULL; blocks in slot[1 .. count] */
 } tc_mag;
 
-/* A thread's view of one size class: 32 bytes. Allocate takes from
+/* A thread's view of one size class: 40 bytes. Allocate takes from
  * `loaded`, deallocate puts into it. An empty `loaded` swaps with a
  * non-empty `prev`, a full one with an empty `prev`; only when both are
  * empty (or both full) does the thread go to the central pool, which
  * exchanges a whole magazine. So between two trips lie at least cap
- * operations, and a thread parks at most 2 * cap blocks per class. */
+ * operations, and a thread parks at most 2 * cap blocks per class.
+ * The fast paths read and write only `top` (and compare it with `last`):
+ * allocate pops *top, which is NULL when loaded is empty (its slot[0]) or
+ * missing (no_block); deallocate stores above top unless top == last. */
 typedef struct tc_class {
-  tc_mag *loaded;              /* NULL: none yet (or out of memory) */
+  /* The top block of loaded: &loaded->slot[count] (&no_block without a
+   * magazine). Atomic only so stats may read it: the owner loads and stores
+   * it, never a read-modify-write. */
+  _Atomic(void **) top;
+  void **last;                 /* &loaded->slot[cap] (&no_block) */
+  _Atomic(tc_mag *) loaded;    /* NULL: none yet (or out of memory) */
   tc_mag *prev;                /* the other magazine, or NULL */
-  _Atomic uint16_t count;      /* blocks in loaded (atomic: stats read it) */
-  _Atomic uint16_t prev_count; /* blocks in prev */
-  uint16_t limit;              /* loaded ? cap : 0: room for pushes */
+  _Atomic uint16_t prev_count; /* blocks in prev (atomic: stats read it) */
   uint16_t cap;                /* blocks per magazine of this class */
   uint32_t block;              /* block size */
 } tc_class;
@@ -73,7 +79,7 @@ struct tc_state;
 struct tc_record;
 
 typedef struct tc_cache {
-  tc_class cls[PMR__POOL_CLASSES + 1];
+  tc_class cls[PMR__POOL_CLASSES];
   /* Magazines this thread took from / gave to the central pool (atomic only
    * so stats may read them; the owner never does a read-modify-write). */
   atomic_size_t refills, flushes;
@@ -105,12 +111,16 @@ typedef struct tc_shard {
 } tc_shard;
 
 typedef struct tc_state {
-  size_t slot;
-  size_t fast_slot;   /* slot, or DIRECT_SLOTS (always empty) when beyond */
+  /* What the fast paths read: */
   size_t small_limit; /* min(largest, 1024): the fast path's sizes */
-  /* Byte offset of the class in a tc_cache, by fast_index(); EMPTY_CLASS's
-   * for sizes not pooled. */
-  uint16_t small_off[PMR__POOL_TABLE_LIMIT / 8];
+  /* Where the calling thread's cache pointer for this instance is:
+   * tl_direct[fast_slot]'s offset from the thread pointer (TC_SEG_FS), else
+   * fast_slot itself (slot, or DIRECT_SLOTS when beyond). */
+  uintptr_t fast_entry;
+  /* The class's byte offset in a tc_cache / 8, by fast_index() (sizes up
+   * to small_limit only): one load and an lea find the thread's class. */
+  uint8_t small_off[PMR__POOL_TABLE_LIMIT];
+  size_t slot;
   uint16_t cap[PMR__POOL_CLASSES]; /* blocks per magazine, by class */
   pmr__pool_core core; /* the central pool's classes and chunks */
   pmr__spin class_lock[PMR__POOL_CLASSES]; /* core.classes[i].free */
@@ -132,7 +142,9 @@ typedef struct tc_state {
 
 _Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr__state),
                "pmr_thread_cache.pmr__state is too small");
-_Static_assert(sizeof(tc_class) == 32, "tc_class should be 32 bytes");
+_Static_assert(offsetof(tc_cache, cls) == 0 && sizeof(tc_class) % 8 == 0 &&
+                   24 * sizeof(tc_class) / 8 <= UINT8_MAX,
+               "small_off holds the offsets of the 24 classes up to 1024 bytes");
 _Static_assert(MAX_LIMIT / 2 <= UINT16_MAX, "magazine counts are uint16_t");
 _Static_assert(sizeof(tc_shard) % 64 == 0, "shards should not share cache lines");
 
@@ -159,10 +171,41 @@ static tc_record empty_record; /* a thread's record before its first use */
 #define INITIAL_EXEC
 #endif
 static _Thread_local tc_record *tl_rec INITIAL_EXEC = &empty_record;
+
+/* What an empty magazine's slot[0] holds, for a class without one: the
+ * fast path's pop finds NULL and the push finds top == last. */
+static void *no_block;
+/* The cache a thread has for an instance it has not used (or for any
+ * instance beyond DIRECT_SLOTS): every class without a magazine, so the
+ * fast paths need no test for a missing cache. Never written after
+ * init_no_cache. */
+static tc_cache no_cache;
+static bool no_cache_ready; /* registry mutex */
+
 /* The thread's caches of the first DIRECT_SLOTS instances, by slot: the
- * fast path's one load. Entry DIRECT_SLOTS stays NULL (fast_slot of the
- * instances beyond). */
-static _Thread_local _Atomic(tc_cache *) tl_direct[DIRECT_SLOTS + 1] INITIAL_EXEC;
+ * fast path's one load. &no_cache where there is none; entry DIRECT_SLOTS
+ * always (fast_slot of the instances beyond). */
+#define NC &no_cache
+#define NC8 NC, NC, NC, NC, NC, NC, NC, NC
+_Static_assert(DIRECT_SLOTS == 64, "tl_direct's initializer has 65 entries");
+static _Thread_local _Atomic(tc_cache *) tl_direct[DIRECT_SLOTS + 1] INITIAL_EXEC = {
+    NC8, NC8, NC8, NC8, NC8, NC8, NC8, NC8, NC};
+#undef NC8
+#undef NC
+
+/* On x86-64 Linux with GCC, the fast path loads the cache pointer in one
+ * instruction, %fs-relative at an offset computed once per instance
+ * (initial-exec TLS sits at the same offset from every thread's pointer). */
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define TC_SEG_FS 1
+static uintptr_t tls_offset(const void *addr) {
+  uintptr_t tp; /* the x86-64 TLS ABI keeps the thread pointer at %fs:0 */
+  __asm__("movq %%fs:0, %0" : "=r"(tp));
+  return (uintptr_t)addr - tp;
+}
+#else
+#define TC_SEG_FS 0
+#endif
 
 static void thread_exit(void *arg);
 
@@ -178,10 +221,30 @@ static bool have_key(void) {
   return atomic_load_explicit(&key_ok, memory_order_acquire);
 }
 
-/* The calling thread's cache for s if it has one (and s's slot is below
- * DIRECT_SLOTS): two loads. */
+/* The calling thread's cache for s; &no_cache if it has none (or s's slot
+ * is not below DIRECT_SLOTS). Two loads (one with TC_SEG_FS); a plain load
+ * as atomic_load_explicit(relaxed) would be. */
 static inline tc_cache *my_cache(const tc_state *s) {
-  return atomic_load_explicit(&tl_direct[s->fast_slot], memory_order_relaxed);
+#if TC_SEG_FS
+  /* Not volatile: the value changes only in calls (get_cache, thread_exit,
+   * destroy), and each fast path reads it once. */
+  tc_cache *c;
+  __asm__("movq %%fs:(%1), %0" : "=r"(c) : "r"(s->fast_entry));
+  return c;
+#else
+  return atomic_load_explicit(&tl_direct[s->fast_entry], memory_order_relaxed);
+#endif
+}
+
+/* Sets every class of no_cache to "no magazine" (registry mutex, once). */
+static void init_no_cache(void) {
+  if (no_cache_ready) return;
+  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+    atomic_init(&no_cache.cls[i].top, &no_block);
+    no_cache.cls[i].last = &no_block;
+    atomic_init(&no_cache.cls[i].loaded, NULL);
+  }
+  no_cache_ready = true;
 }
 
 static _Atomic(tc_cache *) *entry_of(tc_record *rec, size_t slot) {
@@ -190,11 +253,28 @@ static _Atomic(tc_cache *) *entry_of(tc_record *rec, size_t slot) {
   return slot < rec->more_cap ? &rec->more[slot] : NULL;
 }
 
-/* my_cache for any slot (the record's overflow map is written only by its
- * own thread, so reading it here needs no lock). */
+/* The cache in entry e; NULL for none (no entry, NULL or &no_cache). */
+static tc_cache *cache_at(_Atomic(tc_cache *) *e) {
+  tc_cache *c = e != NULL ? atomic_load_explicit(e, memory_order_relaxed) : NULL;
+  return c != &no_cache ? c : NULL;
+}
+
+/* my_cache for any slot, NULL for none (the record's overflow map is
+ * written only by its own thread, so reading it here needs no lock). */
 static tc_cache *find_cache(const tc_state *s) {
-  _Atomic(tc_cache *) *e = entry_of(tl_rec, s->slot);
-  return e != NULL ? atomic_load_explicit(e, memory_order_relaxed) : NULL;
+  return cache_at(entry_of(tl_rec, s->slot));
+}
+
+/* Class k holds magazine m (NULL: none) with n blocks. */
+static void load_mag(tc_class *k, tc_mag *m, size_t n) {
+  atomic_store_explicit(&k->loaded, m, memory_order_relaxed);
+  if (m != NULL) {
+    atomic_store_explicit(&k->top, &m->slot[n], memory_order_relaxed);
+    k->last = &m->slot[k->cap];
+  } else {
+    atomic_store_explicit(&k->top, &no_block, memory_order_relaxed);
+    k->last = &no_block;
+  }
 }
 
 /* Returns the calling thread's cache for s, making it (and the thread's
@@ -231,11 +311,12 @@ static tc_cache *get_cache(tc_state *s) {
     rec->more_cap = cap;
     e = entry_of(rec, s->slot);
   }
-  tc_cache *c = atomic_load_explicit(e, memory_order_relaxed);
+  tc_cache *c = cache_at(e);
   if (c == NULL && (c = (tc_cache *)calloc(1, sizeof *c)) != NULL) {
     for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
       c->cls[i].block = s->core.classes[i].block;
       c->cls[i].cap = s->cap[i];
+      load_mag(&c->cls[i], NULL, 0);
     }
     /* Round robin: threads that share an instance get different homes. */
     c->home = atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed) % SHARDS;
@@ -263,40 +344,55 @@ static inline void bump(atomic_size_t *n) {
                         memory_order_relaxed);
 }
 
-/* Takes a block from the thread's magazine, or NULL when it is empty. */
+static inline void **get_top(tc_class *k) {
+  return atomic_load_explicit(&k->top, memory_order_relaxed);
+}
+static inline void set_top(tc_class *k, void **top) {
+  atomic_store_explicit(&k->top, top, memory_order_relaxed);
+}
+static inline tc_mag *loaded_of(tc_class *k) {
+  return atomic_load_explicit(&k->loaded, memory_order_relaxed);
+}
+/* Blocks in the loaded magazine. */
+static inline size_t loaded_count(tc_class *k) {
+  tc_mag *m = loaded_of(k);
+  return m != NULL ? (size_t)(get_top(k) - m->slot) : 0;
+}
+
+/* Takes a block from the thread's magazine, or NULL when it is empty (its
+ * slot[0]) or missing (no_block). */
 static inline void *tc_pop(tc_class *k) {
-  size_t n = get_count(&k->count);
-  if (PMR_UNLIKELY(n == 0)) return NULL;
-  set_count(&k->count, --n);
-  void *p = k->loaded->slot[n];
+  void **top = get_top(k);
+  void *p = *top;
+  if (PMR_UNLIKELY(p == NULL)) return NULL;
+  set_top(k, top - 1);
   PMR__UNDEFINED(p, k->block);
   return p;
 }
 
-/* Puts p into the thread's magazine; false (nothing done) when it is full. */
+/* Puts p into the thread's magazine; false (nothing done) when it is full
+ * or missing. */
 static inline bool tc_push(tc_class *k, void *p) {
-  size_t n = get_count(&k->count);
-  if (PMR_UNLIKELY(n >= k->limit)) return false;
+  void **top = get_top(k);
+  if (PMR_UNLIKELY(top == k->last)) return false;
   PMR__NOACCESS(p, k->block);
-  k->loaded->slot[n] = p;
-  set_count(&k->count, n + 1);
+  *++top = p;
+  set_top(k, top);
   return true;
 }
 
 static void swap_magazines(tc_class *k) {
-  tc_mag *m = k->loaded;
-  size_t n = get_count(&k->count);
-  k->loaded = k->prev;
-  set_count(&k->count, get_count(&k->prev_count));
+  tc_mag *m = loaded_of(k);
+  size_t n = loaded_count(k);
+  load_mag(k, k->prev, get_count(&k->prev_count));
   k->prev = m;
   set_count(&k->prev_count, n);
-  k->limit = k->loaded != NULL ? k->cap : 0;
 }
 
 /* ---- the central pool ----------------------------------------------------- */
 
 static size_t mag_bytes(const tc_state *s, unsigned idx) {
-  return offsetof(tc_mag, slot) + (size_t)s->cap[idx] * sizeof(void *);
+  return offsetof(tc_mag, slot) + ((size_t)s->cap[idx] + 1) * sizeof(void *);
 }
 static void free_mag(tc_state *s, unsigned idx, tc_mag *m) {
   pmr_deallocate(s->core.upstream, m, mag_bytes(s, idx), _Alignof(tc_mag));
@@ -353,8 +449,10 @@ static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
     if (m != NULL) set_empty_head(st, m->next);
     pmr__spin_unlock(&st->lock);
   }
-  if (m == NULL)
+  if (m == NULL) {
     m = (tc_mag *)pmr_allocate(s->core.upstream, mag_bytes(s, idx), _Alignof(tc_mag));
+    if (m != NULL) m->slot[0] = NULL;
+  }
   return m;
 }
 
@@ -478,28 +576,26 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
   tc_mag *spare = k->prev; /* empty, or NULL */
   tc_mag *full = take_full(s, c->home, idx, &spare);
   if (full != NULL) { /* keep one empty magazine; spare went back */
-    k->prev = k->loaded;
+    k->prev = loaded_of(k);
     set_count(&k->prev_count, 0);
-    k->loaded = full;
-    set_count(&k->count, full->count);
-    k->limit = k->cap;
+    load_mag(k, full, full->count);
     bump(&c->refills);
     return tc_pop(k);
   }
-  if (k->loaded == NULL) {
-    k->loaded = k->prev != NULL ? k->prev : trade_for_empty(s, c->home, idx, NULL, 0);
+  if (loaded_of(k) == NULL) {
+    load_mag(k, k->prev != NULL ? k->prev : trade_for_empty(s, c->home, idx, NULL, 0), 0);
     k->prev = NULL;
-    k->limit = k->loaded != NULL ? k->cap : 0;
   }
-  if (k->loaded == NULL) { /* no magazine (out of memory): one block */
+  tc_mag *m = loaded_of(k);
+  if (m == NULL) { /* no magazine (out of memory): one block */
     void *p;
     if (fill(s, c->home, idx, &p, 1) == 0) return NULL;
     PMR__UNDEFINED(p, k->block);
     return p;
   }
-  size_t n = fill(s, c->home, idx, k->loaded->slot, k->cap);
+  size_t n = fill(s, c->home, idx, &m->slot[1], k->cap);
   if (n == 0) return NULL;
-  set_count(&k->count, n);
+  load_mag(k, m, n);
   bump(&c->refills);
   return tc_pop(k);
 }
@@ -513,16 +609,14 @@ static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx, void *
   } else {
     tc_mag *give = NULL;
     size_t n = 0;
-    if (k->loaded != NULL) {
+    if (loaded_of(k) != NULL) {
       give = k->prev;
       n = get_count(&k->prev_count);
       if (give != NULL) bump(&c->flushes);
-      k->prev = k->loaded;
-      set_count(&k->prev_count, get_count(&k->count));
+      k->prev = loaded_of(k);
+      set_count(&k->prev_count, loaded_count(k));
     }
-    k->loaded = trade_for_empty(s, c->home, idx, give, n);
-    set_count(&k->count, 0);
-    k->limit = k->loaded != NULL ? k->cap : 0;
+    load_mag(k, trade_for_empty(s, c->home, idx, give, n), 0);
   }
   if (tc_push(k, p)) return;
   pmr__pool_class *ck = &s->core.classes[idx];
@@ -536,12 +630,11 @@ static void flush_all(tc_cache *c) {
   tc_state *s = c->owner;
   for (unsigned idx = 0; idx < PMR__POOL_CLASSES; ++idx) {
     tc_class *k = &c->cls[idx];
-    if (k->loaded != NULL) put_mag(s, c->home, idx, k->loaded, get_count(&k->count));
+    if (loaded_of(k) != NULL) put_mag(s, c->home, idx, loaded_of(k), loaded_count(k));
     if (k->prev != NULL) put_mag(s, c->home, idx, k->prev, get_count(&k->prev_count));
-    k->loaded = k->prev = NULL;
-    set_count(&k->count, 0);
+    load_mag(k, NULL, 0);
+    k->prev = NULL;
     set_count(&k->prev_count, 0);
-    k->limit = 0;
   }
 }
 
@@ -568,8 +661,7 @@ static void thread_exit(void *arg) {
   tc_record *rec = (tc_record *)arg;
   pthread_mutex_lock(&registry);
   for (size_t i = 0; i < DIRECT_SLOTS + rec->more_cap; ++i) {
-    _Atomic(tc_cache *) *e = entry_of(rec, i);
-    tc_cache *c = atomic_load_explicit(e, memory_order_relaxed);
+    tc_cache *c = cache_at(entry_of(rec, i));
     if (c == NULL) continue;
     flush_all(c);
     unlink_cache(c);
@@ -580,7 +672,7 @@ static void thread_exit(void *arg) {
   free(rec);
   tl_rec = &empty_record; /* a later allocation in this thread starts afresh */
   for (size_t i = 0; i < DIRECT_SLOTS; ++i)
-    atomic_store_explicit(&tl_direct[i], NULL, memory_order_relaxed);
+    atomic_store_explicit(&tl_direct[i], &no_cache, memory_order_relaxed);
 }
 
 /* Frees every cache of s, clearing the owning threads' entries. */
@@ -588,7 +680,7 @@ static void drop_caches(tc_state *s) {
   pthread_mutex_lock(&registry);
   for (tc_cache *c = s->caches, *next; c != NULL; c = next) {
     next = c->next;
-    atomic_store_explicit(entry_of(c->rec, c->slot), NULL, memory_order_relaxed);
+    atomic_store_explicit(entry_of(c->rec, c->slot), &no_cache, memory_order_relaxed);
     flush_all(c); /* its magazines go where release finds them */
     retire_cache(c);
   }
@@ -598,8 +690,11 @@ static void drop_caches(tc_state *s) {
 
 /* ---- the resource --------------------------------------------------------- */
 
-PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
+/* The slow paths take self, so the fast paths reach them by a jump with
+ * their arguments in place. */
+PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
                                            size_t alignment) {
+  tc_state *s = state_of(self);
   pmr__pool_class *ck = pmr__pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
     return pmr__big_alloc(&s->big, &s->big_lock, s->core.upstream, bytes, alignment);
@@ -612,36 +707,9 @@ PMR_NOINLINE static void *tc_allocate_slow(tc_state *s, size_t bytes,
   return p != NULL ? p : refill(s, c, k, idx);
 }
 
-/* The size rounded up to the alignment, minus 1: for bytes > 0 and a power
- * of two alignment, ((bytes - 1) | (alignment - 1)) + 1 is that size. Fewer
- * instructions than adding and masking; SIZE_MAX for bytes == 0. The
- * fast paths take it when below their limit and look up small_off[x / 8]. */
-static inline size_t fast_index(size_t bytes, size_t alignment) {
-  return (bytes - 1) | (alignment - 1);
-}
-
-static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
-                         size_t alignment) {
+PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
+                                            size_t bytes, size_t alignment) {
   tc_state *s = state_of(self);
-  size_t x = fast_index(bytes, alignment);
-  if (PMR_LIKELY(x < PMR__POOL_TABLE_LIMIT)) {
-    tc_cache *c = my_cache(s);
-    if (PMR_LIKELY(c != NULL)) {
-      tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[x >> 3]);
-      size_t n = get_count(&k->count);
-      if (PMR_LIKELY(n != 0)) { /* tc_pop, without its NULL result to test */
-        set_count(&k->count, --n);
-        void *p = k->loaded->slot[n];
-        PMR__UNDEFINED(p, k->block);
-        return p;
-      }
-    }
-  }
-  return tc_allocate_slow(s, bytes, alignment);
-}
-
-PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
-                                            size_t alignment) {
   pmr__pool_class *ck = pmr__pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
     pmr__big_free(&s->big_lock, s->core.upstream, p, bytes, alignment);
@@ -660,19 +728,55 @@ PMR_NOINLINE static void tc_deallocate_slow(tc_state *s, void *p, size_t bytes,
   if (!tc_push(k, p)) overflow(s, c, k, idx, p);
 }
 
-static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                          size_t alignment) {
-  tc_state *s = state_of(self);
+/* The size rounded up to the alignment, minus 1: for bytes > 0 and a power
+ * of two alignment, ((bytes - 1) | (alignment - 1)) + 1 is that size. Fewer
+ * instructions than adding and masking; SIZE_MAX for bytes == 0. The fast
+ * paths take it when below small_limit and look up small_off[x]. */
+static inline size_t fast_index(size_t bytes, size_t alignment) {
+  return (bytes - 1) | (alignment - 1);
+}
+
+/* The calling thread's class for fast index x < s->small_limit: in
+ * no_cache when the thread has no cache for s. */
+static inline tc_class *my_class(const tc_state *s, size_t x) {
+  return (tc_class *)(void *)((char *)my_cache(s) + (size_t)s->small_off[x] * 8);
+}
+
+/* The fast paths: tc_pop and tc_push on the calling thread's class, with
+ * no test for a missing cache or magazine (no_cache, no_block). Every other
+ * case (no block, a full magazine, other sizes) goes to the slow path. */
+static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
+                         size_t alignment) {
+  const tc_state *s = state_of(self);
   size_t x = fast_index(bytes, alignment);
   if (PMR_LIKELY(x < s->small_limit)) { /* 0 < rounded size <= small_limit */
-    tc_cache *c = my_cache(s);
-    if (PMR_LIKELY(c != NULL)) {
-      tc_class *k = (tc_class *)(void *)((char *)c + s->small_off[x >> 3]);
-      if (PMR_UNLIKELY(!tc_push(k, p))) overflow(s, c, k, (unsigned)(k - c->cls), p);
+    tc_class *k = my_class(s, x);
+    void **top = get_top(k);
+    void *p = *top;
+    if (PMR_LIKELY(p != NULL)) {
+      set_top(k, top - 1);
+      PMR__UNDEFINED(p, k->block);
+      return p;
+    }
+  }
+  return tc_allocate_slow(self, bytes, alignment);
+}
+
+static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                          size_t alignment) {
+  const tc_state *s = state_of(self);
+  size_t x = fast_index(bytes, alignment);
+  if (PMR_LIKELY(x < s->small_limit)) {
+    tc_class *k = my_class(s, x);
+    void **top = get_top(k);
+    if (PMR_LIKELY(top != k->last)) {
+      PMR__NOACCESS(p, k->block);
+      *++top = p;
+      set_top(k, top);
       return;
     }
   }
-  tc_deallocate_slow(s, p, bytes, alignment);
+  tc_deallocate_slow(self, p, bytes, alignment);
 }
 
 static const pmr_mem_resource_ops tc_ops = {
@@ -735,14 +839,12 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
     if (limit < 2) limit = 2;
     s->cap[i] = (uint16_t)(limit / 2); /* two magazines: at most limit blocks */
   }
-  for (size_t i = 0; i < PMR__POOL_TABLE_LIMIT / 8; ++i) {
-    /* Rounded sizes 8i + 1 .. 8i + 8: core's entry i + 1. */
-    const char *k = (const char *)&s->core + s->core.small[i + 1];
-    size_t idx = k == (const char *)&s->core.empty
-                     ? EMPTY_CLASS
-                     : (size_t)((const pmr__pool_class *)(const void *)k -
-                                s->core.classes);
-    s->small_off[i] = (uint16_t)(offsetof(tc_cache, cls) + idx * sizeof(tc_class));
+  for (size_t x = 0; x < s->small_limit; ++x) {
+    /* Rounded size x + 1 (pooled: at most small_limit): core's entry
+     * x / 8 + 1, one of the 24 classes up to 1024 bytes. */
+    const char *k = (const char *)&s->core + s->core.small[x / 8 + 1];
+    size_t idx = (size_t)((const pmr__pool_class *)(const void *)k - s->core.classes);
+    s->small_off[x] = (uint8_t)(idx * sizeof(tc_class) / 8);
   }
   for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) atomic_init(&s->class_lock[i], 0);
   atomic_init(&s->chunk_lock, 0);
@@ -772,7 +874,11 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   }
   slots[slot] = s;
   s->slot = slot;
-  s->fast_slot = slot < DIRECT_SLOTS ? slot : DIRECT_SLOTS;
+  s->fast_entry = slot < DIRECT_SLOTS ? slot : DIRECT_SLOTS;
+#if TC_SEG_FS
+  s->fast_entry = tls_offset(&tl_direct[s->fast_entry]);
+#endif
+  init_no_cache();
   pthread_mutex_unlock(&registry);
   return true;
 }
@@ -808,8 +914,11 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     st.refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
     st.flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
     for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
-      size_t n = atomic_load_explicit(&c->cls[i].count, memory_order_relaxed) +
-                 atomic_load_explicit(&c->cls[i].prev_count, memory_order_relaxed);
+      /* top and loaded may be of different moments while the owner runs. */
+      tc_class *k = &c->cls[i];
+      size_t n = loaded_count(k);
+      if (n > k->cap) n = 0;
+      n += get_count(&k->prev_count);
       st.cached_blocks += n;
       st.cached_bytes += n * c->cls[i].block;
     }

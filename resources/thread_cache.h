@@ -33,8 +33,8 @@
  * magazines, free blocks, the part of each shard's chunk not carved yet) is
  * not bounded: like the pools, the instance keeps its chunks until
  * release/destroy. Magazines come from upstream and cost 8 bytes per block
- * they can hold (at most 1/8 more than the free blocks of 64 bytes they
- * carry); they are kept for reuse until release/destroy. A thread's caches
+ * they can hold, plus 24 (about 1/8 more than the free blocks of 64 bytes
+ * they carry); they are kept for reuse until release/destroy. A thread's caches
  * go back to the central pool when the thread exits; destroy and release
  * take back every cache, including those of threads that are still alive.
  *

@@ -112,6 +112,79 @@ TEST(ThreadCache, ParkedMemoryIsBoundedPerClass) {
 // cache gives a magazine back (or takes one) move no magazine each time:
 // between two trips to the central pool lie at least half the limit of
 // operations.
+// The fast paths find a class from (bytes - 1) | (alignment - 1) in a table
+// of 1024 entries: every small size and alignment must get a block of at
+// least its rounded size, aligned, and distinct from the others.
+TEST(ThreadCache, EverySmallSizeAndAlignmentGetsABlockOfItsRoundedSize) {
+  CountingResource up;
+  TC t(up.get());
+  for (size_t align = 1; align <= 256; align *= 2) {
+    for (size_t bytes = 0; bytes <= 1100; ++bytes) {
+      size_t rounded = bytes == 0 ? align : (bytes + align - 1) / align * align;
+      void* p[3];
+      for (int i = 0; i < 3; ++i) {
+        p[i] = pmr_allocate(t.r(), bytes, align);
+        ASSERT_NE(p[i], nullptr) << bytes << " " << align;
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(p[i]) % align, 0u) << bytes << " " << align;
+        memset(p[i], 'a' + i, rounded);
+      }
+      for (int i = 0; i < 3; ++i)
+        for (size_t j = 0; j < rounded; ++j)
+          ASSERT_EQ(static_cast<char*>(p[i])[j], 'a' + i) << bytes << " " << align;
+      for (int i = 0; i < 3; ++i) pmr_deallocate(t.r(), p[i], bytes, align);
+    }
+  }
+  EXPECT_EQ(up.mismatches(), 0u);
+}
+
+// With a largest pooled block below 1024, the sizes above it bypass the
+// caches (one upstream call each) and the sizes up to it are cached.
+TEST(ThreadCache, SizesAboveTheLargestBlockGoStraightToUpstream) {
+  CountingResource up;
+  pmr_thread_cache_options o;
+  memset(&o, 0, sizeof o);
+  o.pool.largest_required_pool_block = 256;
+  TC t(up.get(), &o);
+  pmr_deallocate(t.r(), pmr_allocate(t.r(), 256, 8), 256, 8);  // warm-up
+  size_t before = up.allocations();
+  size_t cached = t.stats().cached_blocks;
+  EXPECT_GT(cached, 0u);
+  for (int i = 0; i < 100; ++i) pmr_deallocate(t.r(), pmr_allocate(t.r(), 256, 8), 256, 8);
+  EXPECT_EQ(up.allocations(), before);
+  for (int i = 0; i < 100; ++i) pmr_deallocate(t.r(), pmr_allocate(t.r(), 257, 8), 257, 8);
+  EXPECT_EQ(up.allocations(), before + 100);
+  EXPECT_EQ(up.outstanding_blocks(), before);  // the 257-byte blocks went back
+  EXPECT_EQ(t.stats().cached_blocks, cached);
+}
+
+// Stats read the owners' magazine tops while they move: every snapshot
+// stays within the bound (and TSan sees no race).
+TEST(ThreadCache, StatsReadWhileThreadsRunStayWithinTheBound) {
+  pmr_thread_cache_options o;
+  memset(&o, 0, sizeof o);
+  o.max_cached_blocks = 64;
+  TC t(nullptr, &o);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int th = 0; th < 2; ++th)
+    threads.emplace_back([&] {
+      std::vector<void*> v;
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (int i = 0; i < 100; ++i) v.push_back(pmr_allocate(t.r(), 64, 8));
+        for (void* p : v) pmr_deallocate(t.r(), p, 64, 8);
+        v.clear();
+      }
+    });
+  for (int i = 0; i < 2000; ++i) {
+    pmr_thread_cache_stats st = t.stats();
+    ASSERT_LE(st.cached_blocks, 2u * 64u) << "snapshot " << i;
+    ASSERT_EQ(st.cached_bytes, st.cached_blocks * 64) << "snapshot " << i;
+  }
+  stop = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(t.stats().threads, 0u);
+}
+
 TEST(ThreadCache, GoingBackAndForthAcrossTheLimitMovesFewMagazines) {
   CountingResource up;
   pmr_thread_cache_options o = {};
@@ -353,7 +426,10 @@ TEST(ThreadCache, InstancesCreatedAndDestroyedWhileThreadsLive) {
 // magazines that carry them circulate, so upstream memory stops growing once
 // the pipeline is full. (Empty magazines must get back to the freeing
 // thread: when they piled up at the allocating thread's side, the freeing
-// thread asked upstream for a new one every 128 blocks.)
+// thread asked upstream for a new one every 128 blocks, 2.4 MB over the
+// last 300,000 blocks.) Not exactly flat: when the scheduler stalls the
+// freeing thread, the allocating one may carve one more chunk (128 KiB at
+// that point) and a few more magazines; the bound allows that, no more.
 TEST(ThreadCache, AProducerAndAConsumerReachASteadyState) {
   CountingResource up;
   TC t(up.get());
@@ -389,7 +465,7 @@ TEST(ThreadCache, AProducerAndAConsumerReachASteadyState) {
   producer.join();
   consumer.join();
   EXPECT_GT(at_quarter, 0u);
-  EXPECT_EQ(up.outstanding_bytes(), at_quarter);
+  EXPECT_LE(up.outstanding_bytes(), at_quarter + (size_t{192} << 10));
 }
 
 // Upstream is called with no lock of the instance held: a thread exiting
