@@ -206,6 +206,31 @@ class ArenaAdapter {
   Arena arena_;
 };
 
+// Not an allocator: the floor of workload F. Hands out kBlocks preallocated
+// blocks of kBlock bytes in turn; deallocate does nothing. In F only the
+// producer allocates and at most kFRing blocks are in flight, so a block
+// comes round again long after the consumer is done with it.
+class NoAllocatorAdapter {
+ public:
+  static constexpr size_t kBlocks = 4096;
+  static_assert(kBlocks > kFRing + 2, "a block must not come round while in flight");
+  NoAllocatorAdapter() : mem_(static_cast<char*>(std::aligned_alloc(64, kBlocks * kBlock))) {}
+  NoAllocatorAdapter(const NoAllocatorAdapter&) = delete;
+  NoAllocatorAdapter& operator=(const NoAllocatorAdapter&) = delete;
+  ~NoAllocatorAdapter() { std::free(mem_); }
+  void* alloc(size_t n) {
+    if (mem_ == nullptr || n > kBlock) return nullptr;
+    return mem_ + (next_++ % kBlocks) * kBlock;
+  }
+  void dealloc(void*, size_t) {}
+  void drop() {}
+  bool bump() const { return false; }
+
+ private:
+  char* mem_;
+  size_t next_ = 0;
+};
+
 }  // namespace bench
 
 #endif  // PMR_BENCHMARKS_ADAPTERS_H_

@@ -838,6 +838,10 @@ void Dispatch(const WorkloadInfo& w, const AllocatorInfo& info, const ChildArgs&
   if (id == "std_sync_pool") return run([] { return std::make_unique<StdAdapter>(StdAdapter::kSyncPool, 0); });
   if (id == "simple_pool") return run([] { return std::make_unique<SimplePoolAdapter>(); });
   if (id == "arena") return run([] { return std::make_unique<ArenaAdapter>(); });
+  if (id == "no_allocator") {
+    if (std::string(w.id) != "F") Fail("no_allocator is F's floor only");
+    return run([] { return std::make_unique<NoAllocatorAdapter>(); });
+  }
   if (id == "pmr_malloc") return run([] { return std::make_unique<PmrAdapter>(PmrAdapter::kMalloc, 0); });
   if (id == "pmr_monotonic")
     return run([mono] { return std::make_unique<PmrAdapter>(PmrAdapter::kMonoReset, mono); });

@@ -23,7 +23,7 @@ allocator_workloads="A B1 B2 B8 C D E F G"
 container_workloads="V H S"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
   simple_pool arena pmr_malloc pmr_monotonic pmr_monotonic_inline pmr_monotonic_release pmr_unsync_pool pmr_sync_pool
-  pmr_thread_cache pmr_thread_cache_pool absl_flat_hash_map"
+  pmr_thread_cache pmr_thread_cache_pool absl_flat_hash_map no_allocator"
 metrics_of() {
   case $1 in
     A | B1 | B2 | B8 | C) echo "alloc_ns_per_op free_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
@@ -70,8 +70,12 @@ for w in $allocator_workloads; do
     ran "$w" "$a" || fail "$w/$a did not run"
   done
   not_applicable "$w" absl_flat_hash_map || fail "$w/absl_flat_hash_map should be not_applicable"
+  [ "$w" = F ] || not_applicable "$w" no_allocator || fail "$w/no_allocator should be not_applicable"
 done
 not_applicable F pmr_unsync_pool || fail "F/pmr_unsync_pool should be not_applicable"
+ran F no_allocator || fail "F/no_allocator (F's floor) did not run"
+sed -n '/^== Which resource/,$p' "$out/stdout.txt" | grep "^   F " | grep -q no_allocator &&
+  fail "the summary's F row picks no_allocator (a floor, not a choice)"
 # Container workloads: every variant ran, with its container type recorded.
 for w in $container_workloads; do
   for a in glibc_malloc std_new_delete std_monotonic std_unsync_pool pmr_malloc pmr_monotonic pmr_monotonic_release \

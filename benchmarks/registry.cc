@@ -51,6 +51,10 @@ const std::vector<AllocatorInfo>& Allocators() {
       {"pmr_thread_cache_pool", Family::kPmr, "abstract",
        "pmr_thread_cache over a pmr_synchronized_pool (the thread-safe stack), default options", true, false,
        "std_sync_pool", nullptr},
+      {"no_allocator", Family::kReference, "direct",
+       "not an allocator: F's loop alone, the producer handing out 4096 preallocated 64 B blocks in turn, free a "
+       "no-op: the floor of F (F only)",
+       true, false, nullptr, nullptr},
       {"absl_flat_hash_map", Family::kThirdParty, "malloc",
        "absl::flat_hash_map<uint64_t, uint64_t> (Abseil's Swiss table, std::allocator): a peer of workload H only",
        false, false, nullptr, nullptr},
@@ -71,6 +75,7 @@ const char* FamilyName(Family f) {
     case Family::kSeed: return "seed baseline";
     case Family::kPmr: return "pmr-c";
     case Family::kThirdParty: return "third-party";
+    case Family::kReference: return "reference";
   }
   return "?";
 }
@@ -263,6 +268,10 @@ std::string ContainerOf(const WorkloadInfo& w, const AllocatorInfo& a) {
 }
 
 bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a, std::string* why) {
+  if (a.family == Family::kReference && std::string(w.id) != "F") {
+    if (why) *why = "the floor of F: F only";
+    return false;
+  }
   if (w.container && !ContainerRow(w, a)) {
     if (why)
       *why = a.family == Family::kThirdParty

@@ -9,7 +9,8 @@
 
 namespace bench {
 
-enum class Family { kMalloc, kStd, kSeed, kPmr, kThirdParty };
+// kReference: not an allocator; F's loop with no allocation at all (its floor).
+enum class Family { kMalloc, kStd, kSeed, kPmr, kThirdParty, kReference };
 
 struct AllocatorInfo {
   const char* id;               // stable name, used in --filter and in the JSON

@@ -128,6 +128,7 @@ size_t FastestOf(const RunInfo& run, size_t w, bool malloc_only) {
   double best_v = 0;
   for (size_t a = 0; a < all.size(); ++a) {
     if (malloc_only && all[a].family != Family::kMalloc) continue;
+    if (all[a].family == Family::kReference) continue;  // a floor, not a choice
     const Stat* s = Find(run.cells[w][a], wl.primary);
     if (s == nullptr) continue;
     if (best == all.size() || s->median < best_v) {
@@ -498,6 +499,7 @@ const char* FamilyColour(Family f) {
     case Family::kSeed: return "#e08a2c";
     case Family::kPmr: return "#2e9d57";
     case Family::kThirdParty: return "#8e5bb5";
+    case Family::kReference: return "#b0b0b0";
   }
   return "#000";
 }
@@ -617,8 +619,10 @@ std::string SvgFor(const RunInfo& run, size_t w) {
   }
   int lx = 10;
   const int ly = total_h - 14;
-  for (Family f : {Family::kMalloc, Family::kStd, Family::kSeed, Family::kPmr, Family::kThirdParty}) {
+  for (Family f : {Family::kMalloc, Family::kStd, Family::kSeed, Family::kPmr, Family::kThirdParty,
+                   Family::kReference}) {
     if (f == Family::kThirdParty && std::string(wl.id) != "H") continue;
+    if (f == Family::kReference && std::string(wl.id) != "F") continue;
     if (f == Family::kSeed && wl.container) continue;
     s += absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                          "<text x=\"%d\" y=\"%d\">%s</text>\n",
