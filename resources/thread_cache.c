@@ -914,10 +914,15 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     st.refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
     st.flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
     for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
-      /* top and loaded may be of different moments while the owner runs. */
+      /* top and loaded may be of different moments while the owner runs:
+       * compared as integers, and a top outside loaded counts 0. */
       tc_class *k = &c->cls[i];
-      size_t n = loaded_count(k);
-      if (n > k->cap) n = 0;
+      tc_mag *m = loaded_of(k);
+      size_t n = 0;
+      if (m != NULL) {
+        n = ((uintptr_t)get_top(k) - (uintptr_t)m->slot) / sizeof(void *);
+        if (n > k->cap) n = 0;
+      }
       n += get_count(&k->prev_count);
       st.cached_blocks += n;
       st.cached_bytes += n * c->cls[i].block;
