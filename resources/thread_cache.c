@@ -196,7 +196,8 @@ static _Thread_local _Atomic(tc_cache *) tl_direct[DIRECT_SLOTS + 1] INITIAL_EXE
 /* On x86-64 Linux with GCC, the fast path loads the cache pointer in one
  * instruction, %fs-relative at an offset computed once per instance
  * (initial-exec TLS sits at the same offset from every thread's pointer). */
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && defined(__LP64__) && defined(__linux__) && \
+    (defined(__GNUC__) || defined(__clang__))
 #define TC_SEG_FS 1
 static uintptr_t tls_offset(const void *addr) {
   uintptr_t tp; /* the x86-64 TLS ABI keeps the thread pointer at %fs:0 */
@@ -226,10 +227,11 @@ static bool have_key(void) {
  * as atomic_load_explicit(relaxed) would be. */
 static inline tc_cache *my_cache(const tc_state *s) {
 #if TC_SEG_FS
-  /* Not volatile: the value changes only in calls (get_cache, thread_exit,
-   * destroy), and each fast path reads it once. */
+  /* The "memory" clobber: the entry changes (get_cache, thread_exit,
+   * destroy), so the compiler must neither reuse a result across code that
+   * may store to it nor hoist the load; it costs no instruction here. */
   tc_cache *c;
-  __asm__("movq %%fs:(%1), %0" : "=r"(c) : "r"(s->fast_entry));
+  __asm__("movq %%fs:(%1), %0" : "=r"(c) : "r"(s->fast_entry) : "memory");
   return c;
 #else
   return atomic_load_explicit(&tl_direct[s->fast_entry], memory_order_relaxed);
@@ -852,7 +854,10 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   pmr__big_init(&s->big);
   atomic_init(&s->next_home, 0);
   s->shards = (tc_shard *)aligned_alloc(64, SHARDS * sizeof(tc_shard));
-  if (s->shards == NULL) return false;
+  if (s->shards == NULL) {
+    s->small_limit = 0; /* misuse of a failed instance reaches no fast path */
+    return false;
+  }
   clear_shards(s);
 
   /* A slot: the smallest free one, so slots stay below DIRECT_SLOTS while
@@ -866,6 +871,8 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
     if (grown == NULL) {
       pthread_mutex_unlock(&registry);
       free(s->shards);
+      s->shards = NULL;
+      s->small_limit = 0;
       return false;
     }
     for (size_t i = nslots; i < cap; ++i) grown[i] = NULL;
