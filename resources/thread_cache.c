@@ -197,7 +197,7 @@ static _Thread_local _Atomic(tc_cache *) tl_direct[DIRECT_SLOTS + 1] INITIAL_EXE
  * instruction, %fs-relative at an offset computed once per instance
  * (initial-exec TLS sits at the same offset from every thread's pointer). */
 #if defined(__x86_64__) && defined(__LP64__) && defined(__linux__) && \
-    (defined(__GNUC__) || defined(__clang__))
+    (defined(__GNUC__) || defined(__clang__)) && !defined(PMR_THREAD_CACHE_PORTABLE_TLS)
 #define TC_SEG_FS 1
 static uintptr_t tls_offset(const void *addr) {
   uintptr_t tp; /* the x86-64 TLS ABI keeps the thread pointer at %fs:0 */
