@@ -752,14 +752,8 @@ static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
   const tc_state *s = state_of(self);
   size_t x = fast_index(bytes, alignment);
   if (PMR_LIKELY(x < s->small_limit)) { /* 0 < rounded size <= small_limit */
-    tc_class *k = my_class(s, x);
-    void **top = get_top(k);
-    void *p = *top;
-    if (PMR_LIKELY(p != NULL)) {
-      set_top(k, top - 1);
-      PMR__UNDEFINED(p, k->block);
-      return p;
-    }
+    void *p = tc_pop(my_class(s, x));
+    if (PMR_LIKELY(p != NULL)) return p;
   }
   return tc_allocate_slow(self, bytes, alignment);
 }
@@ -768,16 +762,7 @@ static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                           size_t alignment) {
   const tc_state *s = state_of(self);
   size_t x = fast_index(bytes, alignment);
-  if (PMR_LIKELY(x < s->small_limit)) {
-    tc_class *k = my_class(s, x);
-    void **top = get_top(k);
-    if (PMR_LIKELY(top != k->last)) {
-      PMR__NOACCESS(p, k->block);
-      *++top = p;
-      set_top(k, top);
-      return;
-    }
-  }
+  if (PMR_LIKELY(x < s->small_limit) && PMR_LIKELY(tc_push(my_class(s, x), p))) return;
   tc_deallocate_slow(self, p, bytes, alignment);
 }
 
