@@ -35,8 +35,8 @@
 
 #include "containers/hashmap.h"
 #include "containers/string.h"
-#include "resources/monotonic_buffer.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/fuzz/fuzz_resources.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace pmrfuzz {
@@ -53,7 +53,6 @@ namespace {
 
 constexpr int kSlots = 3;
 constexpr size_t kMaxSize = 700;  // keeps every input cheap
-enum Res { kCountA, kCountB, kMono, kNumRes };
 enum Kind {
   kU64,
   kU64Set,
@@ -213,8 +212,6 @@ uint64_t Mask(int kind, uint64_t v) {
 class Fuzz {
  public:
   Fuzz() {
-    pmr_monotonic_buffer_init_with_buffer(&mono_, buffer_ + 1, sizeof buffer_ - 1,
-                                          up_.get());
     for (size_t k = 0; k < kTexts; ++k) {
       std::string t;
       if (k != 0) {
@@ -232,11 +229,9 @@ class Fuzz {
       CHECK(pmr_hashmap_size(&s.m) == 0 && pmr_hashmap_capacity(&s.m) == 0);
       pmr_hashmap_destroy(&s.m);  // destroying again is allowed
     }
-    pmr_monotonic_buffer_destroy(&mono_);
-    for (pmrtest::CountingResource* c : {&a_, &b_, &up_, &tmp_}) {
-      PMR_FUZZ_CHECK(c->outstanding_blocks() == 0, c->outstanding_blocks());
-      PMR_FUZZ_CHECK(c->mismatches() == 0, c->mismatches());
-    }
+    PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
+    PMR_FUZZ_CHECK(tmp_.mismatches() == 0, tmp_.mismatches());
+    // res_ then checks the others.
   }
 
   void Run(Input& in) {
@@ -249,28 +244,16 @@ class Fuzz {
     VerifyAll();
     while (!in.done()) {
       uint8_t op = in.byte();
-      bool inject = op >= 0xC0;  // a quarter of the operations may fail
-      if (inject) {
-        size_t k = in.byte() % 4;
-        for (pmrtest::CountingResource* c : {&a_, &b_, &up_}) c->fail_after(k);
-      }
-      failed_before_ = Failed();
-      attempts_before_ = Attempts();
+      res_.Begin(op >= 0xC0, in);  // a quarter of the operations may fail
       for (bool& t : touched_) t = false;
       Step(op % 32, in);
-      for (pmrtest::CountingResource* c : {&a_, &b_, &up_}) c->never_fail();
+      res_.End();
       VerifyAll();
     }
   }
 
  private:
-  pmr_mem_resource* R(int res) {
-    switch (res) {
-      case kCountA: return a_.get();
-      case kCountB: return b_.get();
-      default: return &mono_.base;
-    }
-  }
+  pmr_mem_resource* R(int res) { return res_.get(res); }
 
   void Init(Slot& s) {
     pmr_hashmap* m = &s.m;
@@ -301,19 +284,13 @@ class Fuzz {
     pmr_hashmap m;
     memset(&m, 0x5A, sizeof m);
     pmr_hashmap copy = m;
-    CHECK(!pmr_hashmap_init(&m, 0, 1, 8, 8, a_.get()));
-    CHECK(!pmr_hashmap_init(&m, 8, 3, 8, 8, a_.get()));
-    CHECK(!pmr_hashmap_init(&m, 12, 8, 8, 8, a_.get()));
-    CHECK(!pmr_hashmap_init(&m, 8, 8, 6, 4, a_.get()));
+    CHECK(!pmr_hashmap_init(&m, 0, 1, 8, 8, res_.a.get()));
+    CHECK(!pmr_hashmap_init(&m, 8, 3, 8, 8, res_.a.get()));
+    CHECK(!pmr_hashmap_init(&m, 12, 8, 8, 8, res_.a.get()));
+    CHECK(!pmr_hashmap_init(&m, 8, 8, 6, 4, res_.a.get()));
     CHECK(memcmp(&m, &copy, sizeof m) == 0);
   }
 
-  size_t Failed() const {
-    return a_.failed_allocations() + b_.failed_allocations() + up_.failed_allocations();
-  }
-  size_t Attempts() const {
-    return a_.allocations() + b_.allocations() + up_.allocations() + Failed();
-  }
 
   // Keys of each kind, from the input. Small universes, so keys repeat.
   std::string KeyCanon(int kind, Input& in) {
@@ -376,11 +353,11 @@ class Fuzz {
     }
   }
 
-  void NoAllocation() { CHECK(Attempts() == attempts_before_); }
+  void NoAllocation() { CHECK(res_.NoAllocationSinceBegin()); }
 
   // A result that may be a failure only when an allocation failed.
   void MayFailOnlyIfAllocFailed(bool ok) {
-    if (!ok) CHECK(Failed() > failed_before_);
+    if (!ok) CHECK(res_.FailedSinceBegin());
   }
 
   void Verify(const Slot& s) {
@@ -434,10 +411,10 @@ class Fuzz {
         for (const auto& kv : s.o)
           if (kv.first.size() > PMR_STRING_INLINE_CAPACITY) ++blocks[s.res];
     }
-    PMR_FUZZ_CHECK(a_.outstanding_blocks() == blocks[0], a_.outstanding_blocks());
-    PMR_FUZZ_CHECK(b_.outstanding_blocks() == blocks[1], b_.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0], res_.a.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1], res_.b.outstanding_blocks());
     PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
-    CHECK(a_.mismatches() == 0 && b_.mismatches() == 0 && up_.mismatches() == 0 &&
+    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 && res_.up.mismatches() == 0 &&
           tmp_.mismatches() == 0);
   }
 
@@ -817,7 +794,7 @@ class Fuzz {
           uint64_t v = Mask(s.kind, base * 1000003ull + k);
           pmr_hashmap_status st = pmr_hashmap_insert(m, key->get(), &v, nullptr);
           if (st == PMR_HASHMAP_NOMEM) {
-            CHECK(Failed() > failed_before_);
+            CHECK(res_.FailedSinceBegin());
             break;
           }
           CHECK(st == PMR_HASHMAP_INSERTED);
@@ -846,13 +823,10 @@ class Fuzz {
     }
   }
 
-  pmrtest::CountingResource a_, b_, up_;  // up_ is the monotonic buffer's upstream
+  FuzzResources<1025> res_;
   pmrtest::CountingResource tmp_;         // probe keys, never failing
-  alignas(64) unsigned char buffer_[1025];
-  pmr_monotonic_buffer mono_;
   std::vector<std::string> texts_, texts2_;  // C-string keys point here
   Slot slots_[kSlots];
-  size_t failed_before_ = 0, attempts_before_ = 0;
   bool touched_[kSlots] = {true, true, true};
 };
 

@@ -28,8 +28,8 @@
 #include <utility>
 
 #include "containers/string.h"
-#include "resources/monotonic_buffer.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/fuzz/fuzz_resources.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace pmrfuzz {
@@ -48,7 +48,6 @@ constexpr size_t kInline = PMR_STRING_INLINE_CAPACITY;
 constexpr size_t kNpos = PMR_STRING_NPOS;
 constexpr size_t kMaxLen = 4000;  // keeps every input cheap
 constexpr int kSlots = 3;
-enum Res { kCountA, kCountB, kMono, kNumRes };
 
 static_assert(kNpos == std::string::npos, "the same 'not found'");
 
@@ -97,22 +96,15 @@ bool Trace() {
 
 class Fuzz {
  public:
-  Fuzz() {
-    pmr_monotonic_buffer_init_with_buffer(&mono_, buffer_ + 1, sizeof buffer_ - 1,
-                                          up_.get());
-  }
-
   ~Fuzz() {
     for (Slot& s : slots_) {
       pmr_string_destroy(&s.s);
       CHECK(pmr_string_length(&s.s) == 0 && pmr_string_capacity(&s.s) == kInline);
       pmr_string_destroy(&s.s);  // destroying again is allowed
     }
-    pmr_monotonic_buffer_destroy(&mono_);
-    for (pmrtest::CountingResource* c : {&a_, &b_, &up_, &tmp_}) {
-      PMR_FUZZ_CHECK(c->outstanding_blocks() == 0, c->outstanding_blocks());
-      PMR_FUZZ_CHECK(c->mismatches() == 0, c->mismatches());
-    }
+    PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
+    PMR_FUZZ_CHECK(tmp_.mismatches() == 0, tmp_.mismatches());
+    // res_ then checks the others.
   }
 
   void Run(Input& in) {
@@ -125,47 +117,23 @@ class Fuzz {
     VerifyAll();
     while (!in.done()) {
       uint8_t op = in.byte();
-      bool inject = op >= 0xC0;  // a quarter of the operations may fail
-      if (inject) {
-        size_t k = in.byte() % 4;
-        for (pmrtest::CountingResource* c : {&a_, &b_, &up_}) c->fail_after(k);
-      }
-      failed_before_ = Failed();
+      res_.Begin(op >= 0xC0, in);  // a quarter of the operations may fail
       for (int i = 0; i < kSlots; ++i) before_[i] = Take(slots_[i]);
       Step(op % 40, in);
-      for (pmrtest::CountingResource* c : {&a_, &b_, &up_}) c->never_fail();
+      res_.End();
       VerifyAll();
     }
   }
 
  private:
-  pmr_mem_resource* R(int res) {
-    switch (res) {
-      case kCountA: return a_.get();
-      case kCountB: return b_.get();
-      default: return &mono_.base;
-    }
-  }
+  pmr_mem_resource* R(int res) { return res_.get(res); }
 
-  size_t Failed() const {
-    return a_.failed_allocations() + b_.failed_allocations() + up_.failed_allocations();
-  }
-  size_t Attempts() const {
-    return a_.allocations() + b_.allocations() + up_.allocations() + Failed();
-  }
 
   static Snap Take(const Slot& s) {
     return {pmr_string_c_str(&s.s), pmr_string_length(&s.s), pmr_string_capacity(&s.s)};
   }
 
-  bool Expect(bool ok, bool invalid) {
-    if (invalid) {
-      CHECK(!ok);
-      return false;
-    }
-    if (!ok) CHECK(Failed() > failed_before_);
-    return ok;
-  }
+  bool Expect(bool ok, bool invalid) const { return res_.Expect(ok, invalid); }
 
   void Unchanged(int i) {
     Snap now = Take(slots_[i]);
@@ -209,12 +177,12 @@ class Fuzz {
         bytes[s.res] += s.cap + 1;
       }
     }
-    PMR_FUZZ_CHECK(a_.outstanding_blocks() == blocks[0], a_.outstanding_blocks());
-    PMR_FUZZ_CHECK(a_.outstanding_bytes() == bytes[0], a_.outstanding_bytes());
-    PMR_FUZZ_CHECK(b_.outstanding_blocks() == blocks[1], b_.outstanding_blocks());
-    PMR_FUZZ_CHECK(b_.outstanding_bytes() == bytes[1], b_.outstanding_bytes());
+    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0], res_.a.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.a.outstanding_bytes() == bytes[0], res_.a.outstanding_bytes());
+    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1], res_.b.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.b.outstanding_bytes() == bytes[1], res_.b.outstanding_bytes());
     PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
-    CHECK(a_.mismatches() == 0 && b_.mismatches() == 0 && up_.mismatches() == 0 &&
+    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 && res_.up.mismatches() == 0 &&
           tmp_.mismatches() == 0);
   }
 
@@ -743,7 +711,7 @@ class Fuzz {
         break;
       }
       case 35: {  // what must never allocate, even while allocations fail
-        size_t attempts = Attempts();
+        size_t attempts = res_.Attempts();
         CHECK(pmr_string_reserve(p, s.cap));
         CHECK(pmr_string_resize(p, len, 'x'));
         CHECK(pmr_string_append_bytes(p, nullptr, 0));
@@ -759,7 +727,7 @@ class Fuzz {
           CHECK(pmr_string_pop_back(p));
           s.o.pop_back();
         }
-        CHECK(Attempts() == attempts);
+        CHECK(res_.Attempts() == attempts);
         CHECK(Take(s).data == before_[i].data && Take(s).cap == before_[i].cap);
         break;
       }
@@ -785,7 +753,7 @@ class Fuzz {
           std::string piece = Pattern(k % 7, static_cast<uint8_t>(seed + k));
           size_t before = s.o.size();
           if (!pmr_string_append_bytes(p, piece.data(), piece.size())) {
-            CHECK(Failed() > failed_before_);
+            CHECK(res_.FailedSinceBegin());
             break;
           }
           Grow(s, before + piece.size());
@@ -796,13 +764,10 @@ class Fuzz {
     }
   }
 
-  pmrtest::CountingResource a_, b_, up_;  // up_ is the monotonic buffer's upstream
+  FuzzResources<257> res_;
   pmrtest::CountingResource tmp_;         // scratch strings, never failing
-  alignas(64) unsigned char buffer_[257];
-  pmr_monotonic_buffer mono_;
   Slot slots_[kSlots];
   Snap before_[kSlots];
-  size_t failed_before_ = 0;
 };
 
 }  // namespace

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "containers/vector.h"
-#include "resources/monotonic_buffer.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/fuzz/fuzz_resources.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace pmrfuzz {
@@ -49,7 +49,6 @@ const Type kTypes[] = {{1, 1},  {2, 2},  {3, 1},  {4, 4},  {8, 8},  {8, 4},
 constexpr size_t kNumTypes = sizeof kTypes / sizeof kTypes[0];
 constexpr size_t kMaxElems = 300;  // keeps every input cheap
 constexpr int kSlots = 3;
-enum Res { kCountA, kCountB, kMono, kNumRes };
 
 struct Slot {
   pmr_vector v;
@@ -71,22 +70,13 @@ bool Trace() {
 
 class Fuzz {
  public:
-  Fuzz() {
-    pmr_monotonic_buffer_init_with_buffer(&mono_, buffer_ + 1, sizeof buffer_ - 1,
-                                          up_.get());
-  }
-
   ~Fuzz() {
     for (Slot& s : slots_) {
       pmr_vector_destroy(&s.v);
       CHECK(pmr_vector_size(&s.v) == 0 && pmr_vector_capacity(&s.v) == 0);
       pmr_vector_destroy(&s.v);  // destroying again is allowed
     }
-    pmr_monotonic_buffer_destroy(&mono_);
-    for (pmrtest::CountingResource* c : {&a_, &b_, &up_}) {
-      PMR_FUZZ_CHECK(c->outstanding_blocks() == 0, c->outstanding_blocks());
-      PMR_FUZZ_CHECK(c->mismatches() == 0, c->mismatches());
-    }
+    // res_ then checks that nothing is outstanding upstream.
   }
 
   void Run(Input& in) {
@@ -100,49 +90,23 @@ class Fuzz {
     VerifyAll();
     while (!in.done()) {
       uint8_t op = in.byte();
-      bool inject = op >= 0xC0;  // a quarter of the operations may fail
-      if (inject) {
-        size_t k = in.byte() % 4;
-        for (pmrtest::CountingResource* c : {&a_, &b_, &up_}) c->fail_after(k);
-      }
-      failed_before_ = Failed();
+      res_.Begin(op >= 0xC0, in);  // a quarter of the operations may fail
       for (int i = 0; i < kSlots; ++i) before_[i] = Take(slots_[i]);
       Step(op % 40, in);
-      for (pmrtest::CountingResource* c : {&a_, &b_, &up_}) c->never_fail();
+      res_.End();
       VerifyAll();
     }
   }
 
  private:
-  pmr_mem_resource* R(int res) {
-    switch (res) {
-      case kCountA: return a_.get();
-      case kCountB: return b_.get();
-      default: return &mono_.base;
-    }
-  }
+  pmr_mem_resource* R(int res) { return res_.get(res); }
 
-  size_t Failed() const {
-    return a_.failed_allocations() + b_.failed_allocations() + up_.failed_allocations();
-  }
-  size_t Attempts() const {
-    return a_.allocations() + b_.allocations() + up_.allocations() + Failed();
-  }
 
   static Snap Take(const Slot& s) {
     return {pmr_vector_data(&s.v), pmr_vector_size(&s.v), pmr_vector_capacity(&s.v)};
   }
 
-  // A result that must be false (invalid) or may be false only when an
-  // allocation failed during the operation.
-  bool Expect(bool ok, bool invalid) {
-    if (invalid) {
-      CHECK(!ok);
-      return false;
-    }
-    if (!ok) CHECK(Failed() > failed_before_);
-    return ok;
-  }
+  bool Expect(bool ok, bool invalid) const { return res_.Expect(ok, invalid); }
 
   // After a failed operation on slot i: exactly as before (the oracle was not
   // touched, VerifyAll compares contents; here the storage itself).
@@ -173,9 +137,9 @@ class Fuzz {
     pmr_vector v;
     memset(&v, 0x5A, sizeof v);
     pmr_vector copy = v;
-    CHECK(!pmr_vector_init(&v, 0, 1, a_.get()));
-    CHECK(!pmr_vector_init(&v, 8, 3, a_.get()));
-    CHECK(!pmr_vector_init(&v, 12, 8, a_.get()));
+    CHECK(!pmr_vector_init(&v, 0, 1, res_.a.get()));
+    CHECK(!pmr_vector_init(&v, 8, 3, res_.a.get()));
+    CHECK(!pmr_vector_init(&v, 12, 8, res_.a.get()));
     CHECK(memcmp(&v, &copy, sizeof v) == 0);
   }
 
@@ -215,11 +179,11 @@ class Fuzz {
         bytes[s.res] += s.cap * kTypes[s.type].size;
       }
     }
-    PMR_FUZZ_CHECK(a_.outstanding_blocks() == blocks[0], a_.outstanding_blocks());
-    PMR_FUZZ_CHECK(a_.outstanding_bytes() == bytes[0], a_.outstanding_bytes());
-    PMR_FUZZ_CHECK(b_.outstanding_blocks() == blocks[1], b_.outstanding_blocks());
-    PMR_FUZZ_CHECK(b_.outstanding_bytes() == bytes[1], b_.outstanding_bytes());
-    CHECK(a_.mismatches() == 0 && b_.mismatches() == 0 && up_.mismatches() == 0);
+    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0], res_.a.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.a.outstanding_bytes() == bytes[0], res_.a.outstanding_bytes());
+    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1], res_.b.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.b.outstanding_bytes() == bytes[1], res_.b.outstanding_bytes());
+    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 && res_.up.mismatches() == 0);
   }
 
   // Reads a position in [0, size + 1]: size + 1 is out of range.
@@ -536,7 +500,7 @@ class Fuzz {
         break;
       }
       case 36: {  // operations that must never allocate
-        size_t attempts = Attempts();
+        size_t attempts = res_.Attempts();
         if (n != 0) {
           std::string out(es, '\0');
           CHECK(pmr_vector_pop_back(v, &out[0]));
@@ -550,7 +514,7 @@ class Fuzz {
         CHECK(pmr_vector_reserve(v, s.cap));
         CHECK(pmr_vector_resize(v, s.o.size()));
         CHECK(pmr_vector_insert_range(v, 0, nullptr, 0));
-        CHECK(Attempts() == attempts);
+        CHECK(res_.Attempts() == attempts);
         CHECK(Take(s).data == before_[i].data && Take(s).cap == before_[i].cap);
         break;
       }
@@ -561,7 +525,7 @@ class Fuzz {
           std::string e = Elem(s, static_cast<uint8_t>(seed + k));
           size_t before = s.o.size();
           if (!pmr_vector_push_back(v, e.data())) {
-            CHECK(Failed() > failed_before_);
+            CHECK(res_.FailedSinceBegin());
             break;
           }
           Grow(s, before + 1);
@@ -572,12 +536,9 @@ class Fuzz {
     }
   }
 
-  pmrtest::CountingResource a_, b_, up_;  // up_ is the monotonic buffer's upstream
-  alignas(64) unsigned char buffer_[513];
-  pmr_monotonic_buffer mono_;
+  FuzzResources<513> res_;
   Slot slots_[kSlots];
   Snap before_[kSlots];
-  size_t failed_before_ = 0;
 };
 
 }  // namespace
