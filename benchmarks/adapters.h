@@ -17,11 +17,11 @@
 
 #include "benchmarks/baselines.h"
 #include "benchmarks/registry.h"
-#include "mem_resource/mem_resource.h"
-#include "resources/monotonic_buffer.h"
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
-#include "resources/unsynchronized_pool.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 
 namespace bench {
 

@@ -43,9 +43,9 @@
 #include "absl/strings/str_format.h"
 #include "benchmarks/adapters.h"
 #include "benchmarks/json.h"
-#include "containers/hashmap.h"
-#include "containers/string.h"
-#include "containers/vector.h"
+#include "containers/pmr_hashmap.h"
+#include "containers/pmr_string.h"
+#include "containers/pmr_vector.h"
 
 namespace bench {
 namespace {

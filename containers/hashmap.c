@@ -15,33 +15,33 @@
  * (GROUP, 2*GROUP, 3*GROUP, ... apart), which visits every group of a
  * power-of-two table. A probe stops at the first group holding an EMPTY.
  */
-#include "containers/hashmap.h"
+#include "containers/pmr_hashmap.h"
 
 #include <string.h>
 
-#include "containers/hash_impl.h"
-#include "containers/string.h"
+#include "containers/internal/hash.h"
+#include "containers/pmr_string.h"
 
 enum { KIND_BYTES, KIND_U64, KIND_CSTR, KIND_STRING, KIND_CUSTOM };
-_Static_assert(KIND_U64 == PMR_HASHMAP_KIND_U64_, "the inline lookup's kind");
+_Static_assert(KIND_U64 == PMR_IMPL_HASHMAP_KIND_U64, "the inline lookup's kind");
 
-#define CTRL_EMPTY PMR_HASHMAP_EMPTY_
-#define CTRL_DELETED PMR_HASHMAP_DELETED_
+#define CTRL_EMPTY PMR_IMPL_HASHMAP_EMPTY
+#define CTRL_DELETED PMR_IMPL_HASHMAP_DELETED
 #define MIN_CAPACITY 16
 #define NPOS ((size_t)-1)
 
 /* ---- Groups of control bytes (the scanners are in hashmap.h) ---------- */
 
-#define GROUP PMR_HASHMAP_GROUP_
-typedef pmr_hashmap_bits_ bits_t;
+#define GROUP PMR_IMPL_HASHMAP_GROUP
+typedef pmr_impl_hashmap_bits bits_t;
 
 static inline bits_t group_empty(const unsigned char *g) {
-  return pmr_hashmap_match_(g, CTRL_EMPTY);
+  return pmr_impl_hashmap_match(g, CTRL_EMPTY);
 }
 static inline bits_t group_empty_or_deleted(const unsigned char *g) {
-  return pmr_hashmap_match_free_(g);
+  return pmr_impl_hashmap_match_free(g);
 }
-static inline unsigned bits_lowest(bits_t b) { return pmr_hashmap_lowest_(b); }
+static inline unsigned bits_lowest(bits_t b) { return pmr_impl_hashmap_lowest(b); }
 /* The control bytes of every empty map: one group of EMPTY, never written. */
 static unsigned char empty_group[GROUP] = {
     CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY,
@@ -51,11 +51,11 @@ static unsigned char empty_group[GROUP] = {
 /* ---- Hashing and equality of keys ------------------------------------- */
 
 uint64_t pmr_hash_bytes(const void *data, size_t n) {
-  return pmr_hash_bytes_impl_(data, n);
+  return pmr_impl_hash_bytes(data, n);
 }
 #if !defined(__SIZEOF_INT128__)
-uint64_t pmr_hash_u64_portable_(uint64_t x) {
-  return pmr_hash_fold_(x ^ PMR_HASH_K0, PMR_HASH_K1);
+uint64_t pmr_impl_hash_u64_portable(uint64_t x) {
+  return pmr_impl_hash_fold(x ^ PMR_IMPL_HASH_K0, PMR_IMPL_HASH_K1);
 }
 #endif
 
@@ -75,15 +75,15 @@ static PMR_NOINLINE uint64_t hash_other(const pmr_hashmap *m, const void *key) {
   switch (m->kind) {
     case KIND_CSTR: {
       const char *s = load_cstr(key);
-      return s != NULL ? pmr_hash_bytes_impl_(s, strlen(s)) : pmr_hash_u64(0);
+      return s != NULL ? pmr_impl_hash_bytes(s, strlen(s)) : pmr_hash_u64(0);
     }
     case KIND_STRING:
       return pmr_string_hash((const pmr_string *)key);
     case KIND_CUSTOM:
       if (m->hash != NULL) return m->hash(key, m->ctx);
-      return pmr_hash_bytes_impl_(key, m->key_size);
+      return pmr_impl_hash_bytes(key, m->key_size);
     default:
-      return pmr_hash_bytes_impl_(key, m->key_size);
+      return pmr_impl_hash_bytes(key, m->key_size);
   }
 }
 
@@ -144,7 +144,7 @@ static inline size_t max_load(size_t capacity) {
  * insertion goes if the table has no tombstones. */
 static inline size_t probe_u64(const pmr_hashmap *m, uint64_t k, uint64_t h,
                                size_t *empty) {
-  return pmr_hashmap_probe_u64_(m, k, h, empty);
+  return pmr_impl_hashmap_probe_u64(m, k, h, empty);
 }
 
 static size_t probe_generic(const pmr_hashmap *m, const void *key, uint64_t h,
@@ -153,7 +153,7 @@ static size_t probe_generic(const pmr_hashmap *m, const void *key, uint64_t h,
   size_t pos = h1(h) & mask, step = 0;
   for (;;) {
     const unsigned char *g = m->ctrl + pos;
-    for (bits_t b = pmr_hashmap_match_(g, h2(h)); b != 0; b &= b - 1) {
+    for (bits_t b = pmr_impl_hashmap_match(g, h2(h)); b != 0; b &= b - 1) {
       size_t i = (pos + bits_lowest(b)) & mask;
       if (key_equal(m, key, slot_at(m, i))) return i;
     }
@@ -417,11 +417,11 @@ void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
 
-void *pmr_hashmap_find_u64_other_(const pmr_hashmap *m, uint64_t k) {
+void *pmr_impl_hashmap_find_u64_other(const pmr_hashmap *m, uint64_t k) {
   return m->key_size == sizeof k ? pmr_hashmap_find(m, &k) : NULL;
 }
 
-bool pmr_hashmap_erase_u64_other_(pmr_hashmap *m, uint64_t k) {
+bool pmr_impl_hashmap_erase_u64_other(pmr_hashmap *m, uint64_t k) {
   return m->key_size == sizeof k && pmr_hashmap_erase(m, &k, NULL);
 }
 
@@ -529,7 +529,7 @@ void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
 
 static inline void erase_at(pmr_hashmap *m, size_t i) {
   if (m->kind == KIND_STRING) pmr_string_destroy(as_string(slot_at(m, i)));
-  pmr_hashmap_free_slot_(m, i);
+  pmr_impl_hashmap_free_slot(m, i);
 }
 
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
@@ -580,29 +580,29 @@ pmr_hashmap_iter pmr_hashmap_iter_begin(pmr_hashmap *m) {
 }
 
 bool pmr_hashmap_iter_next(pmr_hashmap_iter *it) {
-  const pmr_hashmap *m = it->map_;
-  size_t i = it->next_;
+  const pmr_hashmap *m = it->impl_map;
+  size_t i = it->impl_next;
   /* Skip whole groups with no full slot. */
   while (i + GROUP <= m->capacity &&
          group_empty_or_deleted(m->ctrl + i) == 0xFFFFu)
     i += GROUP;
   while (i < m->capacity && !is_full(m->ctrl[i])) ++i;
   if (i >= m->capacity) {
-    it->next_ = m->capacity;
+    it->impl_next = m->capacity;
     it->key = NULL;
     it->value = NULL;
     return false;
   }
-  it->next_ = i + 1;
+  it->impl_next = i + 1;
   it->key = slot_at(m, i);
   it->value = slot_at(m, i) + m->value_offset;
   return true;
 }
 
 void pmr_hashmap_iter_erase(pmr_hashmap_iter *it) {
-  pmr_hashmap *m = it->map_;
-  if (it->next_ == 0 || it->next_ > m->capacity) return;
-  size_t i = it->next_ - 1;
+  pmr_hashmap *m = it->impl_map;
+  if (it->impl_next == 0 || it->impl_next > m->capacity) return;
+  size_t i = it->impl_next - 1;
   if (!is_full(m->ctrl[i]) || it->key != slot_at(m, i)) return;
   erase_at(m, i);
   it->key = NULL;

@@ -1,11 +1,11 @@
 /* pmr_string: see string.h. */
-#include "containers/string.h"
+#include "containers/pmr_string.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "containers/hash_impl.h"
+#include "containers/internal/hash.h"
 
 #define INLINE_CAP PMR_STRING_INLINE_CAPACITY
 #define LONG_TAG 0xFF
@@ -21,7 +21,7 @@ _Static_assert(INLINE_CAP < LONG_TAG, "inline lengths fit the tag byte");
 static unsigned char *tag_byte(pmr_string *s) {
   return (unsigned char *)s->u.s + INLINE_CAP;
 }
-static bool is_long(const pmr_string *s) { return pmr_string_is_long_(s); }
+static bool is_long(const pmr_string *s) { return pmr_impl_string_is_long(s); }
 static char *buf(pmr_string *s) { return is_long(s) ? s->u.l.ptr : s->u.s; }
 static size_t len_of(const pmr_string *s) { return pmr_string_length(s); }
 static size_t cap_of(const pmr_string *s) { return pmr_string_capacity(s); }
@@ -417,7 +417,7 @@ bool pmr_string_equal(const pmr_string *a, const pmr_string *b) {
 }
 
 uint64_t pmr_string_hash(const pmr_string *s) {
-  return pmr_hash_bytes_impl_(pmr_string_c_str(s), len_of(s));
+  return pmr_impl_hash_bytes(pmr_string_c_str(s), len_of(s));
 }
 
 /* ---- Copies, moves, swap ---------------------------------------------- */

@@ -1,5 +1,5 @@
 /* pmr_vector: see vector.h. */
-#include "containers/vector.h"
+#include "containers/pmr_vector.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -160,7 +160,7 @@ bool pmr_vector_shrink_to_fit(pmr_vector *v) {
 
 void pmr_vector_clear(pmr_vector *v) { v->size = 0; }
 
-bool pmr__vector_push_back_grow(pmr_vector *v, const void *elem) {
+bool pmr_impl_vector_push_back_grow(pmr_vector *v, const void *elem) {
   return insert_impl(v, v->size, elem, 1);
 }
 

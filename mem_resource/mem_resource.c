@@ -1,5 +1,5 @@
 /* The malloc, null and default resources. */
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void *pmr__bad_request(size_t bytes, size_t alignment) {
+void *pmr_impl_bad_request(size_t bytes, size_t alignment) {
   (void)bytes;
   errno = pmr_is_pow2(alignment) ? ENOMEM : EINVAL;
   return NULL;

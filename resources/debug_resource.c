@@ -1,7 +1,7 @@
 /* pmr_debug_resource: guarded blocks, a table of user pointers, a FIFO
  * quarantine of freed blocks and a bounded memory of returned ones, all
  * behind one mutex. */
-#include "resources/debug_resource.h"
+#include "resources/pmr_debug_resource.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -65,21 +65,21 @@ typedef struct {
   char name[64];
 } state;
 
-_Static_assert(sizeof(state) <= sizeof(((pmr_debug_resource *)0)->pmr__state),
-               "pmr_debug_resource.pmr__state is too small");
+_Static_assert(sizeof(state) <= sizeof(((pmr_debug_resource *)0)->pmr_impl_state),
+               "pmr_debug_resource.pmr_impl_state is too small");
 _Static_assert(_Alignof(state) <= _Alignof(union {
                  void *p;
                  uint64_t u;
                }),
-               "pmr_debug_resource.pmr__state is not aligned enough");
+               "pmr_debug_resource.pmr_impl_state is not aligned enough");
 _Static_assert(sizeof(header) % MIN_ALIGN == 0, "header keeps guards aligned");
 
 static state *state_of(pmr_mem_resource *self) {
-  return (state *)(void *)((pmr_debug_resource *)self)->pmr__state.bytes;
+  return (state *)(void *)((pmr_debug_resource *)self)->pmr_impl_state.bytes;
 }
 /* Readers lock too: the mutex is logically mutable. */
 static state *mstate_of(const pmr_debug_resource *d) {
-  return (state *)(void *)(uintptr_t)d->pmr__state.bytes;
+  return (state *)(void *)(uintptr_t)d->pmr_impl_state.bytes;
 }
 
 /* ---- block layout ---------------------------------------------------------- */

@@ -1,22 +1,22 @@
 /* pmr_monotonic_buffer: bump allocation over an initial buffer, then over
  * chunks from upstream that grow geometrically. */
-#include "resources/monotonic_buffer.h"
+#include "resources/pmr_monotonic_buffer.h"
 
 #include <errno.h>
 
-#include "resources/mem_check.h"
+#include "resources/internal/mem_check.h"
 
 /* Kept at the END of each chunk, so a chunk's first byte is as aligned as the
  * chunk itself and an over-aligned request needs no padding. */
-struct pmr__mono_chunk {
-  struct pmr__mono_chunk *next;
+struct pmr_impl_mono_chunk {
+  struct pmr_impl_mono_chunk *next;
   char *start;     /* what upstream returned */
   size_t size;     /* total bytes asked of upstream, header included */
   size_t alignment;
   char *used_end;  /* bump position when this chunk stopped being current */
 };
 
-typedef struct pmr__mono_chunk chunk;
+typedef struct pmr_impl_mono_chunk chunk;
 
 #define HEADER_SIZE sizeof(chunk)
 
@@ -28,15 +28,15 @@ static void *mono_allocate(pmr_mem_resource *self, size_t bytes,
   size_t n = bytes + (bytes == 0);
   if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
     m->cur = (char *)(p + n);
-    PMR__UNDEFINED((void *)p, n);
+    PMR_IMPL_UNDEFINED((void *)p, n);
     return (void *)p;
   }
-  return pmr__monotonic_buffer_refill(m, bytes, alignment);
+  return pmr_impl_monotonic_buffer_refill(m, bytes, alignment);
 }
 
 /* Sanitizer builds: memory in [from, to) is no longer handed out. */
 static void forget(char *from, char *to) {
-  if (from != NULL && to > from) PMR__NOACCESS(from, (size_t)(to - from));
+  if (from != NULL && to > from) PMR_IMPL_NOACCESS(from, (size_t)(to - from));
 }
 
 static void mono_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
@@ -61,7 +61,7 @@ static bool mono_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   if (new_n > (uintptr_t)m->end - q) return false;
   m->cur = (char *)p + new_n;
   if (new_n > old_n)
-    PMR__UNDEFINED((char *)p + old_n, new_n - old_n);
+    PMR_IMPL_UNDEFINED((char *)p + old_n, new_n - old_n);
   else
     forget((char *)p + new_n, (char *)p + old_n);
   return true;
@@ -119,7 +119,7 @@ void pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
 static void free_list(pmr_mem_resource *upstream, chunk *c) {
   while (c != NULL) {
     chunk *next = c->next;
-    PMR__UNDEFINED(c->start, (size_t)((char *)c - c->start)); /* open again */
+    PMR_IMPL_UNDEFINED(c->start, (size_t)((char *)c - c->start)); /* open again */
     pmr_deallocate(upstream, c->start, c->size, c->alignment);
     c = next;
   }
@@ -137,7 +137,7 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
   pmr_monotonic_buffer_release(m);
   /* The caller's buffer is theirs again. */
-  if (m->initial_buffer != NULL) PMR__UNDEFINED(m->initial_buffer, m->initial_size);
+  if (m->initial_buffer != NULL) PMR_IMPL_UNDEFINED(m->initial_buffer, m->initial_size);
 }
 
 /* Moves the chunks in use down to (not including) `keep` onto the spare
@@ -189,7 +189,7 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
   return true;
 }
 
-void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
+void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
                                    size_t alignment) {
   size_t n = bytes + (bytes == 0);
   uintptr_t mask = ~(uintptr_t)(alignment - 1);
@@ -210,7 +210,7 @@ void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
       m->chunks = c;
       m->cur = (char *)(p + n);
       m->end = (char *)c;
-      PMR__UNDEFINED((void *)p, n);
+      PMR_IMPL_UNDEFINED((void *)p, n);
       return (void *)p;
     }
   }

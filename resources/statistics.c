@@ -1,5 +1,5 @@
 /* pmr_statistics: relaxed atomic counters around an upstream. */
-#include "resources/statistics.h"
+#include "resources/pmr_statistics.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -11,19 +11,19 @@ typedef struct {
   _Atomic uint64_t histogram[PMR_STATISTICS_BUCKETS];
 } state;
 
-_Static_assert(sizeof(state) <= sizeof(((pmr_statistics *)0)->pmr__state),
-               "pmr_statistics.pmr__state is too small");
+_Static_assert(sizeof(state) <= sizeof(((pmr_statistics *)0)->pmr_impl_state),
+               "pmr_statistics.pmr_impl_state is too small");
 _Static_assert(_Alignof(state) <= _Alignof(union {
                  void *p;
                  uint64_t u;
                }),
-               "pmr_statistics.pmr__state is not aligned enough");
+               "pmr_statistics.pmr_impl_state is not aligned enough");
 
 static state *state_of(pmr_mem_resource *self) {
-  return (state *)(void *)((pmr_statistics *)self)->pmr__state.bytes;
+  return (state *)(void *)((pmr_statistics *)self)->pmr_impl_state.bytes;
 }
 static const state *cstate_of(const pmr_statistics *s) {
-  return (const state *)(const void *)s->pmr__state.bytes;
+  return (const state *)(const void *)s->pmr_impl_state.bytes;
 }
 
 /* Each counter is independent: nothing is published through them, so

@@ -1,16 +1,16 @@
 /* pmr_synchronized_pool: shards of pool cores, each behind a spin lock. */
-#include "resources/synchronized_pool.h"
+#include "resources/pmr_synchronized_pool.h"
 
 #include <stdalign.h>
 #include <stdatomic.h>
 
-#include "resources/debug_track.h"
-#include "resources/pool_core.h"
-#include "resources/spin_lock.h"
+#include "resources/internal/debug_track.h"
+#include "resources/internal/pool_core.h"
+#include "resources/internal/spin_lock.h"
 
 typedef struct shard {
-  alignas(64) pmr__spin lock; /* own cache line: shards never false-share */
-  pmr__pool_core core;
+  alignas(64) pmr_impl_spin lock; /* own cache line: shards never false-share */
+  pmr_impl_pool_core core;
 } shard;
 
 typedef struct {
@@ -19,19 +19,19 @@ typedef struct {
   pmr_pool_options opts; /* effective */
   size_t largest;        /* = opts.largest_required_pool_block */
   size_t small_limit;    /* min(largest, table limit): the fast path's sizes */
-  pmr__spin big_lock;    /* guards big and debug */
-  pmr__big_block big;
-  pmr__track *debug; /* PMR_DEBUG builds only */
+  pmr_impl_spin big_lock;    /* guards big and debug */
+  pmr_impl_big_block big;
+  pmr_impl_track *debug; /* PMR_DEBUG builds only */
 } state;
 
-_Static_assert(sizeof(state) <= sizeof(((pmr_synchronized_pool *)0)->pmr__state),
-               "pmr_synchronized_pool.pmr__state is too small");
+_Static_assert(sizeof(state) <= sizeof(((pmr_synchronized_pool *)0)->pmr_impl_state),
+               "pmr_synchronized_pool.pmr_impl_state is too small");
 
 static state *state_of(pmr_mem_resource *self) {
-  return (state *)(void *)((pmr_synchronized_pool *)self)->pmr__state.bytes;
+  return (state *)(void *)((pmr_synchronized_pool *)self)->pmr_impl_state.bytes;
 }
 static const state *cstate_of(const pmr_synchronized_pool *p) {
-  return (const state *)(const void *)p->pmr__state.bytes;
+  return (const state *)(const void *)p->pmr_impl_state.bytes;
 }
 
 /* Each thread's preferred shard (the same index in every pool), handed out
@@ -59,7 +59,7 @@ static inline shard *try_my_shard(state *s) {
   unsigned i = tl_shard;
   if (PMR_UNLIKELY(i == 0)) return NULL;
   shard *sh = atomic_load_explicit(&s->shards[i - 1], memory_order_acquire);
-  if (PMR_LIKELY(sh != NULL && pmr__spin_try_lock(&sh->lock))) return sh;
+  if (PMR_LIKELY(sh != NULL && pmr_impl_spin_try_lock(&sh->lock))) return sh;
   return NULL;
 }
 
@@ -67,7 +67,7 @@ static shard *create_shard(state *s, unsigned i) {
   shard *sh = (shard *)pmr_allocate(s->upstream, sizeof(shard), alignof(shard));
   if (sh == NULL) return NULL;
   atomic_init(&sh->lock, 0);
-  pmr__pool_core_init(&sh->core, &s->opts, s->upstream);
+  pmr_impl_pool_core_init(&sh->core, &s->opts, s->upstream);
   shard *expected = NULL;
   if (!atomic_compare_exchange_strong_explicit(&s->shards[i], &expected, sh,
                                                memory_order_acq_rel,
@@ -84,14 +84,14 @@ static shard *create_shard(state *s, unsigned i) {
 PMR_NOINLINE static shard *lock_my_shard(state *s) {
   unsigned i = my_hint();
   shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
-  if (PMR_LIKELY(sh != NULL && pmr__spin_try_lock(&sh->lock))) return sh;
+  if (PMR_LIKELY(sh != NULL && pmr_impl_spin_try_lock(&sh->lock))) return sh;
   /* Busy (or not created yet): look for an idle shard, creating ours first. */
-  if (sh == NULL && (sh = create_shard(s, i)) != NULL && pmr__spin_try_lock(&sh->lock))
+  if (sh == NULL && (sh = create_shard(s, i)) != NULL && pmr_impl_spin_try_lock(&sh->lock))
     return sh;
   for (unsigned n = 1; n < PMR_SYNC_POOL_SHARDS; ++n) {
     unsigned j = (i + n) % PMR_SYNC_POOL_SHARDS;
     shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
-    if (other != NULL && pmr__spin_try_lock(&other->lock)) {
+    if (other != NULL && pmr_impl_spin_try_lock(&other->lock)) {
       tl_shard = j + 1; /* prefer the idle one from now on */
       return other;
     }
@@ -102,27 +102,27 @@ PMR_NOINLINE static shard *lock_my_shard(state *s) {
       sh = atomic_load_explicit(&s->shards[j], memory_order_acquire);
     if (sh == NULL) return NULL;
   }
-  pmr__spin_lock(&sh->lock);
+  pmr_impl_spin_lock(&sh->lock);
   return sh;
 }
 
 /* The class of index `at` (a byte offset) in another shard. */
-static pmr__pool_class *same_class(shard *sh, const pmr__pool_core *mine,
-                                   const pmr__pool_class *k) {
-  return (pmr__pool_class *)(void *)((char *)&sh->core +
+static pmr_impl_pool_class *same_class(shard *sh, const pmr_impl_pool_core *mine,
+                                   const pmr_impl_pool_class *k) {
+  return (pmr_impl_pool_class *)(void *)((char *)&sh->core +
                                      ((const char *)k - (const char *)mine));
 }
 
 /* Own shard's class k is empty: take another shard's free list whole. */
-static bool steal(state *s, shard *mine, pmr__pool_class *k) {
+static bool steal(state *s, shard *mine, pmr_impl_pool_class *k) {
   for (unsigned j = 0; j < PMR_SYNC_POOL_SHARDS; ++j) {
     shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
     if (other == NULL || other == mine) continue;
-    if (!pmr__spin_try_lock(&other->lock)) continue;
-    pmr__pool_class *theirs = same_class(other, &mine->core, k);
+    if (!pmr_impl_spin_try_lock(&other->lock)) continue;
+    pmr_impl_pool_class *theirs = same_class(other, &mine->core, k);
     void *list = theirs->free;
     theirs->free = NULL;
-    pmr__spin_unlock(&other->lock);
+    pmr_impl_spin_unlock(&other->lock);
     if (list != NULL) {
       k->free = list;
       return true;
@@ -132,16 +132,16 @@ static bool steal(state *s, shard *mine, pmr__pool_class *k) {
 }
 
 /* Under sh's lock: the class is empty; steal, or refill from upstream. */
-PMR_NOINLINE static void *sync_take_slow(state *s, shard *sh, pmr__pool_class *k) {
-  if (steal(s, sh, k)) return pmr__pool_take(k);
-  return pmr__pool_core_refill(&sh->core, k);
+PMR_NOINLINE static void *sync_take_slow(state *s, shard *sh, pmr_impl_pool_class *k) {
+  if (steal(s, sh, k)) return pmr_impl_pool_take(k);
+  return pmr_impl_pool_core_refill(&sh->core, k);
 }
 
 /* Pooled: the request's size, rounded up to its alignment (0 counted as 1),
  * is at most the largest block, and the alignment within the chunks'. */
 static inline bool is_pooled(const state *s, size_t bytes, size_t alignment) {
   size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
-  return sz <= s->largest && alignment <= PMR__POOL_MAX_BLOCK_ALIGN;
+  return sz <= s->largest && alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN;
 }
 
 /* Everything but the fast path: shard creation or contention, refills,
@@ -152,18 +152,18 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
   if (PMR_LIKELY(is_pooled(s, bytes, alignment))) {
     shard *sh = lock_my_shard(s);
     if (PMR_UNLIKELY(sh == NULL)) return NULL;
-    pmr__pool_class *k = pmr__pool_find_nonzero(&sh->core, bytes, alignment);
-    p = pmr__pool_take(k);
+    pmr_impl_pool_class *k = pmr_impl_pool_find_nonzero(&sh->core, bytes, alignment);
+    p = pmr_impl_pool_take(k);
     if (PMR_UNLIKELY(p == NULL)) p = sync_take_slow(s, sh, k);
-    pmr__spin_unlock(&sh->lock);
+    pmr_impl_spin_unlock(&sh->lock);
   } else {
-    p = pmr__big_alloc(&s->big, &s->big_lock, s->upstream, bytes, alignment);
+    p = pmr_impl_big_alloc(&s->big, &s->big_lock, s->upstream, bytes, alignment);
   }
 #ifdef PMR_DEBUG
   if (p != NULL) {
-    pmr__spin_lock(&s->big_lock);
-    pmr__track_add(s->debug, p, bytes, alignment);
-    pmr__spin_unlock(&s->big_lock);
+    pmr_impl_spin_lock(&s->big_lock);
+    pmr_impl_track_add(s->debug, p, bytes, alignment);
+    pmr_impl_spin_unlock(&s->big_lock);
   }
 #endif
   return p;
@@ -177,10 +177,10 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   if (PMR_LIKELY(sz <= s->small_limit)) {
     shard *sh = try_my_shard(s);
     if (PMR_LIKELY(sh != NULL)) {
-      pmr__pool_class *k = (pmr__pool_class *)(void *)(
+      pmr_impl_pool_class *k = (pmr_impl_pool_class *)(void *)(
           (char *)&sh->core + sh->core.small[(sz + 7) >> 3]);
-      void *p = pmr__pool_take(k);
-      pmr__spin_unlock(&sh->lock);
+      void *p = pmr_impl_pool_take(k);
+      pmr_impl_spin_unlock(&sh->lock);
       if (PMR_LIKELY(p != NULL)) return p;
     }
   }
@@ -193,18 +193,18 @@ PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
   state *s = state_of(self);
   bool pooled = is_pooled(s, bytes, alignment);
 #ifdef PMR_DEBUG
-  pmr__spin_lock(&s->big_lock);
-  bool ok = pmr__pool_debug_free(s->debug, "synchronized_pool", self, p, bytes,
+  pmr_impl_spin_lock(&s->big_lock);
+  bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p, bytes,
                                  alignment, pooled);
-  pmr__spin_unlock(&s->big_lock);
+  pmr_impl_spin_unlock(&s->big_lock);
   if (!ok) return;
 #endif
   if (PMR_LIKELY(pooled)) {
     shard *sh = lock_my_shard(s); /* never NULL: p came from some shard */
-    pmr__pool_put(pmr__pool_find_nonzero(&sh->core, bytes, alignment), p);
-    pmr__spin_unlock(&sh->lock);
+    pmr_impl_pool_put(pmr_impl_pool_find_nonzero(&sh->core, bytes, alignment), p);
+    pmr_impl_spin_unlock(&sh->lock);
   } else {
-    pmr__big_free(&s->big_lock, s->upstream, p, bytes, alignment);
+    pmr_impl_big_free(&s->big_lock, s->upstream, p, bytes, alignment);
   }
 }
 
@@ -216,10 +216,10 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
     shard *sh = try_my_shard(s);
     if (PMR_LIKELY(sh != NULL)) {
-      pmr__pool_put((pmr__pool_class *)(void *)((char *)&sh->core +
+      pmr_impl_pool_put((pmr_impl_pool_class *)(void *)((char *)&sh->core +
                                                 sh->core.small[(sz + 7) >> 3]),
                     p);
-      pmr__spin_unlock(&sh->lock);
+      pmr_impl_spin_unlock(&sh->lock);
       return;
     }
   }
@@ -240,14 +240,14 @@ void pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i)
     atomic_init(&s->shards[i], NULL);
   s->upstream = pmr_resource_or_default(upstream);
-  s->opts = pmr__pool_effective_options(opts);
+  s->opts = pmr_impl_pool_effective_options(opts);
   s->largest = s->opts.largest_required_pool_block;
-  s->small_limit = s->largest < PMR__POOL_TABLE_LIMIT ? s->largest
-                                                      : PMR__POOL_TABLE_LIMIT;
+  s->small_limit = s->largest < PMR_IMPL_POOL_TABLE_LIMIT ? s->largest
+                                                      : PMR_IMPL_POOL_TABLE_LIMIT;
   atomic_init(&s->big_lock, 0);
-  pmr__big_init(&s->big);
+  pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG
-  s->debug = pmr__track_new();
+  s->debug = pmr_impl_track_new();
 #else
   s->debug = NULL;
 #endif
@@ -259,17 +259,17 @@ void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
     shard *sh = atomic_exchange_explicit(&s->shards[i], NULL,
                                          memory_order_acq_rel);
     if (sh == NULL) continue;
-    pmr__pool_core_release(&sh->core);
+    pmr_impl_pool_core_release(&sh->core);
     pmr_deallocate(s->upstream, sh, sizeof(shard), alignof(shard));
   }
-  pmr__big_release(&s->big, s->upstream);
-  pmr__track_clear(s->debug);
+  pmr_impl_big_release(&s->big, s->upstream);
+  pmr_impl_track_clear(s->debug);
 }
 
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
   pmr_synchronized_pool_release(p);
   state *s = state_of(&p->base);
-  pmr__track_delete(s->debug);
+  pmr_impl_track_delete(s->debug);
   s->debug = NULL;
 }
 

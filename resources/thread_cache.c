@@ -5,7 +5,7 @@
  *     thread reads or writes its lists, except destroy/release (which the
  *     contract forbids to overlap with use of the instance) and the thread's
  *     exit, which both run under the registry mutex;
- *   - the central pool (pmr__pool_core) is shared: one spin lock per class
+ *   - the central pool (pmr_impl_pool_core) is shared: one spin lock per class
  *     (free blocks that out-of-memory paths left in the class's list), one
  *     for its chunk list, one for oversize blocks; and SHARDS shards, each
  *     with one spin lock per class for its stacks of full and empty
@@ -20,7 +20,7 @@
  * the registry mutex: whichever runs first takes the cache; the other no
  * longer finds it (exit flushes the cache into the live instance; destroy
  * frees it and clears the thread's entry). */
-#include "resources/thread_cache.h"
+#include "resources/pmr_thread_cache.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resources/mem_check.h"
-#include "resources/pool_core.h"
-#include "resources/spin_lock.h"
+#include "resources/internal/mem_check.h"
+#include "resources/internal/pool_core.h"
+#include "resources/internal/spin_lock.h"
 
 #define DIRECT_SLOTS 64           /* slots a record maps without indirection */
 #define MAX_LIMIT 65534u /* a magazine's blocks fit a uint16_t */
@@ -79,7 +79,7 @@ struct tc_state;
 struct tc_record;
 
 typedef struct tc_cache {
-  tc_class cls[PMR__POOL_CLASSES];
+  tc_class cls[PMR_IMPL_POOL_CLASSES];
   /* Magazines this thread took from / gave to the central pool (atomic only
    * so stats may read them; the owner never does a read-modify-write). */
   atomic_size_t refills, flushes;
@@ -102,12 +102,12 @@ typedef struct tc_record {
  * homes share no line. */
 typedef struct tc_shard {
   struct tc_stack {
-    pmr__spin lock;
+    pmr_impl_spin lock;
     /* Written under lock; read without it only as hints. */
     _Atomic(tc_mag *) full;
     _Atomic(tc_mag *) empty;
     char *cur, *end; /* not carved yet */
-  } cls[PMR__POOL_CLASSES];
+  } cls[PMR_IMPL_POOL_CLASSES];
 } tc_shard;
 
 typedef struct tc_state {
@@ -119,14 +119,14 @@ typedef struct tc_state {
   uintptr_t fast_entry;
   /* The class's byte offset in a tc_cache / 8, by fast_index() (sizes up
    * to small_limit only): one load and an lea find the thread's class. */
-  uint8_t small_off[PMR__POOL_TABLE_LIMIT];
+  uint8_t small_off[PMR_IMPL_POOL_TABLE_LIMIT];
   size_t slot;
-  uint16_t cap[PMR__POOL_CLASSES]; /* blocks per magazine, by class */
-  pmr__pool_core core; /* the central pool's classes and chunks */
-  pmr__spin class_lock[PMR__POOL_CLASSES]; /* core.classes[i].free */
-  pmr__spin chunk_lock; /* core.chunks */
-  pmr__spin big_lock;
-  pmr__big_block big;
+  uint16_t cap[PMR_IMPL_POOL_CLASSES]; /* blocks per magazine, by class */
+  pmr_impl_pool_core core; /* the central pool's classes and chunks */
+  pmr_impl_spin class_lock[PMR_IMPL_POOL_CLASSES]; /* core.classes[i].free */
+  pmr_impl_spin chunk_lock; /* core.chunks */
+  pmr_impl_spin big_lock;
+  pmr_impl_big_block big;
   pmr_thread_cache_options opts;
   tc_cache *caches; /* every thread's cache for this instance (registry mutex) */
   size_t gone_refills, gone_flushes; /* of caches freed (registry mutex) */
@@ -140,8 +140,8 @@ typedef struct tc_state {
   tc_shard *shards; /* SHARDS of them */
 } tc_state;
 
-_Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr__state),
-               "pmr_thread_cache.pmr__state is too small");
+_Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr_impl_state),
+               "pmr_thread_cache.pmr_impl_state is too small");
 _Static_assert(offsetof(tc_cache, cls) == 0 && sizeof(tc_class) % 8 == 0 &&
                    24 * sizeof(tc_class) / 8 <= UINT8_MAX,
                "small_off holds the offsets of the 24 classes up to 1024 bytes");
@@ -149,10 +149,10 @@ _Static_assert(MAX_LIMIT / 2 <= UINT16_MAX, "magazine counts are uint16_t");
 _Static_assert(sizeof(tc_shard) % 64 == 0, "shards should not share cache lines");
 
 static tc_state *state_of(pmr_mem_resource *self) {
-  return (tc_state *)(void *)((pmr_thread_cache *)self)->pmr__state.bytes;
+  return (tc_state *)(void *)((pmr_thread_cache *)self)->pmr_impl_state.bytes;
 }
 static const tc_state *cstate_of(const pmr_thread_cache *tc) {
-  return (const tc_state *)(const void *)tc->pmr__state.bytes;
+  return (const tc_state *)(const void *)tc->pmr_impl_state.bytes;
 }
 
 /* ---- the registry ---------------------------------------------------------- */
@@ -241,7 +241,7 @@ static inline tc_cache *my_cache(const tc_state *s) {
 /* Sets every class of no_cache to "no magazine" (registry mutex, once). */
 static void init_no_cache(void) {
   if (no_cache_ready) return;
-  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
     atomic_init(&no_cache.cls[i].top, &no_block);
     no_cache.cls[i].last = &no_block;
     atomic_init(&no_cache.cls[i].loaded, NULL);
@@ -315,7 +315,7 @@ static tc_cache *get_cache(tc_state *s) {
   }
   tc_cache *c = cache_at(e);
   if (c == NULL && (c = (tc_cache *)calloc(1, sizeof *c)) != NULL) {
-    for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+    for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
       c->cls[i].block = s->core.classes[i].block;
       c->cls[i].cap = s->cap[i];
       load_mag(&c->cls[i], NULL, 0);
@@ -368,7 +368,7 @@ static inline void *tc_pop(tc_class *k) {
   void *p = *top;
   if (PMR_UNLIKELY(p == NULL)) return NULL;
   set_top(k, top - 1);
-  PMR__UNDEFINED(p, k->block);
+  PMR_IMPL_UNDEFINED(p, k->block);
   return p;
 }
 
@@ -377,7 +377,7 @@ static inline void *tc_pop(tc_class *k) {
 static inline bool tc_push(tc_class *k, void *p) {
   void **top = get_top(k);
   if (PMR_UNLIKELY(top == k->last)) return false;
-  PMR__NOACCESS(p, k->block);
+  PMR_IMPL_NOACCESS(p, k->block);
   *++top = p;
   set_top(k, top);
   return true;
@@ -428,9 +428,9 @@ static void push_mag(struct tc_stack *st, tc_mag *m, size_t n) {
 /* Gives magazine m (holding n blocks) of class idx to shard home. */
 static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m, size_t n) {
   struct tc_stack *st = &s->shards[home].cls[idx];
-  pmr__spin_lock(&st->lock);
+  pmr_impl_spin_lock(&st->lock);
   push_mag(st, m, n);
-  pmr__spin_unlock(&st->lock);
+  pmr_impl_spin_unlock(&st->lock);
 }
 
 /* Gives magazine give (holding n blocks; NULL: none) to shard home and takes
@@ -444,12 +444,12 @@ static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
   for (unsigned i = 0; m == NULL && i < SHARDS; ++i) {
     struct tc_stack *st = &s->shards[(home + i) % SHARDS].cls[idx];
     if (give == NULL && empty_head(st) == NULL) continue;
-    pmr__spin_lock(&st->lock);
+    pmr_impl_spin_lock(&st->lock);
     if (give != NULL) push_mag(st, give, n);
     give = NULL;
     m = empty_head(st);
     if (m != NULL) set_empty_head(st, m->next);
-    pmr__spin_unlock(&st->lock);
+    pmr_impl_spin_unlock(&st->lock);
   }
   if (m == NULL) {
     m = (tc_mag *)pmr_allocate(s->core.upstream, mag_bytes(s, idx), _Alignof(tc_mag));
@@ -470,22 +470,22 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx, tc_mag **spar
   struct tc_stack *h = &s->shards[home].cls[idx];
   tc_mag *m = NULL;
   if (full_head(h) != NULL) {
-    pmr__spin_lock(&h->lock);
+    pmr_impl_spin_lock(&h->lock);
     m = full_head(h);
     if (m != NULL) {
       set_full_head(h, m->next);
       if (*spare != NULL) push_mag(h, *spare, 0);
       *spare = NULL;
     }
-    pmr__spin_unlock(&h->lock);
+    pmr_impl_spin_unlock(&h->lock);
   }
   for (unsigned i = 1; m == NULL && i < SHARDS; ++i) {
     unsigned other = (home + i) % SHARDS;
     struct tc_stack *v = &s->shards[other].cls[idx];
     if (full_head(v) == NULL) continue;
     struct tc_stack *first = other < home ? v : h, *second = other < home ? h : v;
-    pmr__spin_lock(&first->lock);
-    pmr__spin_lock(&second->lock);
+    pmr_impl_spin_lock(&first->lock);
+    pmr_impl_spin_lock(&second->lock);
     m = full_head(v);
     if (m != NULL) {
       set_full_head(v, full_head(h));
@@ -493,8 +493,8 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx, tc_mag **spar
       if (*spare != NULL) push_mag(v, *spare, 0);
       *spare = NULL;
     }
-    pmr__spin_unlock(&second->lock);
-    pmr__spin_unlock(&first->lock);
+    pmr_impl_spin_unlock(&second->lock);
+    pmr_impl_spin_unlock(&first->lock);
   }
   return m;
 }
@@ -506,30 +506,30 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx, tc_mag **spar
  * meanwhile, the new chunk's blocks go to the class's list instead. False
  * when upstream fails. */
 static bool new_run(tc_state *s, struct tc_stack *h, unsigned idx) {
-  pmr__pool_class *ck = &s->core.classes[idx];
-  pmr__spin_lock(&s->class_lock[idx]);
-  size_t n = pmr__pool_core_reserve(&s->core, ck);
-  pmr__spin_unlock(&s->class_lock[idx]);
-  struct pmr__pool_chunk *ch;
-  char *start = pmr__pool_core_new_chunk(&s->core, ck->block, n, &ch);
+  pmr_impl_pool_class *ck = &s->core.classes[idx];
+  pmr_impl_spin_lock(&s->class_lock[idx]);
+  size_t n = pmr_impl_pool_core_reserve(&s->core, ck);
+  pmr_impl_spin_unlock(&s->class_lock[idx]);
+  struct pmr_impl_pool_chunk *ch;
+  char *start = pmr_impl_pool_core_new_chunk(&s->core, ck->block, n, &ch);
   if (start == NULL) return false;
-  pmr__spin_lock(&s->chunk_lock);
-  pmr__pool_core_link_chunk(&s->core, ch);
-  pmr__spin_unlock(&s->chunk_lock);
-  pmr__spin_lock(&h->lock);
+  pmr_impl_spin_lock(&s->chunk_lock);
+  pmr_impl_pool_core_link_chunk(&s->core, ch);
+  pmr_impl_spin_unlock(&s->chunk_lock);
+  pmr_impl_spin_lock(&h->lock);
   bool spare = (size_t)(h->end - h->cur) >= ck->block;
   if (!spare) {
     h->cur = start;
     h->end = start + n * ck->block;
   }
-  pmr__spin_unlock(&h->lock);
+  pmr_impl_spin_unlock(&h->lock);
   if (spare) {
     char *last = start + (n - 1) * ck->block;
-    for (char *b = start; b < last; b += ck->block) pmr__link_set(b, b + ck->block);
-    pmr__spin_lock(&s->class_lock[idx]);
-    pmr__link_set(last, ck->free);
+    for (char *b = start; b < last; b += ck->block) pmr_impl_link_set(b, b + ck->block);
+    pmr_impl_spin_lock(&s->class_lock[idx]);
+    pmr_impl_link_set(last, ck->free);
     ck->free = start;
-    pmr__spin_unlock(&s->class_lock[idx]);
+    pmr_impl_spin_unlock(&s->class_lock[idx]);
   }
   return true;
 }
@@ -540,29 +540,29 @@ static bool new_run(tc_state *s, struct tc_stack *h, unsigned idx) {
  * from the home shard's chunk (a new chunk from upstream when needed).
  * Returns n; 0 when upstream fails. */
 static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot, size_t want) {
-  pmr__pool_class *ck = &s->core.classes[idx];
+  pmr_impl_pool_class *ck = &s->core.classes[idx];
   size_t n = 0;
-  pmr__spin_lock(&s->class_lock[idx]);
+  pmr_impl_spin_lock(&s->class_lock[idx]);
   while (n < want && ck->free != NULL) {
     void *p = ck->free;
-    ck->free = pmr__link_get(p);
+    ck->free = pmr_impl_link_get(p);
     slot[n++] = p;
   }
-  pmr__spin_unlock(&s->class_lock[idx]);
+  pmr_impl_spin_unlock(&s->class_lock[idx]);
   if (n != 0) return n;
   struct tc_stack *h = &s->shards[home].cls[idx];
   for (;;) {
-    pmr__spin_lock(&h->lock);
+    pmr_impl_spin_lock(&h->lock);
     size_t run = (size_t)(h->end - h->cur) / ck->block;
     if (run != 0) {
       n = run < want ? run : want;
       char *b = h->cur;
       h->cur += n * ck->block;
-      pmr__spin_unlock(&h->lock);
+      pmr_impl_spin_unlock(&h->lock);
       for (size_t i = 0; i < n; ++i) slot[n - 1 - i] = b + i * ck->block;
       return n;
     }
-    pmr__spin_unlock(&h->lock);
+    pmr_impl_spin_unlock(&h->lock);
     if (!new_run(s, h, idx)) return 0;
   }
 }
@@ -592,7 +592,7 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
   if (m == NULL) { /* no magazine (out of memory): one block */
     void *p;
     if (fill(s, c->home, idx, &p, 1) == 0) return NULL;
-    PMR__UNDEFINED(p, k->block);
+    PMR_IMPL_UNDEFINED(p, k->block);
     return p;
   }
   size_t n = fill(s, c->home, idx, &m->slot[1], k->cap);
@@ -621,16 +621,16 @@ static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx, void *
     load_mag(k, trade_for_empty(s, c->home, idx, give, n), 0);
   }
   if (tc_push(k, p)) return;
-  pmr__pool_class *ck = &s->core.classes[idx];
-  pmr__spin_lock(&s->class_lock[idx]);
-  pmr__pool_put(ck, p);
-  pmr__spin_unlock(&s->class_lock[idx]);
+  pmr_impl_pool_class *ck = &s->core.classes[idx];
+  pmr_impl_spin_lock(&s->class_lock[idx]);
+  pmr_impl_pool_put(ck, p);
+  pmr_impl_spin_unlock(&s->class_lock[idx]);
 }
 
 /* Every magazine of cache c goes to its instance's central pool. */
 static void flush_all(tc_cache *c) {
   tc_state *s = c->owner;
-  for (unsigned idx = 0; idx < PMR__POOL_CLASSES; ++idx) {
+  for (unsigned idx = 0; idx < PMR_IMPL_POOL_CLASSES; ++idx) {
     tc_class *k = &c->cls[idx];
     if (loaded_of(k) != NULL) put_mag(s, c->home, idx, loaded_of(k), loaded_count(k));
     if (k->prev != NULL) put_mag(s, c->home, idx, k->prev, get_count(&k->prev_count));
@@ -697,9 +697,9 @@ static void drop_caches(tc_state *s) {
 PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
                                            size_t alignment) {
   tc_state *s = state_of(self);
-  pmr__pool_class *ck = pmr__pool_find_nonzero(&s->core, bytes, alignment);
+  pmr_impl_pool_class *ck = pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
-    return pmr__big_alloc(&s->big, &s->big_lock, s->core.upstream, bytes, alignment);
+    return pmr_impl_big_alloc(&s->big, &s->big_lock, s->core.upstream, bytes, alignment);
   }
   unsigned idx = (unsigned)(ck - s->core.classes);
   tc_cache *c = find_cache(s);
@@ -712,18 +712,18 @@ PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
 PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
                                             size_t bytes, size_t alignment) {
   tc_state *s = state_of(self);
-  pmr__pool_class *ck = pmr__pool_find_nonzero(&s->core, bytes, alignment);
+  pmr_impl_pool_class *ck = pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
-    pmr__big_free(&s->big_lock, s->core.upstream, p, bytes, alignment);
+    pmr_impl_big_free(&s->big_lock, s->core.upstream, p, bytes, alignment);
     return;
   }
   unsigned idx = (unsigned)(ck - s->core.classes);
   tc_cache *c = find_cache(s);
   if (c == NULL && (c = get_cache(s)) == NULL) {
     /* No cache (out of memory): straight to the central pool. */
-    pmr__spin_lock(&s->class_lock[idx]);
-    pmr__pool_put(ck, p);
-    pmr__spin_unlock(&s->class_lock[idx]);
+    pmr_impl_spin_lock(&s->class_lock[idx]);
+    pmr_impl_pool_put(ck, p);
+    pmr_impl_spin_unlock(&s->class_lock[idx]);
     return;
   }
   tc_class *k = &c->cls[idx];
@@ -773,7 +773,7 @@ static const pmr_mem_resource_ops tc_ops = {
 
 static void clear_shards(tc_state *s) {
   for (unsigned i = 0; i < SHARDS; ++i)
-    for (unsigned j = 0; j < PMR__POOL_CLASSES; ++j) {
+    for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
       atomic_init(&s->shards[i].cls[j].lock, 0);
       atomic_init(&s->shards[i].cls[j].full, NULL);
       atomic_init(&s->shards[i].cls[j].empty, NULL);
@@ -784,7 +784,7 @@ static void clear_shards(tc_state *s) {
 /* Gives every magazine in the shards back to upstream. */
 static void free_magazines(tc_state *s) {
   for (unsigned i = 0; i < SHARDS; ++i)
-    for (unsigned j = 0; j < PMR__POOL_CLASSES; ++j) {
+    for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
       struct tc_stack *st = &s->shards[i].cls[j];
       for (tc_mag *m = full_head(st), *next; m != NULL; m = next) {
         next = m->next;
@@ -811,16 +811,16 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   pmr_thread_cache_options o;
   memset(&o, 0, sizeof o);
   if (opts != NULL) o = *opts;
-  o.pool = pmr__pool_effective_options(&o.pool);
+  o.pool = pmr_impl_pool_effective_options(&o.pool);
   o.max_cached_blocks =
       clamp(o.max_cached_blocks, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS, MAX_LIMIT);
   o.max_cached_bytes = clamp(o.max_cached_bytes,
                              PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES, SIZE_MAX);
   s->opts = o;
-  pmr__pool_core_init(&s->core, &o.pool, upstream);
-  s->small_limit = s->core.largest < PMR__POOL_TABLE_LIMIT ? s->core.largest
-                                                           : PMR__POOL_TABLE_LIMIT;
-  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+  pmr_impl_pool_core_init(&s->core, &o.pool, upstream);
+  s->small_limit = s->core.largest < PMR_IMPL_POOL_TABLE_LIMIT ? s->core.largest
+                                                           : PMR_IMPL_POOL_TABLE_LIMIT;
+  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
     size_t limit = o.max_cached_bytes / s->core.classes[i].block;
     if (limit > o.max_cached_blocks) limit = o.max_cached_blocks;
     if (limit < 2) limit = 2;
@@ -830,13 +830,13 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
     /* Rounded size x + 1 (pooled: at most small_limit): core's entry
      * x / 8 + 1, one of the 24 classes up to 1024 bytes. */
     const char *k = (const char *)&s->core + s->core.small[x / 8 + 1];
-    size_t idx = (size_t)((const pmr__pool_class *)(const void *)k - s->core.classes);
+    size_t idx = (size_t)((const pmr_impl_pool_class *)(const void *)k - s->core.classes);
     s->small_off[x] = (uint8_t)(idx * sizeof(tc_class) / 8);
   }
-  for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) atomic_init(&s->class_lock[i], 0);
+  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) atomic_init(&s->class_lock[i], 0);
   atomic_init(&s->chunk_lock, 0);
   atomic_init(&s->big_lock, 0);
-  pmr__big_init(&s->big);
+  pmr_impl_big_init(&s->big);
   atomic_init(&s->next_home, 0);
   s->shards = (tc_shard *)aligned_alloc(64, SHARDS * sizeof(tc_shard));
   if (s->shards == NULL) {
@@ -879,8 +879,8 @@ void pmr_thread_cache_release(pmr_thread_cache *tc) {
   tc_state *s = state_of(&tc->base);
   drop_caches(s); /* every cache's magazines into the shards */
   free_magazines(s);
-  pmr__big_release(&s->big, s->core.upstream);
-  pmr__pool_core_release(&s->core);
+  pmr_impl_big_release(&s->big, s->core.upstream);
+  pmr_impl_pool_core_release(&s->core);
   clear_shards(s);
 }
 
@@ -905,7 +905,7 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     ++st.threads;
     st.refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
     st.flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
-    for (unsigned i = 0; i < PMR__POOL_CLASSES; ++i) {
+    for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
       /* top and loaded may be of different moments while the owner runs:
        * compared as integers, and a top outside loaded counts 0. */
       tc_class *k = &c->cls[i];

@@ -6,17 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "containers/hashmap.h"
-#include "containers/string.h"
-#include "containers/vector.h"
-#include "mem_resource/mem_resource.h"
-#include "resources/debug_resource.h"
-#include "resources/monotonic_buffer.h"
-#include "resources/pool_options.h"
-#include "resources/statistics.h"
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
-#include "resources/unsynchronized_pool.h"
+#include "containers/pmr_hashmap.h"
+#include "containers/pmr_string.h"
+#include "containers/pmr_vector.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_debug_resource.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_pool_options.h"
+#include "resources/pmr_statistics.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 
 static int failures = 0;
 #define CHECK(cond)                                                   \

@@ -1,11 +1,11 @@
 // The resources the conformance suite runs against: one line each.
-#include "mem_resource/mem_resource.h"
-#include "resources/debug_resource.h"
-#include "resources/monotonic_buffer.h"
-#include "resources/statistics.h"
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
-#include "resources/unsynchronized_pool.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_debug_resource.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_statistics.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/conformance.h"
 
 namespace pmrtest {

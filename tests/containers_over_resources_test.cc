@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "containers/hashmap.h"
-#include "containers/string.h"
-#include "containers/vector.h"
-#include "mem_resource/mem_resource.h"
-#include "resources/monotonic_buffer.h"
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
-#include "resources/unsynchronized_pool.h"
+#include "containers/pmr_hashmap.h"
+#include "containers/pmr_string.h"
+#include "containers/pmr_vector.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/conformance.h"
 #include "tests/testkit/counting_resource.h"
 

@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "resources/debug_resource.h"
-#include "resources/monotonic_buffer.h"
-#include "resources/statistics.h"
-#include "resources/synchronized_pool.h"
-#include "resources/unsynchronized_pool.h"
+#include "resources/pmr_debug_resource.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_statistics.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace {

@@ -2,7 +2,7 @@
 // erasure, tombstones, copies and moves between resources, failure injection
 // at every allocation point, and random operation sequences checked against
 // std::unordered_map.
-#include "containers/hashmap.h"
+#include "containers/pmr_hashmap.h"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "containers/string.h"
+#include "containers/pmr_string.h"
 #include "tests/testkit/counting_resource.h"
 #include "tests/testkit/test_resources.h"
 

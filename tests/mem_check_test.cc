@@ -7,10 +7,10 @@
 
 #include <cstring>
 
-#include "resources/monotonic_buffer.h"
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
-#include "resources/unsynchronized_pool.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PMR_TEST_ASAN 1

@@ -1,6 +1,6 @@
 // The abstract struct, the dispatch functions, and the malloc, null and
 // default resources.
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // pmr_monotonic_buffer: std::pmr::monotonic_buffer_resource's contract plus
 // mark/rewind, reset and introspection.
-#include "resources/monotonic_buffer.h"
+#include "resources/pmr_monotonic_buffer.h"
 
 #include <gtest/gtest.h>
 

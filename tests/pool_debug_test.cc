@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "resources/synchronized_pool.h"
-#include "resources/unsynchronized_pool.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace {

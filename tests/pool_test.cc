@@ -12,9 +12,9 @@
 #include <set>
 #include <vector>
 
-#include "resources/pool_core.h"
-#include "resources/synchronized_pool.h"
-#include "resources/unsynchronized_pool.h"
+#include "resources/internal/pool_core.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace {
@@ -318,24 +318,24 @@ INSTANTIATE_TEST_SUITE_P(Pools, PoolTest, ::testing::Bool(),
 TEST(SizeClasses, ClassOfIsTheSmallestClassThatFits) {
   unsigned prev = 0;
   for (size_t s = 1; s <= PMR_POOL_MAX_LARGEST_BLOCK; ++s) {
-    unsigned c = pmr__pool_class_of(s);
-    ASSERT_LT(c, unsigned{PMR__POOL_CLASSES});
-    ASSERT_GE(pmr__pool_class_size(c), s) << s;
+    unsigned c = pmr_impl_pool_class_of(s);
+    ASSERT_LT(c, unsigned{PMR_IMPL_POOL_CLASSES});
+    ASSERT_GE(pmr_impl_pool_class_size(c), s) << s;
     if (c > 0) {
-      ASSERT_LT(pmr__pool_class_size(c - 1), s) << s;
+      ASSERT_LT(pmr_impl_pool_class_size(c - 1), s) << s;
     }
     ASSERT_GE(c, prev);
     prev = c;
   }
-  EXPECT_EQ(pmr__pool_class_of(0), 0u);
-  EXPECT_EQ(pmr__pool_class_size(PMR__POOL_CLASSES - 1), PMR_POOL_MAX_LARGEST_BLOCK);
+  EXPECT_EQ(pmr_impl_pool_class_of(0), 0u);
+  EXPECT_EQ(pmr_impl_pool_class_size(PMR_IMPL_POOL_CLASSES - 1), PMR_POOL_MAX_LARGEST_BLOCK);
 }
 
 TEST(SizeClasses, WasteIsBounded) {
   // At most 25% (in fact 20%) above 24 bytes; at most 7 bytes below.
   double worst = 0;
   for (size_t s = 1; s <= PMR_POOL_MAX_LARGEST_BLOCK; ++s) {
-    size_t block = pmr__pool_class_size(pmr__pool_class_of(s));
+    size_t block = pmr_impl_pool_class_size(pmr_impl_pool_class_of(s));
     size_t waste = block - s;
     if (s <= 24) {
       ASSERT_LE(waste, 7u) << s;
@@ -355,7 +355,7 @@ TEST(SizeClasses, TheDocumentedTable) {
   const size_t expected[] = {8,   16,  24,  32,  40,  48,  56,  64,  80,  96, 112,
                              128, 160, 192, 224, 256, 320, 384, 448, 512, 640};
   for (unsigned i = 0; i < sizeof expected / sizeof expected[0]; ++i)
-    EXPECT_EQ(pmr__pool_class_size(i), expected[i]) << i;
+    EXPECT_EQ(pmr_impl_pool_class_size(i), expected[i]) << i;
 }
 
 }  // namespace

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "resources/monotonic_buffer.h"
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
-#include "resources/unsynchronized_pool.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/examples/budget_resource_shim.h"
 #include "tests/examples/count_distinct.h"
 #include "tests/testkit/counting_resource.h"

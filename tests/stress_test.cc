@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
 #include "tests/testkit/conformance.h"
 #include "tests/testkit/counting_resource.h"
 

@@ -2,7 +2,7 @@
 // safety, aliasing arguments, growth in place, failure injection at every
 // allocation point, and random operation sequences checked against
 // std::string.
-#include "containers/string.h"
+#include "containers/pmr_string.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // pmr_synchronized_pool under threads, and resources stacked on each other.
-#include "resources/synchronized_pool.h"
+#include "resources/pmr_synchronized_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "resources/monotonic_buffer.h"
-#include "resources/unsynchronized_pool.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // pmr_thread_cache: per-thread caches, magazines, bounds, thread exit,
 // several instances, destroy/exit races, upstream failure.
-#include "resources/thread_cache.h"
+#include "resources/pmr_thread_cache.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "resources/synchronized_pool.h"
+#include "resources/pmr_synchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace {

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "resources/monotonic_buffer.h"
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
-#include "resources/unsynchronized_pool.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 
 static volatile char sink;
 

@@ -1,7 +1,7 @@
 // pmr_vector through its C API: every operation, sized deallocation, growth
 // in place, failure injection at every allocation point, and random operation
 // sequences checked against std::vector.
-#include "containers/vector.h"
+#include "containers/pmr_vector.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 #include <errno.h>
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 /* Forwards to an upstream resource, but never has more than `limit` bytes out. */
 typedef struct {

@@ -1,6 +1,6 @@
 #ifndef PMR_TESTS_EXAMPLES_BUDGET_RESOURCE_SHIM_H
 #define PMR_TESTS_EXAMPLES_BUDGET_RESOURCE_SHIM_H
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

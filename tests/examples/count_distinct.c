@@ -1,4 +1,4 @@
-#include "containers/hashmap.h"
+#include "containers/pmr_hashmap.h"
 
 /* The number of distinct values in xs[0, n), or -1 when out of memory. Its hash
  * set takes its memory from `mem`, whatever the caller chose. */

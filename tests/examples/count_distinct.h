@@ -1,7 +1,7 @@
 #ifndef PMR_TESTS_EXAMPLES_COUNT_DISTINCT_H
 #define PMR_TESTS_EXAMPLES_COUNT_DISTINCT_H
 #include <stdint.h>
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

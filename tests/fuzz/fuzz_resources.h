@@ -8,8 +8,8 @@
 
 #include <cstddef>
 
-#include "mem_resource/mem_resource.h"
-#include "resources/monotonic_buffer.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_monotonic_buffer.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/testkit/counting_resource.h"
 

@@ -33,8 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "containers/hashmap.h"
-#include "containers/string.h"
+#include "containers/pmr_hashmap.h"
+#include "containers/pmr_string.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/fuzz_resources.h"
 #include "tests/testkit/counting_resource.h"

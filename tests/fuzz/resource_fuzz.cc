@@ -12,10 +12,10 @@
 #include <iterator>
 #include <map>
 
-#include "resources/monotonic_buffer.h"
-#include "resources/synchronized_pool.h"
-#include "resources/thread_cache.h"
-#include "resources/unsynchronized_pool.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/testkit/counting_resource.h"
 

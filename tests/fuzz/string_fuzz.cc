@@ -27,7 +27,7 @@
 #include <string>
 #include <utility>
 
-#include "containers/string.h"
+#include "containers/pmr_string.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/fuzz_resources.h"
 #include "tests/testkit/counting_resource.h"

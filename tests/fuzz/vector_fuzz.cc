@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "containers/vector.h"
+#include "containers/pmr_vector.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/fuzz_resources.h"
 #include "tests/testkit/counting_resource.h"

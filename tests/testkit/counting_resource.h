@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 namespace pmrtest {
 

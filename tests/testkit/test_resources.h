@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 #include "tests/testkit/counting_resource.h"
 
 namespace pmrtest {

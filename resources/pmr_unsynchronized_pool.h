@@ -29,8 +29,8 @@
 #ifndef PMR_RESOURCES_UNSYNCHRONIZED_POOL_H
 #define PMR_RESOURCES_UNSYNCHRONIZED_POOL_H
 
-#include "mem_resource/mem_resource.h"
-#include "resources/pool_options.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_pool_options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,7 +43,7 @@ typedef struct pmr_unsynchronized_pool {
   union {
     void *align;
     unsigned char bytes[2688];
-  } pmr__state;
+  } pmr_impl_state;
 } pmr_unsynchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.

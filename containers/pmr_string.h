@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,7 +65,7 @@ typedef struct pmr_string {
 } pmr_string;
 
 /* Not for direct use: true when the characters are in an allocated block. */
-static inline bool pmr_string_is_long_(const pmr_string *s) {
+static inline bool pmr_impl_string_is_long(const pmr_string *s) {
   return (unsigned char)s->u.s[PMR_STRING_INLINE_CAPACITY] == 0xFF;
 }
 
@@ -92,13 +92,13 @@ size_t pmr_string_max_size(void);
 /* The characters, NUL-terminated (data()[length()] == '\0'). The pointer from
  * data() may be used to modify the length() characters in place. */
 static inline const char *pmr_string_c_str(const pmr_string *s) {
-  return pmr_string_is_long_(s) ? s->u.l.ptr : s->u.s;
+  return pmr_impl_string_is_long(s) ? s->u.l.ptr : s->u.s;
 }
 static inline char *pmr_string_data(pmr_string *s) {
-  return pmr_string_is_long_(s) ? s->u.l.ptr : s->u.s;
+  return pmr_impl_string_is_long(s) ? s->u.l.ptr : s->u.s;
 }
 static inline size_t pmr_string_length(const pmr_string *s) {
-  return pmr_string_is_long_(s)
+  return pmr_impl_string_is_long(s)
              ? s->u.l.len
              : PMR_STRING_INLINE_CAPACITY -
                    (unsigned char)s->u.s[PMR_STRING_INLINE_CAPACITY];
@@ -108,7 +108,7 @@ static inline bool pmr_string_empty(const pmr_string *s) {
 }
 /* Characters that fit without reallocating (not counting the terminator). */
 static inline size_t pmr_string_capacity(const pmr_string *s) {
-  return pmr_string_is_long_(s)
+  return pmr_impl_string_is_long(s)
              ? (size_t)((uint64_t)s->u.l.cap_hi << 32 | s->u.l.cap_lo)
              : PMR_STRING_INLINE_CAPACITY;
 }

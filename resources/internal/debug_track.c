@@ -1,5 +1,5 @@
 /* Open addressing, linear probing, backward-shift deletion. */
-#include "resources/debug_track.h"
+#include "resources/internal/debug_track.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,18 +11,18 @@ typedef struct {
   bool freed;
 } entry;
 
-struct pmr__track {
+struct pmr_impl_track {
   entry *slots;
   size_t cap, count; /* cap: a power of two */
 };
 
-static size_t slot_of(const pmr__track *t, const void *p) {
+static size_t slot_of(const pmr_impl_track *t, const void *p) {
   uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
   return (size_t)(h >> 20) & (t->cap - 1);
 }
 
-pmr__track *pmr__track_new(void) {
-  pmr__track *t = (pmr__track *)malloc(sizeof *t);
+pmr_impl_track *pmr_impl_track_new(void) {
+  pmr_impl_track *t = (pmr_impl_track *)malloc(sizeof *t);
   if (t == NULL) return NULL;
   t->cap = 1024;
   t->count = 0;
@@ -34,26 +34,26 @@ pmr__track *pmr__track_new(void) {
   return t;
 }
 
-void pmr__track_delete(pmr__track *t) {
+void pmr_impl_track_delete(pmr_impl_track *t) {
   if (t == NULL) return;
   free(t->slots);
   free(t);
 }
 
-void pmr__track_clear(pmr__track *t) {
+void pmr_impl_track_clear(pmr_impl_track *t) {
   if (t == NULL) return;
   memset(t->slots, 0, t->cap * sizeof(entry));
   t->count = 0;
 }
 
-static void put(pmr__track *t, entry e) {
+static void put(pmr_impl_track *t, entry e) {
   size_t i = slot_of(t, e.p);
   while (t->slots[i].p != NULL && t->slots[i].p != e.p) i = (i + 1) & (t->cap - 1);
   if (t->slots[i].p == NULL) ++t->count;
   t->slots[i] = e;
 }
 
-void pmr__track_add(pmr__track *t, const void *p, size_t bytes,
+void pmr_impl_track_add(pmr_impl_track *t, const void *p, size_t bytes,
                     size_t alignment) {
   if (t == NULL) return;
   if ((t->count + 1) * 2 > t->cap) {
@@ -72,22 +72,22 @@ void pmr__track_add(pmr__track *t, const void *p, size_t bytes,
   put(t, e);
 }
 
-int pmr__track_remove(pmr__track *t, const void *p, size_t bytes,
+int pmr_impl_track_remove(pmr_impl_track *t, const void *p, size_t bytes,
                       size_t alignment, bool keep_freed, size_t *bytes_out,
                       size_t *alignment_out) {
-  if (t == NULL) return PMR__TRACK_OK;
+  if (t == NULL) return PMR_IMPL_TRACK_OK;
   size_t mask = t->cap - 1, i = slot_of(t, p);
   while (t->slots[i].p != NULL && t->slots[i].p != p) i = (i + 1) & mask;
-  if (t->slots[i].p == NULL) return PMR__TRACK_UNKNOWN;
-  if (t->slots[i].freed) return PMR__TRACK_DOUBLE_FREE;
+  if (t->slots[i].p == NULL) return PMR_IMPL_TRACK_UNKNOWN;
+  if (t->slots[i].freed) return PMR_IMPL_TRACK_DOUBLE_FREE;
   if (t->slots[i].bytes != bytes || t->slots[i].alignment != alignment) {
     *bytes_out = t->slots[i].bytes;
     *alignment_out = t->slots[i].alignment;
-    return PMR__TRACK_MISMATCH;
+    return PMR_IMPL_TRACK_MISMATCH;
   }
   if (keep_freed) {
     t->slots[i].freed = true;
-    return PMR__TRACK_OK;
+    return PMR_IMPL_TRACK_OK;
   }
   /* Backward shift: pull later entries of the probe run into the hole. */
   size_t hole = i;
@@ -100,5 +100,5 @@ int pmr__track_remove(pmr__track *t, const void *p, size_t bytes,
   }
   t->slots[hole].p = NULL;
   --t->count;
-  return PMR__TRACK_OK;
+  return PMR_IMPL_TRACK_OK;
 }

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,7 +56,7 @@ typedef struct pmr_statistics {
     void *align_p;
     uint64_t align_u;
     unsigned char bytes[256];
-  } pmr__state;
+  } pmr_impl_state;
 } pmr_statistics;
 
 /* A copy of the counters. Each field is exact on its own; the fields are

@@ -26,8 +26,8 @@
 #ifndef PMR_RESOURCES_SYNCHRONIZED_POOL_H
 #define PMR_RESOURCES_SYNCHRONIZED_POOL_H
 
-#include "mem_resource/mem_resource.h"
-#include "resources/pool_options.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_pool_options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,7 +42,7 @@ typedef struct pmr_synchronized_pool {
   union {
     void *align;
     unsigned char bytes[256];
-  } pmr__state;
+  } pmr_impl_state;
 } pmr_synchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.

@@ -54,7 +54,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,7 +84,7 @@ typedef struct pmr_debug_resource {
     void *align_p;
     uint64_t align_u;
     unsigned char bytes[384];
-  } pmr__state;
+  } pmr_impl_state;
 } pmr_debug_resource;
 
 typedef struct pmr_debug_counts {

@@ -87,7 +87,7 @@ struct pmr_mem_resource {
 
 /* Out-of-line failure path of pmr_allocate: sets errno and returns NULL.
  * Not for direct use. */
-void *pmr__bad_request(size_t bytes, size_t alignment);
+void *pmr_impl_bad_request(size_t bytes, size_t alignment);
 
 /* True when a is a power of two (0 is not). */
 static inline bool pmr_is_pow2(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
@@ -106,7 +106,7 @@ static inline void *pmr_allocate(pmr_mem_resource *r, size_t bytes,
                                  size_t alignment) {
   /* With a constant alignment (the usual call) the first test folds away. */
   if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
-    return pmr__bad_request(bytes, alignment);
+    return pmr_impl_bad_request(bytes, alignment);
   return r->ops->allocate(r, bytes, alignment);
 }
 

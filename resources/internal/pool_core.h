@@ -1,14 +1,14 @@
 /* PRIVATE: the machinery shared by the unsynchronized and synchronized pools:
  * size classes, per-class intrusive free lists carved lazily from chunks, the
  * chunk list, and the list of oversize blocks. Not installed, not public. */
-#ifndef PMR_RESOURCES_POOL_CORE_H
-#define PMR_RESOURCES_POOL_CORE_H
+#ifndef PMR_IMPL_POOL_CORE_H
+#define PMR_IMPL_POOL_CORE_H
 
 #include <stdint.h>
 
-#include "mem_resource/mem_resource.h"
-#include "resources/mem_check.h"
-#include "resources/pool_options.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/internal/mem_check.h"
+#include "resources/pmr_pool_options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,125 +16,125 @@ extern "C" {
 
 /* Size classes: multiples of 8 up to 64, then four classes per power of two
  * (2^k + j * 2^(k-2), j = 1..4) up to 1 MiB: 64 classes in all. */
-#define PMR__POOL_CLASSES 64
-#define PMR__POOL_TABLE_LIMIT 1024 /* sizes served by the lookup table */
+#define PMR_IMPL_POOL_CLASSES 64
+#define PMR_IMPL_POOL_TABLE_LIMIT 1024 /* sizes served by the lookup table */
 /* Alignments above this bypass the pools (chunks are aligned at most so). */
-#define PMR__POOL_MAX_BLOCK_ALIGN ((size_t)4096)
+#define PMR_IMPL_POOL_MAX_BLOCK_ALIGN ((size_t)4096)
 /* A class's first chunk holds about this many bytes of blocks ... */
-#define PMR__POOL_FIRST_CHUNK_BYTES ((size_t)4096)
+#define PMR_IMPL_POOL_FIRST_CHUNK_BYTES ((size_t)4096)
 /* ... and chunks double up to this many bytes (or one block, if larger). */
-#define PMR__POOL_MAX_CHUNK_BYTES ((size_t)1 << 20)
+#define PMR_IMPL_POOL_MAX_CHUNK_BYTES ((size_t)1 << 20)
 
-extern const uint8_t pmr__pool_class_table[PMR__POOL_TABLE_LIMIT / 8 + 1];
+extern const uint8_t pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
 
 /* The class of a request, given that its size rounded up to its alignment is
  * s (s <= 1 MiB). */
-static inline unsigned pmr__pool_class_of(size_t s) {
-  if (PMR_LIKELY(s <= PMR__POOL_TABLE_LIMIT))
-    return pmr__pool_class_table[(s + 7) >> 3];
+static inline unsigned pmr_impl_pool_class_of(size_t s) {
+  if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
+    return pmr_impl_pool_class_table[(s + 7) >> 3];
   unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(s - 1));
   return 8u + (k - 6u) * 4u + (unsigned)(((s - 1) >> (k - 2)) & 3u);
 }
 
 /* The block size of class idx. */
-static inline size_t pmr__pool_class_size(unsigned idx) {
+static inline size_t pmr_impl_pool_class_size(unsigned idx) {
   if (idx < 8) return (size_t)(idx + 1) * 8;
   unsigned k = (idx - 8) / 4 + 6, j = (idx - 8) % 4;
   return ((size_t)1 << k) + (size_t)(j + 1) * ((size_t)1 << (k - 2));
 }
 
 /* 32 bytes, so a class is found with a shift. */
-typedef struct pmr__pool_class {
+typedef struct pmr_impl_pool_class {
   void *free;      /* intrusive free list, most recently freed first */
   char *cur, *end; /* the part of the newest chunk not carved yet */
   uint32_t block;  /* block size (UINT32_MAX for the empty class) */
   uint32_t next_blocks; /* blocks in this class's next chunk */
-} pmr__pool_class;
+} pmr_impl_pool_class;
 
-struct pmr__pool_chunk;
+struct pmr_impl_pool_chunk;
 
-typedef struct pmr__pool_core {
+typedef struct pmr_impl_pool_core {
   /* For a request whose size rounded up to its alignment is s <= 1024: the
    * byte offset, from this struct, of its class, by (s + 7) / 8. Sizes that
    * are not pooled (0 bytes, above the largest block) lead to `empty`, a
    * class that never has a block, so the fast path needs no other test. */
-  uint16_t small[PMR__POOL_TABLE_LIMIT / 8 + 1];
-  pmr__pool_class empty;
-  pmr__pool_class classes[PMR__POOL_CLASSES];
-  struct pmr__pool_chunk *chunks; /* every chunk of every class */
+  uint16_t small[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
+  pmr_impl_pool_class empty;
+  pmr_impl_pool_class classes[PMR_IMPL_POOL_CLASSES];
+  struct pmr_impl_pool_chunk *chunks; /* every chunk of every class */
   pmr_mem_resource *upstream;
   size_t largest;    /* effective largest pooled block (a class size) */
   size_t max_blocks; /* effective max_blocks_per_chunk */
-} pmr__pool_core;
+} pmr_impl_pool_core;
 
 /* Resolves options (NULL = defaults) to their effective values. */
-pmr_pool_options pmr__pool_effective_options(const pmr_pool_options *opts);
+pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts);
 
-void pmr__pool_core_init(pmr__pool_core *c, const pmr_pool_options *opts,
+void pmr_impl_pool_core_init(pmr_impl_pool_core *c, const pmr_pool_options *opts,
                          pmr_mem_resource *upstream);
 /* Returns every chunk to upstream and empties every class. */
-void pmr__pool_core_release(pmr__pool_core *c);
+void pmr_impl_pool_core_release(pmr_impl_pool_core *c);
 
 /* Class lookup for sizes above the table: &c->empty when not pooled. */
-pmr__pool_class *pmr__pool_find_large(pmr__pool_core *c, size_t s,
+pmr_impl_pool_class *pmr_impl_pool_find_large(pmr_impl_pool_core *c, size_t s,
                                       size_t alignment);
 
 /* The class that serves (bytes, alignment), or &c->empty when the request is
- * not pooled (0 bytes: see pmr__pool_find_nonzero; oversize). */
-static inline pmr__pool_class *pmr__pool_find(pmr__pool_core *c, size_t bytes,
+ * not pooled (0 bytes: see pmr_impl_pool_find_nonzero; oversize). */
+static inline pmr_impl_pool_class *pmr_impl_pool_find(pmr_impl_pool_core *c, size_t bytes,
                                               size_t alignment) {
   size_t s = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(s <= PMR__POOL_TABLE_LIMIT))
-    return (pmr__pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
-  return pmr__pool_find_large(c, s, alignment);
+  if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
+    return (pmr_impl_pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
+  return pmr_impl_pool_find_large(c, s, alignment);
 }
 
-/* The fast-path lookup: like pmr__pool_find for requests that round up to
+/* The fast-path lookup: like pmr_impl_pool_find for requests that round up to
  * at most 1024 bytes; NULL for larger ones (no call on this path, so the
  * caller's fast path can stay a leaf function). */
-static inline pmr__pool_class *pmr__pool_find_small(pmr__pool_core *c,
+static inline pmr_impl_pool_class *pmr_impl_pool_find_small(pmr_impl_pool_core *c,
                                                     size_t bytes,
                                                     size_t alignment) {
   size_t s = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(s <= PMR__POOL_TABLE_LIMIT))
-    return (pmr__pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
+  if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
+    return (pmr_impl_pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
   return NULL;
 }
 
-/* As pmr__pool_find, with 0 bytes counted as 1 (a 0-byte request gets a block
+/* As pmr_impl_pool_find, with 0 bytes counted as 1 (a 0-byte request gets a block
  * of its alignment); &c->empty means oversize. */
-static inline pmr__pool_class *pmr__pool_find_nonzero(pmr__pool_core *c,
+static inline pmr_impl_pool_class *pmr_impl_pool_find_nonzero(pmr_impl_pool_core *c,
                                                       size_t bytes,
                                                       size_t alignment) {
-  return pmr__pool_find(c, bytes + (bytes == 0), alignment);
+  return pmr_impl_pool_find(c, bytes + (bytes == 0), alignment);
 }
 
 /* Pops a free block or carves a new one; NULL when the class has neither. */
-static inline void *pmr__pool_take(pmr__pool_class *k) {
+static inline void *pmr_impl_pool_take(pmr_impl_pool_class *k) {
   void *p = k->free;
   if (PMR_LIKELY(p != NULL)) {
-    k->free = pmr__link_get(p);
-    PMR__UNDEFINED(p, k->block);
+    k->free = pmr_impl_link_get(p);
+    PMR_IMPL_UNDEFINED(p, k->block);
     return p;
   }
   if (PMR_LIKELY((size_t)(k->end - k->cur) >= k->block)) {
     p = k->cur;
     k->cur += k->block;
-    PMR__UNDEFINED(p, k->block);
+    PMR_IMPL_UNDEFINED(p, k->block);
     return p;
   }
   return NULL;
 }
 
-static inline void pmr__pool_put(pmr__pool_class *k, void *p) {
-  PMR__NOACCESS(p, k->block);
-  pmr__link_set(p, k->free);
+static inline void pmr_impl_pool_put(pmr_impl_pool_class *k, void *p) {
+  PMR_IMPL_NOACCESS(p, k->block);
+  pmr_impl_link_set(p, k->free);
   k->free = p;
 }
 
 /* Gets a new chunk for class k from upstream and returns its first block
  * (NULL if upstream fails). k must be one of c's classes, not c->empty. */
-void *pmr__pool_core_refill(pmr__pool_core *c, pmr__pool_class *k);
+void *pmr_impl_pool_core_refill(pmr_impl_pool_core *c, pmr_impl_pool_class *k);
 
 /* The same in three steps, for callers that must hold no lock while
  * upstream runs (upstream may be a resource that takes locks of its own):
@@ -145,42 +145,42 @@ void *pmr__pool_core_refill(pmr__pool_core *c, pmr__pool_class *k);
  *     record in *out, or NULL;
  *   - link_chunk: records it for release (under the lock that guards
  *     c->chunks). */
-size_t pmr__pool_core_reserve(pmr__pool_core *c, pmr__pool_class *k);
-char *pmr__pool_core_new_chunk(pmr__pool_core *c, size_t block, size_t n,
-                               struct pmr__pool_chunk **out);
-void pmr__pool_core_link_chunk(pmr__pool_core *c, struct pmr__pool_chunk *ch);
+size_t pmr_impl_pool_core_reserve(pmr_impl_pool_core *c, pmr_impl_pool_class *k);
+char *pmr_impl_pool_core_new_chunk(pmr_impl_pool_core *c, size_t block, size_t n,
+                               struct pmr_impl_pool_chunk **out);
+void pmr_impl_pool_core_link_chunk(pmr_impl_pool_core *c, struct pmr_impl_pool_chunk *ch);
 
 /* Oversize blocks: straight from upstream, with a small trailer that links
  * them into a doubly linked list, so any one is freed in O(1) and release
  * finds them all. */
-typedef struct pmr__big_block {
-  struct pmr__big_block *prev, *next;
+typedef struct pmr_impl_big_block {
+  struct pmr_impl_big_block *prev, *next;
   size_t size;      /* total bytes asked of upstream, trailer included */
   size_t alignment; /* alignment asked of upstream */
-} pmr__big_block;
+} pmr_impl_big_block;
 
 /* An empty list (the sentinel points at itself). */
-static inline void pmr__big_init(pmr__big_block *list) {
+static inline void pmr_impl_big_init(pmr_impl_big_block *list) {
   list->prev = list->next = list;
 }
 
 /* A block from upstream, linked into list; NULL when upstream fails. lock
- * (a pmr__spin *, from spin_lock.h, which this header does not include so
+ * (a pmr_impl_spin *, from spin_lock.h, which this header does not include so
  * that C++ tests can; NULL: none) guards the list; it is held only while
  * the list changes, never while upstream runs. */
-void *pmr__big_alloc(pmr__big_block *list, void *lock,
+void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
                      pmr_mem_resource *upstream, size_t bytes, size_t alignment);
 /* Unlinks p (under lock, NULL: none) and gives it back to upstream. */
-void pmr__big_free(void *lock, pmr_mem_resource *upstream, void *p,
+void pmr_impl_big_free(void *lock, pmr_mem_resource *upstream, void *p,
                    size_t bytes, size_t alignment);
 /* Frees every block still on the list (a sentinel). */
-void pmr__big_release(pmr__big_block *list, pmr_mem_resource *upstream);
+void pmr_impl_big_release(pmr_impl_big_block *list, pmr_mem_resource *upstream);
 
 /* Debug builds: checks a deallocation against the live-block table t and,
  * on misuse, reports it naming `kind` and the resource. Returns true when
  * the deallocation may proceed. pooled: the block belongs to a size class. */
-struct pmr__track;
-bool pmr__pool_debug_free(struct pmr__track *t, const char *kind,
+struct pmr_impl_track;
+bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
                           const void *resource, void *p, size_t bytes,
                           size_t alignment, bool pooled);
 
@@ -188,4 +188,4 @@ bool pmr__pool_debug_free(struct pmr__track *t, const char *kind,
 } /* extern "C" */
 #endif
 
-#endif /* PMR_RESOURCES_POOL_CORE_H */
+#endif /* PMR_IMPL_POOL_CORE_H */

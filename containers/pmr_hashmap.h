@@ -59,7 +59,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -175,8 +175,8 @@ void pmr_hashmap_clear(pmr_hashmap *m);
 typedef struct pmr_hashmap_iter {
   const void *key; /* the current element, after a true iter_next */
   void *value;
-  pmr_hashmap *map_; /* private */
-  size_t next_;      /* private */
+  pmr_hashmap *impl_map; /* private */
+  size_t impl_next;      /* private */
 } pmr_hashmap_iter;
 
 /* An iterator before the first element. */
@@ -218,74 +218,74 @@ static inline uint64_t pmr_hash_u64(uint64_t x);
  * 16 bytes, scanned with SSE2 when the compiler targets it, else as two
  * 64-bit words. */
 
-#define PMR_HASHMAP_KIND_U64_ 1 /* plain 8-byte keys */
-#define PMR_HASHMAP_GROUP_ 16
-#define PMR_HASHMAP_EMPTY_ 0x80
-#define PMR_HASHMAP_DELETED_ 0xFE
+#define PMR_IMPL_HASHMAP_KIND_U64 1 /* plain 8-byte keys */
+#define PMR_IMPL_HASHMAP_GROUP 16
+#define PMR_IMPL_HASHMAP_EMPTY 0x80
+#define PMR_IMPL_HASHMAP_DELETED 0xFE
 
 #if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 pmr_hashmap_u128_;
+__extension__ typedef unsigned __int128 pmr_impl_hashmap_u128;
 static inline uint64_t pmr_hash_u64(uint64_t x) {
-  pmr_hashmap_u128_ p =
-      (pmr_hashmap_u128_)(x ^ 0x9e3779b97f4a7c15ull) * 0xd6e8feb86659fd93ull;
+  pmr_impl_hashmap_u128 p =
+      (pmr_impl_hashmap_u128)(x ^ 0x9e3779b97f4a7c15ull) * 0xd6e8feb86659fd93ull;
   return (uint64_t)p ^ (uint64_t)(p >> 64);
 }
 #else
-uint64_t pmr_hash_u64_portable_(uint64_t x);
+uint64_t pmr_impl_hash_u64_portable(uint64_t x);
 static inline uint64_t pmr_hash_u64(uint64_t x) {
-  return pmr_hash_u64_portable_(x);
+  return pmr_impl_hash_u64_portable(x);
 }
 #endif
 
 /* Bit i set: byte i of the group matches. */
-typedef uint32_t pmr_hashmap_bits_;
+typedef uint32_t pmr_impl_hashmap_bits;
 
 #if defined(__SSE2__) && !defined(PMR_HASHMAP_PORTABLE)
-static inline pmr_hashmap_bits_ pmr_hashmap_match_(const unsigned char *g,
+static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(const unsigned char *g,
                                                    unsigned char c) {
   __m128i v = _mm_loadu_si128((const __m128i *)(const void *)g);
-  return (pmr_hashmap_bits_)_mm_movemask_epi8(
+  return (pmr_impl_hashmap_bits)_mm_movemask_epi8(
       _mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
 }
 /* Bytes with the high bit set: EMPTY or DELETED. */
-static inline pmr_hashmap_bits_ pmr_hashmap_match_free_(
+static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
     const unsigned char *g) {
-  return (pmr_hashmap_bits_)_mm_movemask_epi8(
+  return (pmr_impl_hashmap_bits)_mm_movemask_epi8(
       _mm_loadu_si128((const __m128i *)(const void *)g));
 }
 #else
-static inline uint64_t pmr_hashmap_load64_(const unsigned char *p) {
+static inline uint64_t pmr_impl_hashmap_load64(const unsigned char *p) {
   return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
          (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
          (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 }
 /* Gathers the high bit of each byte of x (bytes 0..7) into bits 0..7. */
-static inline pmr_hashmap_bits_ pmr_hashmap_gather_(uint64_t x) {
-  return (pmr_hashmap_bits_)((((x >> 7) & 0x0101010101010101ull) *
+static inline pmr_impl_hashmap_bits pmr_impl_hashmap_gather(uint64_t x) {
+  return (pmr_impl_hashmap_bits)((((x >> 7) & 0x0101010101010101ull) *
                               0x0102040810204080ull) >>
                              56);
 }
 /* Exact per-byte equality: no false matches. */
-static inline pmr_hashmap_bits_ pmr_hashmap_match8_(uint64_t w,
+static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match8(uint64_t w,
                                                     unsigned char c) {
   uint64_t x = w ^ (0x0101010101010101ull * c); /* zero bytes match */
   uint64_t nz = ((x & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | x;
-  return pmr_hashmap_gather_(~nz & 0x8080808080808080ull);
+  return pmr_impl_hashmap_gather(~nz & 0x8080808080808080ull);
 }
-static inline pmr_hashmap_bits_ pmr_hashmap_match_(const unsigned char *g,
+static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(const unsigned char *g,
                                                    unsigned char c) {
-  return pmr_hashmap_match8_(pmr_hashmap_load64_(g), c) |
-         pmr_hashmap_match8_(pmr_hashmap_load64_(g + 8), c) << 8;
+  return pmr_impl_hashmap_match8(pmr_impl_hashmap_load64(g), c) |
+         pmr_impl_hashmap_match8(pmr_impl_hashmap_load64(g + 8), c) << 8;
 }
-static inline pmr_hashmap_bits_ pmr_hashmap_match_free_(
+static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
     const unsigned char *g) {
-  return pmr_hashmap_gather_(pmr_hashmap_load64_(g) & 0x8080808080808080ull) |
-         pmr_hashmap_gather_(pmr_hashmap_load64_(g + 8) & 0x8080808080808080ull)
+  return pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g) & 0x8080808080808080ull) |
+         pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g + 8) & 0x8080808080808080ull)
              << 8;
 }
 #endif
 
-static inline unsigned pmr_hashmap_lowest_(pmr_hashmap_bits_ b) {
+static inline unsigned pmr_impl_hashmap_lowest(pmr_impl_hashmap_bits b) {
 #if defined(__GNUC__) || defined(__clang__)
   return (unsigned)__builtin_ctz(b);
 #else
@@ -296,12 +296,12 @@ static inline unsigned pmr_hashmap_lowest_(pmr_hashmap_bits_ b) {
 }
 
 /* Positions of the group after its highest set bit (b != 0). */
-static inline unsigned pmr_hashmap_leading_(pmr_hashmap_bits_ b) {
+static inline unsigned pmr_impl_hashmap_leading(pmr_impl_hashmap_bits b) {
 #if defined(__GNUC__) || defined(__clang__)
-  return (unsigned)__builtin_clz(b) - (32 - PMR_HASHMAP_GROUP_);
+  return (unsigned)__builtin_clz(b) - (32 - PMR_IMPL_HASHMAP_GROUP);
 #else
   unsigned n = 0;
-  for (pmr_hashmap_bits_ top = 1u << (PMR_HASHMAP_GROUP_ - 1); !(b & top); top >>= 1) ++n;
+  for (pmr_impl_hashmap_bits top = 1u << (PMR_IMPL_HASHMAP_GROUP - 1); !(b & top); top >>= 1) ++n;
   return n;
 #endif
 }
@@ -309,70 +309,70 @@ static inline unsigned pmr_hashmap_leading_(pmr_hashmap_bits_ b) {
 /* The slot of key k (hash h) in a map of kind u64, or (size_t)-1; then
  * *empty gets the first EMPTY slot of the group that ended the probe (where
  * an insertion goes when the table has no tombstones). */
-static inline size_t pmr_hashmap_probe_u64_(const pmr_hashmap *m, uint64_t k,
+static inline size_t pmr_impl_hashmap_probe_u64(const pmr_hashmap *m, uint64_t k,
                                             uint64_t h, size_t *empty) {
   const unsigned char h2 = (unsigned char)(h & 0x7f);
   const size_t mask = m->mask;
   size_t pos = (size_t)(h >> 7) & mask, step = 0;
   for (;;) {
     const unsigned char *g = m->ctrl + pos;
-    for (pmr_hashmap_bits_ b = pmr_hashmap_match_(g, h2); b != 0; b &= b - 1) {
-      size_t i = (pos + pmr_hashmap_lowest_(b)) & mask;
+    for (pmr_impl_hashmap_bits b = pmr_impl_hashmap_match(g, h2); b != 0; b &= b - 1) {
+      size_t i = (pos + pmr_impl_hashmap_lowest(b)) & mask;
       uint64_t s;
       memcpy(&s, m->slots + i * m->slot_size, sizeof s);
       if (PMR_LIKELY(s == k)) return i;
     }
-    pmr_hashmap_bits_ e = pmr_hashmap_match_(g, PMR_HASHMAP_EMPTY_);
+    pmr_impl_hashmap_bits e = pmr_impl_hashmap_match(g, PMR_IMPL_HASHMAP_EMPTY);
     if (PMR_LIKELY(e != 0)) {
-      *empty = (pos + pmr_hashmap_lowest_(e)) & mask;
+      *empty = (pos + pmr_impl_hashmap_lowest(e)) & mask;
       return (size_t)-1;
     }
-    step += PMR_HASHMAP_GROUP_;
+    step += PMR_IMPL_HASHMAP_GROUP;
     pos = (pos + step) & mask;
   }
 }
 
 /* The slot of key k in a map of kind u64, or (size_t)-1. */
-static inline size_t pmr_hashmap_index_u64_(const pmr_hashmap *m, uint64_t k) {
+static inline size_t pmr_impl_hashmap_index_u64(const pmr_hashmap *m, uint64_t k) {
   size_t empty;
-  return pmr_hashmap_probe_u64_(m, k, pmr_hash_u64(k), &empty);
+  return pmr_impl_hashmap_probe_u64(m, k, pmr_hash_u64(k), &empty);
 }
 
 /* Frees full slot i (its key needs no destruction). When every group-wide
  * window holding i also holds an EMPTY, no probe ever went past i, so it may
  * become EMPTY; otherwise it becomes a tombstone. */
-static inline void pmr_hashmap_free_slot_(pmr_hashmap *m, size_t i) {
-  const size_t before_pos = (i - PMR_HASHMAP_GROUP_) & m->mask;
-  pmr_hashmap_bits_ before = pmr_hashmap_match_(m->ctrl + before_pos, PMR_HASHMAP_EMPTY_);
-  pmr_hashmap_bits_ after = pmr_hashmap_match_(m->ctrl + i, PMR_HASHMAP_EMPTY_);
+static inline void pmr_impl_hashmap_free_slot(pmr_hashmap *m, size_t i) {
+  const size_t before_pos = (i - PMR_IMPL_HASHMAP_GROUP) & m->mask;
+  pmr_impl_hashmap_bits before = pmr_impl_hashmap_match(m->ctrl + before_pos, PMR_IMPL_HASHMAP_EMPTY);
+  pmr_impl_hashmap_bits after = pmr_impl_hashmap_match(m->ctrl + i, PMR_IMPL_HASHMAP_EMPTY);
   bool never_full = before != 0 && after != 0 &&
-                    pmr_hashmap_lowest_(after) + pmr_hashmap_leading_(before) <
-                        PMR_HASHMAP_GROUP_;
-  unsigned char c = never_full ? PMR_HASHMAP_EMPTY_ : PMR_HASHMAP_DELETED_;
+                    pmr_impl_hashmap_lowest(after) + pmr_impl_hashmap_leading(before) <
+                        PMR_IMPL_HASHMAP_GROUP;
+  unsigned char c = never_full ? PMR_IMPL_HASHMAP_EMPTY : PMR_IMPL_HASHMAP_DELETED;
   m->ctrl[i] = c;
-  m->ctrl[before_pos + PMR_HASHMAP_GROUP_] = c; /* its copy past the end */
+  m->ctrl[before_pos + PMR_IMPL_HASHMAP_GROUP] = c; /* its copy past the end */
   --m->size;
   m->growth_left += never_full;
 }
 
 /* find_u64 and erase_u64 on a map of another kind (out of line, and taking
  * the key by value, so the inline loops keep it in a register). */
-void *pmr_hashmap_find_u64_other_(const pmr_hashmap *m, uint64_t k);
-bool pmr_hashmap_erase_u64_other_(pmr_hashmap *m, uint64_t k);
+void *pmr_impl_hashmap_find_u64_other(const pmr_hashmap *m, uint64_t k);
+bool pmr_impl_hashmap_erase_u64_other(pmr_hashmap *m, uint64_t k);
 
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
-  if (PMR_UNLIKELY(m->kind != PMR_HASHMAP_KIND_U64_))
-    return pmr_hashmap_find_u64_other_(m, k);
-  size_t i = pmr_hashmap_index_u64_(m, k);
+  if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64))
+    return pmr_impl_hashmap_find_u64_other(m, k);
+  size_t i = pmr_impl_hashmap_index_u64(m, k);
   return i != (size_t)-1 ? m->slots + i * m->slot_size + m->value_offset : NULL;
 }
 
 static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t k) {
-  if (PMR_UNLIKELY(m->kind != PMR_HASHMAP_KIND_U64_))
-    return pmr_hashmap_erase_u64_other_(m, k);
-  size_t i = pmr_hashmap_index_u64_(m, k);
+  if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64))
+    return pmr_impl_hashmap_erase_u64_other(m, k);
+  size_t i = pmr_impl_hashmap_index_u64(m, k);
   if (i == (size_t)-1) return false;
-  pmr_hashmap_free_slot_(m, i);
+  pmr_impl_hashmap_free_slot(m, i);
   return true;
 }
 

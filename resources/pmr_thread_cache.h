@@ -52,8 +52,8 @@
 #ifndef PMR_RESOURCES_THREAD_CACHE_H
 #define PMR_RESOURCES_THREAD_CACHE_H
 
-#include "mem_resource/mem_resource.h"
-#include "resources/pool_options.h"
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_pool_options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,7 +88,7 @@ typedef struct pmr_thread_cache {
   union {
     void *align;
     unsigned char bytes[4096];
-  } pmr__state;
+  } pmr_impl_state;
 } pmr_thread_cache;
 
 /* Initialises tc. opts == NULL (or zero fields) means the defaults.

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,7 +113,7 @@ bool pmr_vector_shrink_to_fit(pmr_vector *v);
 void pmr_vector_clear(pmr_vector *v);
 
 /* Out-of-line part of pmr_vector_push_back (growth). Not for direct use. */
-bool pmr__vector_push_back_grow(pmr_vector *v, const void *elem);
+bool pmr_impl_vector_push_back_grow(pmr_vector *v, const void *elem);
 
 /* Appends a copy of *elem (elem_size bytes; may point into v itself).
  * False on failure, vector unchanged. Inline while there is capacity
@@ -139,7 +139,7 @@ static inline bool pmr_vector_push_back(pmr_vector *v, const void *elem) {
     ++v->size;
     return true;
   }
-  return pmr__vector_push_back_grow(v, elem);
+  return pmr_impl_vector_push_back_grow(v, elem);
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop

@@ -22,7 +22,7 @@
 #ifndef PMR_RESOURCES_MONOTONIC_BUFFER_H
 #define PMR_RESOURCES_MONOTONIC_BUFFER_H
 
-#include "mem_resource/mem_resource.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,15 +31,15 @@ extern "C" {
 #define PMR_MONOTONIC_DEFAULT_CHUNK ((size_t)1024)
 #define PMR_MONOTONIC_MAX_CHUNK ((size_t)64 << 20) /* 64 MiB */
 
-struct pmr__mono_chunk;
+struct pmr_impl_mono_chunk;
 
 /* Fields are private: use the functions below. */
 typedef struct pmr_monotonic_buffer {
   pmr_mem_resource base;            /* first: the abstract resource */
   char *cur;                        /* next free byte of the current buffer */
   char *end;                        /* end of the current buffer */
-  struct pmr__mono_chunk *chunks;   /* chunks in use, newest first */
-  struct pmr__mono_chunk *spare;    /* chunks kept by reset/rewind */
+  struct pmr_impl_mono_chunk *chunks;   /* chunks in use, newest first */
+  struct pmr_impl_mono_chunk *spare;    /* chunks kept by reset/rewind */
   pmr_mem_resource *upstream;
   char *initial_buffer;
   size_t initial_size;
@@ -50,7 +50,7 @@ typedef struct pmr_monotonic_buffer {
 
 /* A position to rewind to (see pmr_monotonic_buffer_mark). */
 typedef struct pmr_monotonic_marker {
-  struct pmr__mono_chunk *chunk; /* current chunk at mark time (NULL: initial) */
+  struct pmr_impl_mono_chunk *chunk; /* current chunk at mark time (NULL: initial) */
   char *cur;
 } pmr_monotonic_marker;
 
@@ -111,14 +111,14 @@ size_t pmr_monotonic_buffer_bytes_left(const pmr_monotonic_buffer *m);
 size_t pmr_monotonic_buffer_next_chunk_size(const pmr_monotonic_buffer *m);
 
 /* Slow path of pmr_monotonic_buffer_allocate. Not for direct use. */
-void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
+void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
                                    size_t alignment);
 
 #if defined(__SANITIZE_ADDRESS__) || defined(PMR_VALGRIND)
-#define PMR__MONOTONIC_CHECKED 1
+#define PMR_IMPL_MONOTONIC_CHECKED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define PMR__MONOTONIC_CHECKED 1
+#define PMR_IMPL_MONOTONIC_CHECKED 1
 #endif
 #endif
 
@@ -130,18 +130,18 @@ void *pmr__monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
 static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
                                                   size_t bytes,
                                                   size_t alignment) {
-#ifdef PMR__MONOTONIC_CHECKED
+#ifdef PMR_IMPL_MONOTONIC_CHECKED
   return pmr_allocate(&m->base, bytes, alignment);
 #endif
   if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
-    return pmr__bad_request(bytes, alignment);
+    return pmr_impl_bad_request(bytes, alignment);
   uintptr_t p = ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
   size_t n = bytes + (bytes == 0); /* 0 bytes still advance: distinct pointers */
   if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
     m->cur = (char *)(p + n);
     return (void *)p;
   }
-  return pmr__monotonic_buffer_refill(m, bytes, alignment);
+  return pmr_impl_monotonic_buffer_refill(m, bytes, alignment);
 }
 
 static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The tree's rules, checked (see README "Layout"):
+# - public headers are named pmr_<type>.h (or pmr.h) and live outside internal/,
+#   so no -I of any folder can shadow a system header;
+# - library names use one public prefix (pmr_/PMR_) and one internal one
+#   (pmr_impl_/PMR_IMPL_); no identifier contains "__" (reserved in C++) or
+#   ends in "_";
+# - every public header compiles alone as C11 and as C++17.
+set -uo pipefail
+cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-.}" 2>/dev/null || true
+fail=0
+say() { echo "layout_test: $*" >&2; fail=1; }
+
+lib_files=$(ls pmr.h mem_resource/*.[ch] resources/*.[ch] resources/internal/*.[ch] \
+  containers/*.[ch] containers/internal/*.[ch] 2>/dev/null)
+[ -n "$lib_files" ] || { echo "layout_test: no library files found" >&2; exit 1; }
+
+for h in mem_resource/*.h resources/*.h containers/*.h; do
+  case $(basename "$h") in pmr_*.h) ;; *) say "$h: a public header must be named pmr_<type>.h" ;; esac
+done
+
+# Strip comments and string literals roughly (good enough for identifiers).
+for f in $lib_files; do
+  ids=$(sed -e 's://.*$::' -e 's:"[^"]*"::g' "$f" | perl -0pe 's{/\*.*?\*/}{}gs' |
+        grep -oE '\b[A-Za-z_][A-Za-z0-9_]*\b' | sort -u)
+  for id in $ids; do
+    case $id in
+      __*) continue ;; # compiler and platform macros (__GNUC__, __attribute__...)
+      *__*) say "$f: '$id' contains '__' (reserved in C++)" ;;
+      pmr_*_|PMR_*_) say "$f: '$id' ends in '_' (internal names use pmr_impl_)" ;;
+    esac
+  done
+  # Macros in headers reach users' code: they carry a prefix.
+  case $f in *.h) ;; *) continue ;; esac
+  for m in $(grep -oE '^#[[:space:]]*define[[:space:]]+[A-Za-z_][A-Za-z0-9_]*' "$f" | awk '{print $NF}'); do
+    case $m in PMR_*|_GNU_SOURCE|_POSIX_C_SOURCE|_DEFAULT_SOURCE) ;; *) say "$f: macro '$m' lacks the PMR_ prefix" ;; esac
+  done
+done
+
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+command -v "$CC" >/dev/null || CC=gcc
+command -v "$CXX" >/dev/null || CXX=g++
+tmp=$(mktemp -d)
+for h in pmr.h mem_resource/pmr_*.h resources/pmr_*.h containers/pmr_*.h; do
+  printf '#include "%s"\n' "$h" > "$tmp/one.c"
+  "$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror -I. -fsyntax-only "$tmp/one.c" 2>"$tmp/err" ||
+    { say "$h does not compile alone as C11"; cat "$tmp/err" >&2; }
+  cp "$tmp/one.c" "$tmp/one.cc"
+  "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I. -fsyntax-only "$tmp/one.cc" 2>"$tmp/err" ||
+    { say "$h does not compile alone as C++17"; cat "$tmp/err" >&2; }
+done
+rm -rf "$tmp"
+
+[ $fail -eq 0 ] && echo "layout_test: ok ($(echo "$lib_files" | wc -w) library files)"
+exit $fail
