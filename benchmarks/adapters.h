@@ -3,9 +3,12 @@
 // same code:
 //   void* alloc(size_t n);              // NULL on failure
 //   void dealloc(void* p, size_t n);    // sized, like pmr_deallocate
-//   void drop();                        // end of a "free all" phase or of a request:
-//                                       // bump resources reset/release here, others do nothing
-//   bool bump() const;                  // deallocate is a no-op, memory is dropped in bulk
+//   void drop();                        // end of a "free all" phase or of a
+//   request:
+//                                       // bump resources reset/release here,
+//                                       others do nothing
+//   bool bump() const;                  // deallocate is a no-op, memory is
+//   dropped in bulk
 // Every request uses alignment kAlign (16, what malloc gives).
 #ifndef PMR_BENCHMARKS_ADAPTERS_H_
 #define PMR_BENCHMARKS_ADAPTERS_H_
@@ -53,8 +56,9 @@ class StdAdapter {
         r_ = std::pmr::new_delete_resource();
         break;
       case kMonotonic:
-        mono_ = mono_initial ? new std::pmr::monotonic_buffer_resource(mono_initial)
-                             : new std::pmr::monotonic_buffer_resource();
+        mono_ = mono_initial
+                    ? new std::pmr::monotonic_buffer_resource(mono_initial)
+                    : new std::pmr::monotonic_buffer_resource();
         owned_.reset(mono_);
         r_ = mono_;
         break;
@@ -87,7 +91,15 @@ class StdAdapter {
 // A pmr-c resource, called through the abstract interface on &x.base.
 class PmrAdapter {
  public:
-  enum Kind { kMalloc, kMonoReset, kMonoRelease, kUnsyncPool, kSyncPool, kThreadCache, kThreadCachePool };
+  enum Kind {
+    kMalloc,
+    kMonoReset,
+    kMonoRelease,
+    kUnsyncPool,
+    kSyncPool,
+    kThreadCache,
+    kThreadCachePool
+  };
   PmrAdapter(Kind kind, size_t mono_initial) : kind_(kind) {
     switch (kind) {
       case kMalloc:
@@ -95,7 +107,8 @@ class PmrAdapter {
         break;
       case kMonoReset:
       case kMonoRelease:
-        pmr_monotonic_buffer_init_with_size(&mono_, mono_initial, pmr_malloc_resource());
+        pmr_monotonic_buffer_init_with_size(&mono_, mono_initial,
+                                            pmr_malloc_resource());
         r_ = &mono_.base;
         break;
       case kUnsyncPool:
@@ -169,12 +182,15 @@ class PmrAdapter {
 class PmrMonoInlineAdapter {
  public:
   explicit PmrMonoInlineAdapter(size_t mono_initial) {
-    pmr_monotonic_buffer_init_with_size(&mono_, mono_initial, pmr_malloc_resource());
+    pmr_monotonic_buffer_init_with_size(&mono_, mono_initial,
+                                        pmr_malloc_resource());
   }
   PmrMonoInlineAdapter(const PmrMonoInlineAdapter&) = delete;
   PmrMonoInlineAdapter& operator=(const PmrMonoInlineAdapter&) = delete;
   ~PmrMonoInlineAdapter() { pmr_monotonic_buffer_destroy(&mono_); }
-  void* alloc(size_t n) { return pmr_monotonic_buffer_allocate(&mono_, n, kAlign); }
+  void* alloc(size_t n) {
+    return pmr_monotonic_buffer_allocate(&mono_, n, kAlign);
+  }
   void dealloc(void*, size_t) {}
   void drop() { pmr_monotonic_buffer_reset(&mono_); }
   bool bump() const { return true; }
@@ -213,8 +229,10 @@ class ArenaAdapter {
 class NoAllocatorAdapter {
  public:
   static constexpr size_t kBlocks = 4096;
-  static_assert(kBlocks > kFRing + 2, "a block must not come round while in flight");
-  NoAllocatorAdapter() : mem_(static_cast<char*>(std::aligned_alloc(64, kBlocks * kBlock))) {}
+  static_assert(kBlocks > kFRing + 2,
+                "a block must not come round while in flight");
+  NoAllocatorAdapter()
+      : mem_(static_cast<char*>(std::aligned_alloc(64, kBlocks * kBlock))) {}
   NoAllocatorAdapter(const NoAllocatorAdapter&) = delete;
   NoAllocatorAdapter& operator=(const NoAllocatorAdapter&) = delete;
   ~NoAllocatorAdapter() { std::free(mem_); }

@@ -16,7 +16,8 @@ namespace bench {
 
 class SimplePool {
  public:
-  static constexpr size_t kGranule = 16;  // classes 16, 32, ..., 1024 B; blocks 16-aligned
+  static constexpr size_t kGranule =
+      16;  // classes 16, 32, ..., 1024 B; blocks 16-aligned
   static constexpr size_t kMaxBlock = 1024;
   static constexpr size_t kClasses = kMaxBlock / kGranule;
   static constexpr size_t kChunk = 64 * 1024;
@@ -63,17 +64,20 @@ class SimplePool {
   };
   static size_t Class(size_t n) { return n == 0 ? 0 : (n - 1) / kGranule; }
 
-  // Called with mu_ held: one chunk, cut into blocks of class c; returns the first.
+  // Called with mu_ held: one chunk, cut into blocks of class c; returns the
+  // first.
   void* Carve(size_t c) {
     const size_t bs = (c + 1) * kGranule;
     char* mem = static_cast<char*>(std::malloc(kChunk));
     if (mem == nullptr) return nullptr;
-    Node* chunk = reinterpret_cast<Node*>(mem);  // the chunk list link, in the first granule
+    Node* chunk = reinterpret_cast<Node*>(
+        mem);  // the chunk list link, in the first granule
     chunk->next = chunks_;
     chunks_ = chunk;
     char* first = mem + kGranule;
     const size_t count = (kChunk - kGranule) / bs;
-    for (size_t i = count; i-- > 1;) {  // push backwards: blocks come out in address order
+    for (size_t i = count;
+         i-- > 1;) {  // push backwards: blocks come out in address order
       Node* b = reinterpret_cast<Node*>(first + i * bs);
       b->next = free_[c];
       free_[c] = b;
@@ -103,15 +107,18 @@ class Arena {
   }
 
   void* allocate(size_t n, size_t align = kAlignment) {
-    const uintptr_t p = (reinterpret_cast<uintptr_t>(cur_) + (align - 1)) & ~static_cast<uintptr_t>(align - 1);
-    if (cur_ != nullptr && p <= reinterpret_cast<uintptr_t>(end_) && n <= reinterpret_cast<uintptr_t>(end_) - p) {
+    const uintptr_t p = (reinterpret_cast<uintptr_t>(cur_) + (align - 1)) &
+                        ~static_cast<uintptr_t>(align - 1);
+    if (cur_ != nullptr && p <= reinterpret_cast<uintptr_t>(end_) &&
+        n <= reinterpret_cast<uintptr_t>(end_) - p) {
       cur_ = reinterpret_cast<char*>(p + n);
       return reinterpret_cast<void*>(p);
     }
     return Refill(n, align);
   }
 
-  // Everything allocated becomes invalid; blocks are kept for the next allocations.
+  // Everything allocated becomes invalid; blocks are kept for the next
+  // allocations.
   void reset() {
     while (big_ != nullptr) {
       Block* next = big_->next;
@@ -128,12 +135,15 @@ class Arena {
   };
 
   void* Refill(size_t n, size_t align) {
-    if (n + align > block_size_ - sizeof(Block)) {  // too big for a block: a block of its own
+    if (n + align >
+        block_size_ -
+            sizeof(Block)) {  // too big for a block: a block of its own
       Block* b = static_cast<Block*>(std::malloc(sizeof(Block) + n + align));
       if (b == nullptr) return nullptr;
       b->next = big_;
       big_ = b;
-      const uintptr_t p = (reinterpret_cast<uintptr_t>(b + 1) + (align - 1)) & ~static_cast<uintptr_t>(align - 1);
+      const uintptr_t p = (reinterpret_cast<uintptr_t>(b + 1) + (align - 1)) &
+                          ~static_cast<uintptr_t>(align - 1);
       return reinterpret_cast<void*>(p);
     }
     Block* next = block_ == nullptr ? blocks_ : block_->next;

@@ -1,8 +1,10 @@
 // The measuring side of //benchmarks:all. One child process = one allocator
 // on one workload: a fresh heap each time, and a drop-in malloc can be put in
 // with LD_PRELOAD. It prints JSON lines on stdout:
-//   {"type":"malloc","from":"<library that defines malloc>","peer":...,"active":true,"version":...}
-//   {"type":"metric","metric":"alloc_ns_per_op","values":[<one per timed round>]}
+//   {"type":"malloc","from":"<library that defines
+//   malloc>","peer":...,"active":true,"version":...}
+//   {"type":"metric","metric":"alloc_ns_per_op","values":[<one per timed
+//   round>]}
 //   {"type":"done","sink":<checksum that keeps the work observable>}
 //
 // Method, for every workload: inputs (sizes, orders, random sequences) are
@@ -55,7 +57,8 @@ volatile uint64_t g_sink = 0;
 inline uint64_t NowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
 }
 
 // splitmix64: fixed seeds, so every allocator sees the same sequence.
@@ -69,7 +72,9 @@ class Rng {
     return z ^ (z >> 31);
   }
   // Uniform in [0, n).
-  uint32_t Below(uint32_t n) { return static_cast<uint32_t>(((Next() >> 32) * n) >> 32); }
+  uint32_t Below(uint32_t n) {
+    return static_cast<uint32_t>(((Next() >> 32) * n) >> 32);
+  }
   // Uniform in [lo, hi].
   uint32_t Between(uint32_t lo, uint32_t hi) { return lo + Below(hi - lo + 1); }
 
@@ -111,8 +116,10 @@ inline void CheckAlloc(void* p) {
 }
 
 void EmitMetric(const char* id, const std::vector<double>& values) {
-  std::string s = absl::StrFormat("{\"type\":\"metric\",\"metric\":\"%s\",\"values\":[", id);
-  for (size_t i = 0; i < values.size(); ++i) s += (i ? "," : "") + JsonNumber(values[i]);
+  std::string s = absl::StrFormat(
+      "{\"type\":\"metric\",\"metric\":\"%s\",\"values\":[", id);
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? "," : "") + JsonNumber(values[i]);
   s += "]}\n";
   std::fputs(s.c_str(), stdout);
 }
@@ -121,7 +128,8 @@ void EmitMetric(const char* id, const std::vector<double>& values) {
 // workload's own arrays were ready): what the allocator made resident.
 void EmitRssGrowth(long baseline_kib) {
   long hwm = StatusKib("VmHWM");
-  EmitMetric("peak_rss_growth_kib", {static_cast<double>(std::max(0L, hwm - baseline_kib))});
+  EmitMetric("peak_rss_growth_kib",
+             {static_cast<double>(std::max(0L, hwm - baseline_kib))});
 }
 
 struct Phases {
@@ -159,7 +167,8 @@ void RunA(Make make, const ChildArgs& args) {
       ptrs[i] = p;
     }
     const uint64_t t1 = NowNs();
-    acc += *static_cast<unsigned char*>(ptrs[n / 2]) + reinterpret_cast<uintptr_t>(ptrs[n - 1]);
+    acc += *static_cast<unsigned char*>(ptrs[n / 2]) +
+           reinterpret_cast<uintptr_t>(ptrs[n - 1]);
     for (size_t i = 0; i < n; ++i) a->dealloc(ptrs[i], kBlock);
     a->drop();
     const uint64_t t2 = NowNs();
@@ -191,7 +200,8 @@ void RunD(Make make, const ChildArgs& args) {
   const long after = StatusKib("VmRSS");
   g_sink += acc;
   EmitMetric("peak_rss_kib", {static_cast<double>(hwm - base)});
-  EmitMetric("retained_after_free_kib", {static_cast<double>(std::max(0L, after - base))});
+  EmitMetric("retained_after_free_kib",
+             {static_cast<double>(std::max(0L, after - base))});
 }
 
 // ---- B: N threads at once, each n x 64 B then free --------------------------
@@ -228,7 +238,8 @@ void RunB(Make make, const ChildArgs& args, int threads, bool shared) {
           v[i] = p;
         }
         my.a1 = NowNs();
-        my.acc = *static_cast<unsigned char*>(v[n / 2]) + reinterpret_cast<uintptr_t>(v[n - 1]);
+        my.acc = *static_cast<unsigned char*>(v[n / 2]) +
+                 reinterpret_cast<uintptr_t>(v[n - 1]);
         pthread_barrier_wait(&barrier);
         my.f0 = NowNs();
         for (size_t i = 0; i < n; ++i) a.dealloc(v[i], kBlock);
@@ -262,13 +273,15 @@ void RunB(Make make, const ChildArgs& args, int threads, bool shared) {
 template <class Make>
 void RunC(Make make, const ChildArgs& args) {
   const size_t n = args.sizes.c_allocs;
-  static const uint16_t kBySlot[10] = {64, 64, 64, 64, 128, 128, 128, 256, 256, 512};
+  static const uint16_t kBySlot[10] = {64,  64,  64,  64,  128,
+                                       128, 128, 256, 256, 512};
   Rng rng(0xC0FFEE);
   std::vector<uint16_t> size(n);
   for (size_t i = 0; i < n; ++i) size[i] = kBySlot[rng.Below(10)];
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-  for (size_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng.Below(static_cast<uint32_t>(i + 1))]);
+  for (size_t i = n - 1; i > 0; --i)
+    std::swap(order[i], order[rng.Below(static_cast<uint32_t>(i + 1))]);
   auto a = make();
   std::vector<void*> ptrs(n, nullptr);
   const long base = StatusKib("VmRSS");
@@ -303,7 +316,8 @@ void RunE(Make make, const ChildArgs& args) {
   const size_t live = args.sizes.e_live, steps = args.sizes.e_steps;
   Rng rng(0xE0E0);
   std::vector<uint16_t> init_size(live);
-  for (auto& s : init_size) s = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
+  for (auto& s : init_size)
+    s = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
   std::vector<uint32_t> idx(steps);
   std::vector<uint16_t> size(steps);
   for (size_t s = 0; s < steps; ++s) {
@@ -346,7 +360,8 @@ void RunE(Make make, const ChildArgs& args) {
   EmitRssGrowth(base);
 }
 
-// ---- F: producer -> SPSC ring -> consumer frees ------------------------------
+// ---- F: producer -> SPSC ring -> consumer frees
+// ------------------------------
 class SpscRing {
  public:
   explicit SpscRing(size_t slots) : mask_(slots - 1), slot_(slots) {}
@@ -438,7 +453,8 @@ void RunF(Make make, const ChildArgs& args) {
   EmitRssGrowth(base);
 }
 
-// ---- G: request-scoped arena --------------------------------------------------
+// ---- G: request-scoped arena
+// --------------------------------------------------
 template <class Make>
 void RunG(Make make, const ChildArgs& args) {
   const size_t requests = args.sizes.g_requests;
@@ -455,7 +471,8 @@ void RunG(Make make, const ChildArgs& args) {
       piece.push_back(static_cast<uint8_t>(rng.Between(1, kGPieceMax)));
     }
   }
-  static const char kText[] = "GET /api/v1/items?id=42&fields=name,price HTTP/1.1 Host: example";
+  static const char kText[] =
+      "GET /api/v1/items?id=42&fields=name,price HTTP/1.1 Host: example";
   auto a = make();
   const bool bulk = a->bump();
   void* blocks[kGMaxAllocs];
@@ -477,7 +494,8 @@ void RunG(Make make, const ChildArgs& args) {
         Touch(p, sz, j);
         blocks[j] = p;
         const size_t pc = piece[off + j];
-        if (len + pc + 1 > cap) {  // realloc-style doubling through the resource
+        if (len + pc + 1 >
+            cap) {  // realloc-style doubling through the resource
           const size_t ncap = cap * 2;
           char* ns = static_cast<char*>(a->alloc(ncap));
           CheckAlloc(ns);
@@ -500,16 +518,17 @@ void RunG(Make make, const ChildArgs& args) {
       off += c;
     }
     const uint64_t t1 = NowNs();
-    if (round >= 0) per_request.push_back((t1 - t0) / static_cast<double>(requests));
+    if (round >= 0)
+      per_request.push_back((t1 - t0) / static_cast<double>(requests));
   }
   g_sink += acc;
   EmitMetric("ns_per_request", per_request);
   EmitRssGrowth(base);
 }
 
-// ---- Container workloads: V (vector), H (hash map), S (strings) ---------------
-// Each Ops class wraps one container type behind the same few inline calls,
-// so the three runners below are the same code for every row.
+// ---- Container workloads: V (vector), H (hash map), S (strings)
+// --------------- Each Ops class wraps one container type behind the same few
+// inline calls, so the three runners below are the same code for every row.
 
 template <class Vec>  // std::vector<uint64_t> or std::pmr::vector<uint64_t>
 class StdVecOps {
@@ -598,7 +617,8 @@ class PmrMapOps {
  public:
   explicit PmrMapOps(pmr_mem_resource* r) : r_(r) {}
   void Begin() {
-    if (!pmr_hashmap_init(&m_, sizeof(uint64_t), alignof(uint64_t), sizeof(uint64_t), alignof(uint64_t), r_))
+    if (!pmr_hashmap_init(&m_, sizeof(uint64_t), alignof(uint64_t),
+                          sizeof(uint64_t), alignof(uint64_t), r_))
       Fail("pmr_hashmap_init failed");
   }
   bool Insert(uint64_t k, uint64_t v) {
@@ -606,7 +626,9 @@ class PmrMapOps {
     if (PMR_UNLIKELY(st < 0)) Fail("allocation failed");
     return st == PMR_HASHMAP_INSERTED;
   }
-  const uint64_t* Find(uint64_t k) const { return static_cast<const uint64_t*>(pmr_hashmap_find_u64(&m_, k)); }
+  const uint64_t* Find(uint64_t k) const {
+    return static_cast<const uint64_t*>(pmr_hashmap_find_u64(&m_, k));
+  }
   bool Erase(uint64_t k) { return pmr_hashmap_erase_u64(&m_, k); }
   size_t Size() const { return pmr_hashmap_size(&m_); }
   void End() { pmr_hashmap_destroy(&m_); }
@@ -661,7 +683,8 @@ void RunH(Ops ops, Res& res, const ChildArgs& args) {
     ops.End();
     res.drop();
     const uint64_t t4 = NowNs();
-    if (inserted != n || found != n || false_hits != 0 || erased != n || size_before != n || size_after != 0)
+    if (inserted != n || found != n || false_hits != 0 || erased != n ||
+        size_before != n || size_after != 0)
       Fail("hash map gave wrong answers");
     acc += sum;
     if (r >= 0) {
@@ -695,7 +718,9 @@ class StdStrOps {
   }
   Str& New(size_t) { return v_.emplace_back(al_); }
   void Append(Str& s, const char* p, size_t len) { s.append(p, len); }
-  uint64_t Check(size_t i) const { return v_[i].size() + static_cast<unsigned char>(v_[i][v_[i].size() / 2]); }
+  uint64_t Check(size_t i) const {
+    return v_[i].size() + static_cast<unsigned char>(v_[i][v_[i].size() / 2]);
+  }
   void DestroyAll() { v_.clear(); }
 
  private:
@@ -712,7 +737,8 @@ class PmrStrOps {
     return v_[i];
   }
   void Append(pmr_string& s, const char* p, size_t len) {
-    if (PMR_UNLIKELY(!pmr_string_append_bytes(&s, p, len))) Fail("allocation failed");
+    if (PMR_UNLIKELY(!pmr_string_append_bytes(&s, p, len)))
+      Fail("allocation failed");
   }
   uint64_t Check(size_t i) const {
     const size_t len = pmr_string_length(&v_[i]);
@@ -731,7 +757,8 @@ template <class Ops, class Res>
 void RunS(Ops ops, Res& res, const ChildArgs& args) {
   const size_t n = args.sizes.s_strings;
   Rng rng(0x5757);
-  std::vector<uint8_t> piece;  // the lengths of the appends, string after string
+  std::vector<uint8_t>
+      piece;  // the lengths of the appends, string after string
   std::vector<uint32_t> first(n + 1);
   piece.reserve(n * (kSMinLen + kSMaxLen) / 2 / ((1 + kSPieceMax) / 2) + 64);
   for (size_t i = 0; i < n; ++i) {
@@ -744,7 +771,8 @@ void RunS(Ops ops, Res& res, const ChildArgs& args) {
     }
   }
   first[n] = static_cast<uint32_t>(piece.size());
-  static const char kText[] = "Content-Type: application/json; charset=utf-8 Accept-Encoding: gzip, br";
+  static const char kText[] =
+      "Content-Type: application/json; charset=utf-8 Accept-Encoding: gzip, br";
   static_assert(sizeof kText > 32 + kSPieceMax, "text too short");
   ops.Prepare(n);
   const long base = StatusKib("VmRSS");
@@ -754,7 +782,8 @@ void RunS(Ops ops, Res& res, const ChildArgs& args) {
     const uint64_t t0 = NowNs();
     for (size_t i = 0; i < n; ++i) {
       auto& s = ops.New(i);
-      for (uint32_t j = first[i]; j < first[i + 1]; ++j) ops.Append(s, kText + ((i + j) & 31), piece[j]);
+      for (uint32_t j = first[i]; j < first[i + 1]; ++j)
+        ops.Append(s, kText + ((i + j) & 31), piece[j]);
     }
     const uint64_t t1 = NowNs();
     acc += ops.Check(n / 2) + ops.Check(n - 1);
@@ -775,29 +804,38 @@ void RunS(Ops ops, Res& res, const ChildArgs& args) {
   EmitRssGrowth(base);
 }
 
-void DispatchContainer(const WorkloadInfo& w, const AllocatorInfo& info, const ChildArgs& args) {
+void DispatchContainer(const WorkloadInfo& w, const AllocatorInfo& info,
+                       const ChildArgs& args) {
   const std::string wl = w.id, id = info.id;
   if (info.family == Family::kMalloc || info.family == Family::kThirdParty) {
     MallocAdapter res;
     if (wl == "V") return RunV(StdVecOps<std::vector<uint64_t>>({}), res, args);
     if (wl == "H" && info.family == Family::kThirdParty)
-      return RunH(StdMapOps<absl::flat_hash_map<uint64_t, uint64_t>>({}), res, args);
-    if (wl == "H") return RunH(StdMapOps<std::unordered_map<uint64_t, uint64_t>>({}), res, args);
+      return RunH(StdMapOps<absl::flat_hash_map<uint64_t, uint64_t>>({}), res,
+                  args);
+    if (wl == "H")
+      return RunH(StdMapOps<std::unordered_map<uint64_t, uint64_t>>({}), res,
+                  args);
     if (wl == "S") return RunS(StdStrOps<std::string>({}), res, args);
   } else if (info.family == Family::kStd) {
-    const StdAdapter::Kind kind = id == "std_new_delete"  ? StdAdapter::kNewDelete
-                                  : id == "std_monotonic" ? StdAdapter::kMonotonic
-                                                          : StdAdapter::kUnsyncPool;
+    const StdAdapter::Kind kind =
+        id == "std_new_delete"  ? StdAdapter::kNewDelete
+        : id == "std_monotonic" ? StdAdapter::kMonotonic
+                                : StdAdapter::kUnsyncPool;
     StdAdapter res(kind, 0);
     std::pmr::memory_resource* r = res.resource();
-    if (wl == "V") return RunV(StdVecOps<std::pmr::vector<uint64_t>>(r), res, args);
-    if (wl == "H") return RunH(StdMapOps<std::pmr::unordered_map<uint64_t, uint64_t>>(r), res, args);
+    if (wl == "V")
+      return RunV(StdVecOps<std::pmr::vector<uint64_t>>(r), res, args);
+    if (wl == "H")
+      return RunH(StdMapOps<std::pmr::unordered_map<uint64_t, uint64_t>>(r),
+                  res, args);
     if (wl == "S") return RunS(StdStrOps<std::pmr::string>(r), res, args);
   } else if (info.family == Family::kPmr) {
-    const PmrAdapter::Kind kind = id == "pmr_malloc"              ? PmrAdapter::kMalloc
-                                  : id == "pmr_monotonic"         ? PmrAdapter::kMonoReset
-                                  : id == "pmr_monotonic_release" ? PmrAdapter::kMonoRelease
-                                                                  : PmrAdapter::kUnsyncPool;
+    const PmrAdapter::Kind kind =
+        id == "pmr_malloc"              ? PmrAdapter::kMalloc
+        : id == "pmr_monotonic"         ? PmrAdapter::kMonoReset
+        : id == "pmr_monotonic_release" ? PmrAdapter::kMonoRelease
+                                        : PmrAdapter::kUnsyncPool;
     PmrAdapter res(kind, 0);
     pmr_mem_resource* r = res.resource();
     if (wl == "V") return RunV(PmrVecOps(r), res, args);
@@ -808,7 +846,8 @@ void DispatchContainer(const WorkloadInfo& w, const AllocatorInfo& info, const C
 }
 
 template <class Make>
-void RunWorkload(const WorkloadInfo& w, const AllocatorInfo& info, Make make, const ChildArgs& args) {
+void RunWorkload(const WorkloadInfo& w, const AllocatorInfo& info, Make make,
+                 const ChildArgs& args) {
   const std::string id = w.id;
   if (id == "A") return RunA(make, args);
   if (id == "D") return RunD(make, args);
@@ -820,40 +859,69 @@ void RunWorkload(const WorkloadInfo& w, const AllocatorInfo& info, Make make, co
   Fail("unknown workload");
 }
 
-void Dispatch(const WorkloadInfo& w, const AllocatorInfo& info, const ChildArgs& args) {
+void Dispatch(const WorkloadInfo& w, const AllocatorInfo& info,
+              const ChildArgs& args) {
   if (w.container) {
-    if (!Applicable(w, info, nullptr)) Fail("allocator not applicable to this workload");
+    if (!Applicable(w, info, nullptr))
+      Fail("allocator not applicable to this workload");
     return DispatchContainer(w, info, args);
   }
   const std::string id = info.id;
   // G gives every monotonic resource the same first chunk; elsewhere defaults.
   const size_t mono = std::string(w.id) == "G" ? kGMonoChunk : 0;
   auto run = [&](auto make) { RunWorkload(w, info, make, args); };
-  if (info.family == Family::kMalloc) return run([] { return std::make_unique<MallocAdapter>(); });
-  if (id == "std_new_delete") return run([] { return std::make_unique<StdAdapter>(StdAdapter::kNewDelete, 0); });
+  if (info.family == Family::kMalloc)
+    return run([] { return std::make_unique<MallocAdapter>(); });
+  if (id == "std_new_delete")
+    return run(
+        [] { return std::make_unique<StdAdapter>(StdAdapter::kNewDelete, 0); });
   if (id == "std_monotonic")
-    return run([mono] { return std::make_unique<StdAdapter>(StdAdapter::kMonotonic, mono); });
+    return run([mono] {
+      return std::make_unique<StdAdapter>(StdAdapter::kMonotonic, mono);
+    });
   if (id == "std_unsync_pool")
-    return run([] { return std::make_unique<StdAdapter>(StdAdapter::kUnsyncPool, 0); });
-  if (id == "std_sync_pool") return run([] { return std::make_unique<StdAdapter>(StdAdapter::kSyncPool, 0); });
-  if (id == "simple_pool") return run([] { return std::make_unique<SimplePoolAdapter>(); });
-  if (id == "arena") return run([] { return std::make_unique<ArenaAdapter>(); });
+    return run([] {
+      return std::make_unique<StdAdapter>(StdAdapter::kUnsyncPool, 0);
+    });
+  if (id == "std_sync_pool")
+    return run(
+        [] { return std::make_unique<StdAdapter>(StdAdapter::kSyncPool, 0); });
+  if (id == "simple_pool")
+    return run([] { return std::make_unique<SimplePoolAdapter>(); });
+  if (id == "arena")
+    return run([] { return std::make_unique<ArenaAdapter>(); });
   if (id == "no_allocator") {
     if (std::string(w.id) != "F") Fail("no_allocator is F's floor only");
     return run([] { return std::make_unique<NoAllocatorAdapter>(); });
   }
-  if (id == "pmr_malloc") return run([] { return std::make_unique<PmrAdapter>(PmrAdapter::kMalloc, 0); });
+  if (id == "pmr_malloc")
+    return run(
+        [] { return std::make_unique<PmrAdapter>(PmrAdapter::kMalloc, 0); });
   if (id == "pmr_monotonic")
-    return run([mono] { return std::make_unique<PmrAdapter>(PmrAdapter::kMonoReset, mono); });
+    return run([mono] {
+      return std::make_unique<PmrAdapter>(PmrAdapter::kMonoReset, mono);
+    });
   if (id == "pmr_monotonic_release")
-    return run([mono] { return std::make_unique<PmrAdapter>(PmrAdapter::kMonoRelease, mono); });
-  if (id == "pmr_monotonic_inline") return run([mono] { return std::make_unique<PmrMonoInlineAdapter>(mono); });
-  if (id == "pmr_unsync_pool") return run([] { return std::make_unique<PmrAdapter>(PmrAdapter::kUnsyncPool, 0); });
-  if (id == "pmr_sync_pool") return run([] { return std::make_unique<PmrAdapter>(PmrAdapter::kSyncPool, 0); });
+    return run([mono] {
+      return std::make_unique<PmrAdapter>(PmrAdapter::kMonoRelease, mono);
+    });
+  if (id == "pmr_monotonic_inline")
+    return run([mono] { return std::make_unique<PmrMonoInlineAdapter>(mono); });
+  if (id == "pmr_unsync_pool")
+    return run([] {
+      return std::make_unique<PmrAdapter>(PmrAdapter::kUnsyncPool, 0);
+    });
+  if (id == "pmr_sync_pool")
+    return run(
+        [] { return std::make_unique<PmrAdapter>(PmrAdapter::kSyncPool, 0); });
   if (id == "pmr_thread_cache")
-    return run([] { return std::make_unique<PmrAdapter>(PmrAdapter::kThreadCache, 0); });
+    return run([] {
+      return std::make_unique<PmrAdapter>(PmrAdapter::kThreadCache, 0);
+    });
   if (id == "pmr_thread_cache_pool")
-    return run([] { return std::make_unique<PmrAdapter>(PmrAdapter::kThreadCachePool, 0); });
+    return run([] {
+      return std::make_unique<PmrAdapter>(PmrAdapter::kThreadCachePool, 0);
+    });
   Fail("unknown allocator");
 }
 
@@ -863,25 +931,31 @@ bool ReportMalloc(const std::string& expect_peer) {
   std::string from = "?";
   void* m = dlsym(RTLD_DEFAULT, "malloc");
   Dl_info info;
-  if (m != nullptr && dladdr(m, &info) != 0 && info.dli_fname != nullptr) from = info.dli_fname;
-  std::string line = absl::StrFormat("{\"type\":\"malloc\",\"from\":%s", JsonString(from));
+  if (m != nullptr && dladdr(m, &info) != 0 && info.dli_fname != nullptr)
+    from = info.dli_fname;
+  std::string line =
+      absl::StrFormat("{\"type\":\"malloc\",\"from\":%s", JsonString(from));
   bool ok = true;
   if (!expect_peer.empty()) {
     const PeerInfo* peer = FindPeer(expect_peer);
     std::string version, detail;
     bool symbol = false;
     if (peer != nullptr) {
-      for (const char* sym : peer->probe_symbols) symbol = symbol || dlsym(RTLD_DEFAULT, sym) != nullptr;
+      for (const char* sym : peer->probe_symbols)
+        symbol = symbol || dlsym(RTLD_DEFAULT, sym) != nullptr;
       if (expect_peer == "jemalloc") {
         using Mallctl = int (*)(const char*, void*, size_t*, void*, size_t);
-        if (auto f = reinterpret_cast<Mallctl>(dlsym(RTLD_DEFAULT, "mallctl"))) {
+        if (auto f =
+                reinterpret_cast<Mallctl>(dlsym(RTLD_DEFAULT, "mallctl"))) {
           const char* v = nullptr;
           size_t len = sizeof v;
-          if (f("version", &v, &len, nullptr, 0) == 0 && v != nullptr) version = v;
+          if (f("version", &v, &len, nullptr, 0) == 0 && v != nullptr)
+            version = v;
         }
       } else if (expect_peer == "tcmalloc") {
         using TcVersion = const char* (*)(int*, int*, const char**);
-        if (auto f = reinterpret_cast<TcVersion>(dlsym(RTLD_DEFAULT, "tc_version"))) {
+        if (auto f = reinterpret_cast<TcVersion>(
+                dlsym(RTLD_DEFAULT, "tc_version"))) {
           int major = 0, minor = 0;
           const char* patch = nullptr;
           const char* v = f(&major, &minor, &patch);
@@ -889,20 +963,25 @@ bool ReportMalloc(const std::string& expect_peer) {
         }
       } else if (expect_peer == "mimalloc") {
         using MiVersion = int (*)();
-        if (auto f = reinterpret_cast<MiVersion>(dlsym(RTLD_DEFAULT, "mi_version"))) {
+        if (auto f = reinterpret_cast<MiVersion>(
+                dlsym(RTLD_DEFAULT, "mi_version"))) {
           const int v = f();
-          version = absl::StrFormat("mimalloc %d.%d.%d", v / 100, (v / 10) % 10, v % 10);
+          version = absl::StrFormat("mimalloc %d.%d.%d", v / 100, (v / 10) % 10,
+                                    v % 10);
         }
       }
     }
-    const bool lib_ok = peer != nullptr && from.find(peer->lib_substring) != std::string::npos;
+    const bool lib_ok =
+        peer != nullptr && from.find(peer->lib_substring) != std::string::npos;
     ok = symbol && lib_ok;
     if (!symbol)
       detail = "its symbols are not in the process (LD_PRELOAD ignored?)";
     else if (!lib_ok)
       detail = "malloc resolves to " + from + ", not to the preloaded library";
-    line += absl::StrFormat(",\"peer\":%s,\"active\":%s,\"version\":%s,\"detail\":%s", JsonString(expect_peer),
-                            ok ? "true" : "false", JsonString(version), JsonString(detail));
+    line += absl::StrFormat(
+        ",\"peer\":%s,\"active\":%s,\"version\":%s,\"detail\":%s",
+        JsonString(expect_peer), ok ? "true" : "false", JsonString(version),
+        JsonString(detail));
   }
   line += "}\n";
   std::fputs(line.c_str(), stdout);
@@ -912,7 +991,9 @@ bool ReportMalloc(const std::string& expect_peer) {
 }  // namespace
 
 int ChildMain(const ChildArgs& args) {
-  if (args.timeout_s > 0) alarm(static_cast<unsigned>(args.timeout_s));  // a hung child dies; the parent reports it
+  if (args.timeout_s > 0)
+    alarm(static_cast<unsigned>(
+        args.timeout_s));  // a hung child dies; the parent reports it
   const bool ok = ReportMalloc(args.expect_peer);
   std::fflush(stdout);
   if (!ok) return 3;
@@ -924,7 +1005,10 @@ int ChildMain(const ChildArgs& args) {
     return 2;
   }
   Dispatch(*w, *a, args);
-  std::fputs(absl::StrFormat("{\"type\":\"done\",\"sink\":%d}\n", static_cast<uint64_t>(g_sink)).c_str(), stdout);
+  std::fputs(absl::StrFormat("{\"type\":\"done\",\"sink\":%d}\n",
+                             static_cast<uint64_t>(g_sink))
+                 .c_str(),
+             stdout);
   std::fflush(stdout);
   return 0;
 }

@@ -10,17 +10,18 @@
 namespace bench {
 
 struct ChildArgs {
-  std::string workload;     // empty with probe
+  std::string workload;  // empty with probe
   std::string allocator;
   std::string expect_peer;  // the LD_PRELOAD peer that must be active, or ""
   bool probe = false;       // only report which malloc is active
   Sizes sizes = Sizes::Scaled(1.0);
   int rounds = 5;
   int warmup = 1;
-  int timeout_s = 0;        // 0: none
+  int timeout_s = 0;  // 0: none
 };
 
-// Returns the process exit code: 0 success, 3 preload check failed, 2 bad arguments.
+// Returns the process exit code: 0 success, 3 preload check failed, 2 bad
+// arguments.
 int ChildMain(const ChildArgs& args);
 
 }  // namespace bench

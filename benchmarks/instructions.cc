@@ -19,7 +19,6 @@
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 
-
 namespace {
 
 // Keeps p alive in a register so the compiler cannot drop the allocation.
@@ -43,42 +42,49 @@ void Allocs(long n, Alloc alloc) {
 
 int Run(const std::string& s, long n) {
   if (s == "malloc_pair") {  // glibc, or whatever malloc is preloaded
-    Pairs(n, [] { return malloc(kSize); }, [](void* p) { free(p); });
+    Pairs(
+        n, [] { return malloc(kSize); }, [](void* p) { free(p); });
   } else if (s == "pmr_malloc_resource_pair") {
     pmr_mem_resource* r = pmr_malloc_resource();
-    Pairs(n, [r] { return pmr_allocate(r, kSize, kAlign); },
-          [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
+    Pairs(
+        n, [r] { return pmr_allocate(r, kSize, kAlign); },
+        [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
   } else if (s == "pmr_unsynchronized_pool_pair") {
     pmr_unsynchronized_pool pool;
     pmr_unsynchronized_pool_init(&pool, nullptr, nullptr);
     pmr_mem_resource* r = &pool.base;
-    Pairs(n, [r] { return pmr_allocate(r, kSize, kAlign); },
-          [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
+    Pairs(
+        n, [r] { return pmr_allocate(r, kSize, kAlign); },
+        [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
     pmr_unsynchronized_pool_destroy(&pool);
   } else if (s == "pmr_synchronized_pool_pair") {
     pmr_synchronized_pool pool;
     pmr_synchronized_pool_init(&pool, nullptr, nullptr);
     pmr_mem_resource* r = &pool.base;
-    Pairs(n, [r] { return pmr_allocate(r, kSize, kAlign); },
-          [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
+    Pairs(
+        n, [r] { return pmr_allocate(r, kSize, kAlign); },
+        [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
     pmr_synchronized_pool_destroy(&pool);
   } else if (s == "pmr_thread_cache_pair") {
     pmr_thread_cache tc;
     pmr_thread_cache_init(&tc, nullptr, nullptr);
     pmr_mem_resource* r = &tc.base;
-    Pairs(n, [r] { return pmr_allocate(r, kSize, kAlign); },
-          [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
+    Pairs(
+        n, [r] { return pmr_allocate(r, kSize, kAlign); },
+        [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
     pmr_thread_cache_destroy(&tc);
   } else if (s == "std_unsynchronized_pool_pair") {
     std::pmr::unsynchronized_pool_resource pool;
     std::pmr::memory_resource* r = &pool;
-    Pairs(n, [r] { return r->allocate(kSize, kAlign); },
-          [r](void* p) { r->deallocate(p, kSize, kAlign); });
+    Pairs(
+        n, [r] { return r->allocate(kSize, kAlign); },
+        [r](void* p) { r->deallocate(p, kSize, kAlign); });
   } else if (s == "std_synchronized_pool_pair") {
     std::pmr::synchronized_pool_resource pool;
     std::pmr::memory_resource* r = &pool;
-    Pairs(n, [r] { return r->allocate(kSize, kAlign); },
-          [r](void* p) { r->deallocate(p, kSize, kAlign); });
+    Pairs(
+        n, [r] { return r->allocate(kSize, kAlign); },
+        [r](void* p) { r->deallocate(p, kSize, kAlign); });
   } else if (s == "pmr_monotonic_allocate") {
     pmr_monotonic_buffer m;
     pmr_monotonic_buffer_init(&m, nullptr);
@@ -88,7 +94,8 @@ int Run(const std::string& s, long n) {
   } else if (s == "pmr_monotonic_inline_allocate") {
     pmr_monotonic_buffer m;
     pmr_monotonic_buffer_init(&m, nullptr);
-    Allocs(n, [&m] { return pmr_monotonic_buffer_allocate(&m, kSize, kAlign); });
+    Allocs(n,
+           [&m] { return pmr_monotonic_buffer_allocate(&m, kSize, kAlign); });
     pmr_monotonic_buffer_destroy(&m);
   } else if (s == "std_monotonic_allocate") {
     std::pmr::monotonic_buffer_resource m;

@@ -12,11 +12,21 @@ std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20)
           out += absl::StrFormat("\\u%04x", c);
@@ -39,7 +49,8 @@ class Reader {
  public:
   explicit Reader(const std::string& s) : s_(s) {}
   void Ws() {
-    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_])))
+      ++i_;
   }
   bool Eat(char c) {
     Ws();
@@ -63,9 +74,15 @@ class Reader {
         if (i_ >= s_.size()) return false;
         char e = s_[i_++];
         switch (e) {
-          case 'n': *out += '\n'; break;
-          case 't': *out += '\t'; break;
-          case 'r': *out += '\r'; break;
+          case 'n':
+            *out += '\n';
+            break;
+          case 't':
+            *out += '\t';
+            break;
+          case 'r':
+            *out += '\r';
+            break;
           case 'u': {
             if (i_ + 4 > s_.size()) return false;
             long v = std::strtol(s_.substr(i_, 4).c_str(), nullptr, 16);
@@ -73,7 +90,8 @@ class Reader {
             *out += v < 0x80 ? static_cast<char>(v) : '?';
             break;
           }
-          default: *out += e;
+          default:
+            *out += e;
         }
       } else {
         *out += c;
@@ -111,7 +129,8 @@ class Reader {
 
 }  // namespace
 
-bool ParseFlatObject(const std::string& line, std::map<std::string, JsonValue>* out) {
+bool ParseFlatObject(const std::string& line,
+                     std::map<std::string, JsonValue>* out) {
   Reader r(line);
   out->clear();
   if (!r.Eat('{')) return false;

@@ -24,7 +24,8 @@ struct JsonValue {
 
 // Parses one flat object: values are strings, numbers, booleans, null or
 // arrays of numbers. Returns false on anything else.
-bool ParseFlatObject(const std::string& line, std::map<std::string, JsonValue>* out);
+bool ParseFlatObject(const std::string& line,
+                     std::map<std::string, JsonValue>* out);
 
 }  // namespace bench
 

@@ -9,8 +9,8 @@
 // same binary, re-executed with --child), which prints JSON lines that the
 // parent collects into tables, JSON and SVG charts.
 #include <fcntl.h>
-#include <regex.h>
 #include <gnu/libc-version.h>
+#include <regex.h>
 #include <spawn.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -36,19 +36,27 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: bazel run //benchmarks:all -- [options]\n"
-    "  --quick            the whole suite at 1/20 size (CI / smoke test, under 30 s)\n"
+    "  --quick            the whole suite at 1/20 size (CI / smoke test, under "
+    "30 s)\n"
     "  --json=FILE        write every result (schema: benchmarks/README.md)\n"
-    "  --svg=DIR          write one bar chart per workload (DIR/A.svg ...) and DIR/index.html\n"
-    "  --filter=REGEX     run only pairs whose \"WORKLOAD/ALLOCATOR\" matches (POSIX extended regex,\n"
-    "                     as grep -E), e.g. '^G/', 'pool', '^(A|E)/pmr_'; glibc_malloc and the\n"
-    "                     std::pmr counterpart (H: and absl_flat_hash_map) still run (marked *)\n"
+    "  --svg=DIR          write one bar chart per workload (DIR/A.svg ...) and "
+    "DIR/index.html\n"
+    "  --filter=REGEX     run only pairs whose \"WORKLOAD/ALLOCATOR\" matches "
+    "(POSIX extended regex,\n"
+    "                     as grep -E), e.g. '^G/', 'pool', '^(A|E)/pmr_'; "
+    "glibc_malloc and the\n"
+    "                     std::pmr counterpart (H: and absl_flat_hash_map) "
+    "still run (marked *)\n"
     "                     so the ratios exist\n"
-    "  --scale=F          multiply the problem sizes by F (full: 1, --quick: 0.05)\n"
+    "  --scale=F          multiply the problem sizes by F (full: 1, --quick: "
+    "0.05)\n"
     "  --rounds=N         timed rounds per measurement (default 5)\n"
     "  --warmup=N         untimed rounds first (default 1)\n"
-    "  --d-processes=N    fresh processes for workload D (default 3, --quick 1)\n"
+    "  --d-processes=N    fresh processes for workload D (default 3, --quick "
+    "1)\n"
     "  --peer-lib=NAME=PATH  use PATH as the LD_PRELOAD library of peer NAME\n"
-    "                     (jemalloc, tcmalloc, mimalloc); a missing PATH reports \"not installed\"\n"
+    "                     (jemalloc, tcmalloc, mimalloc); a missing PATH "
+    "reports \"not installed\"\n"
     "  --list             list workloads and allocators, then exit\n"
     "Relative paths are taken from the directory bazel run was started in.\n";
 
@@ -79,8 +87,9 @@ bool ParseDouble(const std::string& s, double* out) {
 }
 
 bool ParseArgs(int argc, char** argv, Options* o, std::string* err) {
-  static const char* kValued[] = {"json", "svg", "filter", "scale", "rounds", "warmup", "d-processes", "peer-lib",
-                                  "workload", "alloc", "expect-peer", "timeout"};
+  static const char* kValued[] = {
+      "json",        "svg",      "filter",   "scale", "rounds",      "warmup",
+      "d-processes", "peer-lib", "workload", "alloc", "expect-peer", "timeout"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
@@ -110,28 +119,45 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* err) {
       return false;
     }
     bool ok = true;
-    if (name == "quick") o->quick = true;
-    else if (name == "list") o->list = true;
-    else if (name == "help" || name == "h") o->help = true;
-    else if (name == "json") o->json = value;
-    else if (name == "svg") o->svg = value;
-    else if (name == "filter") o->filter = value;
-    else if (name == "scale") ok = ParseDouble(value, &o->scale);
-    else if (name == "rounds") ok = ParseInt(value, &o->rounds) && o->rounds >= 1;
-    else if (name == "warmup") ok = ParseInt(value, &o->warmup);
-    else if (name == "d-processes") ok = ParseInt(value, &o->d_runs) && o->d_runs >= 1;
+    if (name == "quick")
+      o->quick = true;
+    else if (name == "list")
+      o->list = true;
+    else if (name == "help" || name == "h")
+      o->help = true;
+    else if (name == "json")
+      o->json = value;
+    else if (name == "svg")
+      o->svg = value;
+    else if (name == "filter")
+      o->filter = value;
+    else if (name == "scale")
+      ok = ParseDouble(value, &o->scale);
+    else if (name == "rounds")
+      ok = ParseInt(value, &o->rounds) && o->rounds >= 1;
+    else if (name == "warmup")
+      ok = ParseInt(value, &o->warmup);
+    else if (name == "d-processes")
+      ok = ParseInt(value, &o->d_runs) && o->d_runs >= 1;
     else if (name == "peer-lib") {
       const size_t e = value.find('=');
       ok = e != std::string::npos && FindPeer(value.substr(0, e)) != nullptr;
-      if (ok) o->peer_libs.emplace_back(value.substr(0, e), value.substr(e + 1));
+      if (ok)
+        o->peer_libs.emplace_back(value.substr(0, e), value.substr(e + 1));
     }
     // Internal: the child side.
-    else if (name == "child") o->child = true;
-    else if (name == "probe") o->child_args.probe = true;
-    else if (name == "workload") o->child_args.workload = value;
-    else if (name == "alloc") o->child_args.allocator = value;
-    else if (name == "expect-peer") o->child_args.expect_peer = value;
-    else if (name == "timeout") ok = ParseInt(value, &o->child_args.timeout_s);
+    else if (name == "child")
+      o->child = true;
+    else if (name == "probe")
+      o->child_args.probe = true;
+    else if (name == "workload")
+      o->child_args.workload = value;
+    else if (name == "alloc")
+      o->child_args.allocator = value;
+    else if (name == "expect-peer")
+      o->child_args.expect_peer = value;
+    else if (name == "timeout")
+      ok = ParseInt(value, &o->child_args.timeout_s);
     else {
       *err = "unknown option --" + name;
       return false;
@@ -168,7 +194,8 @@ std::string MachineLine() {
         const char* c = std::strchr(line, ':');
         if (c != nullptr) {
           cpu = c + 2;
-          while (!cpu.empty() && (cpu.back() == '\n' || cpu.back() == ' ')) cpu.pop_back();
+          while (!cpu.empty() && (cpu.back() == '\n' || cpu.back() == ' '))
+            cpu.pop_back();
         }
         break;
       }
@@ -176,9 +203,12 @@ std::string MachineLine() {
     std::fclose(f);
   }
   utsname u;
-  std::string kernel = uname(&u) == 0 ? std::string(u.sysname) + " " + u.release : "?";
-  return absl::StrFormat("%s, %d cores, %s, glibc %s, libstdc++ %d (%d), gcc %s", cpu, sysconf(_SC_NPROCESSORS_ONLN),
-                         kernel, gnu_get_libc_version(), _GLIBCXX_RELEASE, __GLIBCXX__, __VERSION__);
+  std::string kernel =
+      uname(&u) == 0 ? std::string(u.sysname) + " " + u.release : "?";
+  return absl::StrFormat(
+      "%s, %d cores, %s, glibc %s, libstdc++ %d (%d), gcc %s", cpu,
+      sysconf(_SC_NPROCESSORS_ONLN), kernel, gnu_get_libc_version(),
+      _GLIBCXX_RELEASE, __GLIBCXX__, __VERSION__);
 }
 
 const char* SanitizerName() {
@@ -200,7 +230,9 @@ struct ChildResult {
 
 // Runs this binary with args (and LD_PRELOAD=preload when not empty),
 // collecting its JSON lines.
-ChildResult RunChild(const std::string& exe, const std::vector<std::string>& args, const std::string& preload) {
+ChildResult RunChild(const std::string& exe,
+                     const std::vector<std::string>& args,
+                     const std::string& preload) {
   ChildResult res;
   std::vector<std::string> env_store;
   for (char** e = environ; *e != nullptr; ++e)
@@ -224,7 +256,8 @@ ChildResult RunChild(const std::string& exe, const std::vector<std::string>& arg
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
+  const int rc =
+      posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
   if (rc != 0) {
@@ -236,8 +269,10 @@ ChildResult RunChild(const std::string& exe, const std::vector<std::string>& arg
   char buf[4096];
   for (;;) {
     ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n > 0) out.append(buf, static_cast<size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      out.append(buf, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   close(fds[0]);
   int status = 0;
@@ -263,24 +298,31 @@ ChildResult RunChild(const std::string& exe, const std::vector<std::string>& arg
 
 std::string Str(const std::map<std::string, JsonValue>& m, const char* key) {
   auto it = m.find(key);
-  return it != m.end() && it->second.kind == JsonValue::kString ? it->second.str : std::string();
+  return it != m.end() && it->second.kind == JsonValue::kString ? it->second.str
+                                                                : std::string();
 }
 
 std::string ExitText(const ChildResult& r) {
   if (r.signal != 0)
-    return absl::StrFormat("child killed by signal %d (%s)", r.signal,
-                           r.signal == SIGALRM ? "timed out" : strsignal(r.signal));
-  if (r.exit_code != 0) return absl::StrFormat("child exited with code %d", r.exit_code);
+    return absl::StrFormat(
+        "child killed by signal %d (%s)", r.signal,
+        r.signal == SIGALRM ? "timed out" : strsignal(r.signal));
+  if (r.exit_code != 0)
+    return absl::StrFormat("child exited with code %d", r.exit_code);
   return r.bad_line;
 }
 
 class Progress {
  public:
-  Progress(size_t total) : total_(total), tty_(isatty(STDERR_FILENO)), t0_(std::chrono::steady_clock::now()) {}
+  Progress(size_t total)
+      : total_(total),
+        tty_(isatty(STDERR_FILENO)),
+        t0_(std::chrono::steady_clock::now()) {}
   void Step(const std::string& what) {
     ++done_;
     const double s = Elapsed();
-    const std::string line = absl::StrFormat("[%3d/%d] %5.1fs  %s", done_, total_, s, what);
+    const std::string line =
+        absl::StrFormat("[%3d/%d] %5.1fs  %s", done_, total_, s, what);
     if (tty_)
       absl::FPrintF(stderr, "\r%-78s", line.substr(0, 78));
     else
@@ -290,7 +332,8 @@ class Progress {
     if (tty_) absl::FPrintF(stderr, "\r%-78s\r", "");
   }
   double Elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_)
+        .count();
   }
 
  private:
@@ -308,7 +351,8 @@ int ParentMain(const Options& o) {
   run.rounds = o.rounds > 0 ? o.rounds : 5;
   run.warmup = o.warmup >= 0 ? o.warmup : 1;
   run.d_runs = o.d_runs > 0 ? o.d_runs : (o.quick ? 1 : 3);
-  if (o.scale > 0 || o.rounds > 0 || o.warmup >= 0 || o.d_runs > 0) run.mode = o.quick ? "quick+custom" : "custom";
+  if (o.scale > 0 || o.rounds > 0 || o.warmup >= 0 || o.d_runs > 0)
+    run.mode = o.quick ? "quick+custom" : "custom";
   run.filter = o.filter;
   run.sizes = Sizes::Scaled(run.scale);
   run.machine = MachineLine();
@@ -322,26 +366,32 @@ int ParentMain(const Options& o) {
 
   // Which pairs: the filter, plus the references the ratios need.
   regex_t re;
-  const int rerr = regcomp(&re, o.filter.empty() ? "." : o.filter.c_str(), REG_EXTENDED | REG_NOSUB);
+  const int rerr = regcomp(&re, o.filter.empty() ? "." : o.filter.c_str(),
+                           REG_EXTENDED | REG_NOSUB);
   if (rerr != 0) {
     char msg[256];
     regerror(rerr, &re, msg, sizeof msg);
     absl::FPrintF(stderr, "bad --filter: %s\n", msg);
     return 2;
   }
-  auto matches = [&re](const std::string& key) { return regexec(&re, key.c_str(), 0, nullptr, 0) == 0; };
+  auto matches = [&re](const std::string& key) {
+    return regexec(&re, key.c_str(), 0, nullptr, 0) == 0;
+  };
   for (size_t w = 0; w < wls.size(); ++w) {
     for (size_t a = 0; a < all.size(); ++a) {
       const std::string key = std::string(wls[w].id) + "/" + all[a].id;
       if (!matches(key)) continue;
       run.selected_workload[w] = true;
-      run.cells[w][a].status = Status::kOk;  // selected; the real status comes below
+      run.cells[w][a].status =
+          Status::kOk;  // selected; the real status comes below
       // H: pmr-c rows are also compared with absl::flat_hash_map.
-      const char* extra = all[a].family == Family::kPmr ? wls[w].extra_ref : nullptr;
+      const char* extra =
+          all[a].family == Family::kPmr ? wls[w].extra_ref : nullptr;
       for (const char* ref : {"glibc_malloc", all[a].std_counterpart, extra}) {
         if (ref == nullptr) continue;
         for (size_t r = 0; r < all.size(); ++r) {
-          if (std::strcmp(all[r].id, ref) == 0 && run.cells[w][r].status == Status::kNotRun) {
+          if (std::strcmp(all[r].id, ref) == 0 &&
+              run.cells[w][r].status == Status::kNotRun) {
             run.cells[w][r].status = Status::kOk;
             run.cells[w][r].reference = true;
           }
@@ -349,7 +399,8 @@ int ParentMain(const Options& o) {
       }
     }
   }
-  // A reference that the filter also selects on its own is not "reference only".
+  // A reference that the filter also selects on its own is not "reference
+  // only".
   for (size_t w = 0; w < wls.size(); ++w)
     for (size_t a = 0; a < all.size(); ++a)
       if (run.cells[w][a].reference &&
@@ -359,17 +410,21 @@ int ParentMain(const Options& o) {
   bool any = false;
   for (bool s : run.selected_workload) any = any || s;
   if (!any) {
-    absl::FPrintF(stderr, "--filter=%s matches no WORKLOAD/ALLOCATOR pair (see --list)\n", o.filter);
+    absl::FPrintF(
+        stderr, "--filter=%s matches no WORKLOAD/ALLOCATOR pair (see --list)\n",
+        o.filter);
     return 2;
   }
 
   // Peers: installed? preload really active?
-  std::map<std::string, std::string> lib_override(o.peer_libs.begin(), o.peer_libs.end());
+  std::map<std::string, std::string> lib_override(o.peer_libs.begin(),
+                                                  o.peer_libs.end());
   for (const PeerInfo& peer : Peers()) {
     bool needed = false;
     for (size_t w = 0; w < wls.size(); ++w)
       for (size_t a = 0; a < all.size(); ++a)
-        needed = needed || (all[a].peer != nullptr && peer.name == std::string(all[a].peer) &&
+        needed = needed || (all[a].peer != nullptr &&
+                            peer.name == std::string(all[a].peer) &&
                             run.cells[w][a].status != Status::kNotRun);
     if (!needed) continue;
     PeerStatus ps;
@@ -383,14 +438,19 @@ int ParentMain(const Options& o) {
       if (ps.lib.empty() && access(c.c_str(), R_OK) == 0) ps.lib = c;
     if (!run.sanitizer.empty()) {
       ps.status = Status::kSkipped;
-      ps.detail = run.sanitizer + " build: the sanitizer owns malloc, a preloaded malloc cannot be measured";
+      ps.detail = run.sanitizer +
+                  " build: the sanitizer owns malloc, a preloaded malloc "
+                  "cannot be measured";
     } else if (ps.lib.empty()) {
       ps.status = Status::kNotInstalled;
       std::string list;
       for (const auto& c : candidates) list += (list.empty() ? "" : ", ") + c;
       ps.detail = "no " + list;
     } else {
-      ChildResult r = RunChild(exe, {"--child", "--probe", "--expect-peer=" + std::string(peer.name)}, ps.lib);
+      ChildResult r = RunChild(
+          exe,
+          {"--child", "--probe", "--expect-peer=" + std::string(peer.name)},
+          ps.lib);
       ps.status = Status::kPreloadFailed;
       ps.detail = ExitText(r);
       for (const auto& line : r.lines) {
@@ -398,15 +458,18 @@ int ParentMain(const Options& o) {
         ps.malloc_from = Str(line, "from");
         ps.version = Str(line, "version");
         auto act = line.find("active");
-        if (act != line.end() && act->second.kind == JsonValue::kBool && act->second.b && r.exit_code == 0) {
+        if (act != line.end() && act->second.kind == JsonValue::kBool &&
+            act->second.b && r.exit_code == 0) {
           ps.status = Status::kOk;
           ps.detail.clear();
         } else {
           ps.detail = Str(line, "detail");
-          if (ps.detail.empty()) ps.detail = "malloc resolves to " + ps.malloc_from;
+          if (ps.detail.empty())
+            ps.detail = "malloc resolves to " + ps.malloc_from;
         }
       }
-      if (ps.status == Status::kPreloadFailed) ps.detail = "LD_PRELOAD=" + ps.lib + ": " + ps.detail;
+      if (ps.status == Status::kPreloadFailed)
+        ps.detail = "LD_PRELOAD=" + ps.lib + ": " + ps.detail;
     }
     run.peers[peer.name] = ps;
   }
@@ -421,7 +484,8 @@ int ParentMain(const Options& o) {
       if (!Applicable(wls[w], all[a], &why)) {
         c.status = Status::kNotApplicable;
         c.detail = why;
-      } else if (all[a].peer != nullptr && run.peers[all[a].peer].status != Status::kOk) {
+      } else if (all[a].peer != nullptr &&
+                 run.peers[all[a].peer].status != Status::kOk) {
         const PeerStatus& ps = run.peers[all[a].peer];
         c.status = ps.status;
         c.detail = ps.detail;
@@ -431,8 +495,10 @@ int ParentMain(const Options& o) {
     }
   }
 
-  absl::FPrintF(stderr, "pmr-c benchmarks: %d measurements (%s mode, scale %g); results on stdout\n", jobs, run.mode,
-                run.scale);
+  absl::FPrintF(stderr,
+                "pmr-c benchmarks: %d measurements (%s mode, scale %g); "
+                "results on stdout\n",
+                jobs, run.mode, run.scale);
   Progress progress(jobs);
   for (size_t w = 0; w < wls.size(); ++w) {
     const WorkloadInfo& wl = wls[w];
@@ -440,13 +506,14 @@ int ParentMain(const Options& o) {
       Cell& c = run.cells[w][a];
       if (c.status != Status::kOk) continue;
       const AllocatorInfo& ai = all[a];
-      std::vector<std::string> args = {"--child",
-                                       std::string("--workload=") + wl.id,
-                                       std::string("--alloc=") + ai.id,
-                                       absl::StrFormat("--scale=%.17g", run.scale),
-                                       absl::StrFormat("--rounds=%d", wl.memory ? 1 : run.rounds),
-                                       absl::StrFormat("--warmup=%d", wl.memory ? 0 : run.warmup),
-                                       absl::StrFormat("--timeout=%d", timeout)};
+      std::vector<std::string> args = {
+          "--child",
+          std::string("--workload=") + wl.id,
+          std::string("--alloc=") + ai.id,
+          absl::StrFormat("--scale=%.17g", run.scale),
+          absl::StrFormat("--rounds=%d", wl.memory ? 1 : run.rounds),
+          absl::StrFormat("--warmup=%d", wl.memory ? 0 : run.warmup),
+          absl::StrFormat("--timeout=%d", timeout)};
       std::string preload;
       if (ai.peer != nullptr) {
         args.push_back(std::string("--expect-peer=") + ai.peer);
@@ -475,7 +542,8 @@ int ParentMain(const Options& o) {
             }
           }
         }
-        if (c.status == Status::kOk && (!done || r.exit_code != 0 || !r.bad_line.empty())) {
+        if (c.status == Status::kOk &&
+            (!done || r.exit_code != 0 || !r.bad_line.empty())) {
           c.status = r.exit_code == 3 ? Status::kPreloadFailed : Status::kError;
           c.detail = ExitText(r);
           if (c.detail.empty()) c.detail = "child printed no result";
@@ -504,7 +572,8 @@ int ParentMain(const Options& o) {
     std::string err;
     const std::string dir = UserPath(o.svg);
     if (WriteSvg(run, dir, &err)) {
-      absl::FPrintF(stderr, "SVG charts written to %s/ (open %s/index.html)\n", dir, dir);
+      absl::FPrintF(stderr, "SVG charts written to %s/ (open %s/index.html)\n",
+                    dir, dir);
     } else {
       absl::FPrintF(stderr, "cannot write SVG: %s\n", err);
       rc = 1;
@@ -512,17 +581,20 @@ int ParentMain(const Options& o) {
   }
   for (size_t w = 0; w < wls.size(); ++w)
     for (size_t a = 0; a < all.size(); ++a)
-      if (run.cells[w][a].status == Status::kError) rc = 1;  // a crashed measurement fails the run
+      if (run.cells[w][a].status == Status::kError)
+        rc = 1;  // a crashed measurement fails the run
   return rc;
 }
 
 void List() {
   absl::PrintF("workloads:\n");
   const Sizes s = Sizes::Scaled(1.0);
-  for (const auto& w : Workloads()) absl::PrintF("  %-3s %s\n      %s\n", w.id, w.title, WorkloadParams(w, s));
+  for (const auto& w : Workloads())
+    absl::PrintF("  %-3s %s\n      %s\n", w.id, w.title, WorkloadParams(w, s));
   absl::PrintF("allocators:\n");
   for (const auto& a : Allocators())
-    absl::PrintF("  %-22s %-14s %s%s\n", a.id, FamilyName(a.family), a.what, a.thread_safe ? " [thread-safe]" : "");
+    absl::PrintF("  %-22s %-14s %s%s\n", a.id, FamilyName(a.family), a.what,
+                 a.thread_safe ? " [thread-safe]" : "");
 }
 
 }  // namespace

@@ -13,13 +13,14 @@ namespace bench {
 enum class Family { kMalloc, kStd, kSeed, kPmr, kThirdParty, kReference };
 
 struct AllocatorInfo {
-  const char* id;               // stable name, used in --filter and in the JSON
+  const char* id;  // stable name, used in --filter and in the JSON
   Family family;
-  const char* iface;            // how the benchmark calls it
-  const char* what;             // one line for the legend
-  bool thread_safe;             // one instance may be shared by threads
-  bool bump;                    // deallocate is a no-op; memory is dropped in bulk
-  const char* std_counterpart;  // the std::pmr resource it is compared with (nullptr: it is one)
+  const char* iface;  // how the benchmark calls it
+  const char* what;   // one line for the legend
+  bool thread_safe;   // one instance may be shared by threads
+  bool bump;          // deallocate is a no-op; memory is dropped in bulk
+  const char* std_counterpart;  // the std::pmr resource it is compared with
+                                // (nullptr: it is one)
   const char* peer;             // LD_PRELOAD peer name, or nullptr
 };
 
@@ -43,18 +44,22 @@ struct Sizes {
 };
 
 // Fixed shape parameters.
-constexpr size_t kBlock = 64;                  // A, B, D, F block size
-constexpr size_t kAlign = 16;                  // every request's alignment (malloc's)
-constexpr size_t kEMin = 16, kEMax = 256;      // E sizes, uniform
-constexpr size_t kFRing = 1024;                // F SPSC ring slots
-constexpr size_t kGMinAllocs = 40, kGMaxAllocs = 60;  // G allocations per request
-constexpr size_t kGMin = 16, kGMax = 512;      // G block sizes, uniform
-constexpr size_t kGPieceMax = 16;              // G: chars appended after each allocation (1..16)
-constexpr size_t kGStringStart = 16;           // G: the string's first capacity
-constexpr size_t kGMonoChunk = 16 * 1024;      // G: first chunk of the monotonic resources
+constexpr size_t kBlock = 64;  // A, B, D, F block size
+constexpr size_t kAlign = 16;  // every request's alignment (malloc's)
+constexpr size_t kEMin = 16, kEMax = 256;  // E sizes, uniform
+constexpr size_t kFRing = 1024;            // F SPSC ring slots
+constexpr size_t kGMinAllocs = 40,
+                 kGMaxAllocs = 60;         // G allocations per request
+constexpr size_t kGMin = 16, kGMax = 512;  // G block sizes, uniform
+constexpr size_t kGPieceMax =
+    16;  // G: chars appended after each allocation (1..16)
+constexpr size_t kGStringStart = 16;  // G: the string's first capacity
+constexpr size_t kGMonoChunk =
+    16 * 1024;  // G: first chunk of the monotonic resources
 constexpr size_t kArenaBlock = 1 << 20;        // seed Arena block size
 constexpr size_t kSMinLen = 8, kSMaxLen = 64;  // S: string lengths, uniform
-constexpr size_t kSPieceMax = 16;              // S: bytes per append (1..16; the last one cut to the length)
+constexpr size_t kSPieceMax =
+    16;  // S: bytes per append (1..16; the last one cut to the length)
 
 struct MetricInfo {
   const char* id;
@@ -62,27 +67,32 @@ struct MetricInfo {
 };
 
 struct WorkloadInfo {
-  const char* id;    // "A", "B2", ...
+  const char* id;  // "A", "B2", ...
   const char* title;
-  int threads;       // threads that allocate (B: 1, 2, 8; F: 2)
+  int threads;  // threads that allocate (B: 1, 2, 8; F: 2)
   bool thread_safe_only;
-  bool memory;       // D: memory, not time
+  bool memory;  // D: memory, not time
   std::vector<MetricInfo> metrics;
   const char* primary;  // the metric ratios, charts and the summary use
-  bool container = false;  // V, H, S: a container over each resource, not direct calls
-  const char* extra_ref = nullptr;  // H: also compared with this allocator row (absl)
+  bool container =
+      false;  // V, H, S: a container over each resource, not direct calls
+  const char* extra_ref =
+      nullptr;  // H: also compared with this allocator row (absl)
 };
 
 const std::vector<WorkloadInfo>& Workloads();
 const WorkloadInfo* FindWorkload(const std::string& id);
 
-// Human-readable parameters (printed above each table) and the same as a JSON object.
+// Human-readable parameters (printed above each table) and the same as a JSON
+// object.
 std::string WorkloadParams(const WorkloadInfo& w, const Sizes& s);
 std::string WorkloadParamsJson(const WorkloadInfo& w, const Sizes& s);
 
 // Whether allocator a takes part in workload w; if not, *why says why.
-bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a, std::string* why);
-// B and F: "shared" (one instance for all threads) or "per-thread"; "" elsewhere.
+bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
+                std::string* why);
+// B and F: "shared" (one instance for all threads) or "per-thread"; ""
+// elsewhere.
 const char* Sharing(const WorkloadInfo& w, const AllocatorInfo& a);
 // V, H, S: the container type a row measures ("std::vector" = std::allocator,
 // "std::pmr::vector", "pmr_vector", "absl::flat_hash_map"; element types in

@@ -14,13 +14,20 @@ namespace bench {
 
 const char* StatusName(Status s) {
   switch (s) {
-    case Status::kNotRun: return "not_run";
-    case Status::kOk: return "ok";
-    case Status::kNotInstalled: return "not_installed";
-    case Status::kNotApplicable: return "not_applicable";
-    case Status::kSkipped: return "skipped";
-    case Status::kPreloadFailed: return "preload_failed";
-    case Status::kError: return "error";
+    case Status::kNotRun:
+      return "not_run";
+    case Status::kOk:
+      return "ok";
+    case Status::kNotInstalled:
+      return "not_installed";
+    case Status::kNotApplicable:
+      return "not_applicable";
+    case Status::kSkipped:
+      return "skipped";
+    case Status::kPreloadFailed:
+      return "preload_failed";
+    case Status::kError:
+      return "error";
   }
   return "?";
 }
@@ -58,26 +65,34 @@ std::string Num(double v) {
   return absl::StrFormat("%.0f", v);
 }
 
-std::string Ratio(double r) { return r > 0 ? absl::StrFormat("%.2fx", r) : "-"; }
+std::string Ratio(double r) {
+  return r > 0 ? absl::StrFormat("%.2fx", r) : "-";
+}
 
-// "2.10x faster" / "1.50x slower" (memory: leaner / larger) for a ratio ref/this.
+// "2.10x faster" / "1.50x slower" (memory: leaner / larger) for a ratio
+// ref/this.
 std::string Compare(double r, bool memory) {
-  if (r >= 1) return absl::StrFormat("%.2fx %s", r, memory ? "leaner" : "faster");
+  if (r >= 1)
+    return absl::StrFormat("%.2fx %s", r, memory ? "leaner" : "faster");
   return absl::StrFormat("%.2fx %s", 1 / r, memory ? "larger" : "slower");
 }
 
-std::string ShortStd(const char* id) { return std::strncmp(id, "std_", 4) == 0 ? id + 4 : id; }
+std::string ShortStd(const char* id) {
+  return std::strncmp(id, "std_", 4) == 0 ? id + 4 : id;
+}
 
 std::string Mib(double kib) { return absl::StrFormat("%.1f", kib / 1024.0); }
 
 const char* UnitLabel(const WorkloadInfo& wl) {
   const std::string primary = wl.primary, id = wl.id;
   if (id == "V") return "ns per element (push_back + destroy)";
-  if (id == "H") return "ns per operation (insert, hit, miss, erase: round / 4n)";
+  if (id == "H")
+    return "ns per operation (insert, hit, miss, erase: round / 4n)";
   if (id == "S") return "ns per string (build + destroy)";
   if (primary == "total_ns_per_op") return "ns per block (alloc + free)";
   if (primary == "ns_per_step") return "ns per step (free + alloc)";
-  if (primary == "ns_per_block") return "ns per block (alloc + hand-over + free)";
+  if (primary == "ns_per_block")
+    return "ns per block (alloc + hand-over + free)";
   if (primary == "ns_per_request") return "ns per request";
   if (primary == "peak_rss_kib") return "peak resident MiB";
   return "";
@@ -85,17 +100,23 @@ const char* UnitLabel(const WorkloadInfo& wl) {
 
 std::string NotOkText(const Cell& c) {
   switch (c.status) {
-    case Status::kNotInstalled: return "not installed" + (c.detail.empty() ? "" : " (" + c.detail + ")");
-    case Status::kSkipped: return "skipped: " + c.detail;
-    case Status::kPreloadFailed: return "PRELOAD FAILED: " + c.detail;
-    case Status::kError: return "ERROR: " + c.detail;
-    default: return StatusName(c.status);
+    case Status::kNotInstalled:
+      return "not installed" + (c.detail.empty() ? "" : " (" + c.detail + ")");
+    case Status::kSkipped:
+      return "skipped: " + c.detail;
+    case Status::kPreloadFailed:
+      return "PRELOAD FAILED: " + c.detail;
+    case Status::kError:
+      return "ERROR: " + c.detail;
+    default:
+      return StatusName(c.status);
   }
 }
 
 double MemoryOf(const RunInfo& run, size_t w, size_t a) {
   const WorkloadInfo& wl = Workloads()[w];
-  const Stat* s = Find(run.cells[w][a], wl.memory ? "peak_rss_kib" : "peak_rss_growth_kib");
+  const Stat* s =
+      Find(run.cells[w][a], wl.memory ? "peak_rss_kib" : "peak_rss_growth_kib");
   return s ? s->median : -1;
 }
 
@@ -112,7 +133,9 @@ size_t Pick(const RunInfo& run, size_t w) {
     const Stat* s = Find(run.cells[w][a], wl.primary);
     if (s == nullptr) continue;
     const double mem = MemoryOf(run, w, a);
-    if (!wl.memory && glibc_mem >= 0 && mem > std::max(2 * glibc_mem, glibc_mem + 16 * 1024)) continue;
+    if (!wl.memory && glibc_mem >= 0 &&
+        mem > std::max(2 * glibc_mem, glibc_mem + 16 * 1024))
+      continue;
     if (best == all.size() || s->median < best_v) {
       best = a;
       best_v = s->median;
@@ -147,16 +170,21 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
   // destroy; H: insert, hit, miss, erase; S: build, destroy).
   std::vector<std::string> phase_ids;
   for (const MetricInfo& m : wl.metrics)
-    if (std::string(m.unit) == "ns" && wl.primary != std::string(m.id)) phase_ids.push_back(m.id);
+    if (std::string(m.unit) == "ns" && wl.primary != std::string(m.id))
+      phase_ids.push_back(m.id);
   const bool phases = !phase_ids.empty();
   const bool threads = id[0] == 'B' || id == "F";
-  absl::FPrintF(out, "\n== %s: %s\n   %s\n", wl.id, wl.title, WorkloadParams(wl, run.sizes));
+  absl::FPrintF(out, "\n== %s: %s\n   %s\n", wl.id, wl.title,
+                WorkloadParams(wl, run.sizes));
   if (wl.memory)
-    absl::FPrintF(out, "   median of %d fresh processes; spread = min-max; vs X = X's peak / this peak (>1: leaner)\n",
+    absl::FPrintF(out,
+                  "   median of %d fresh processes; spread = min-max; vs X = "
+                  "X's peak / this peak (>1: leaner)\n",
                   run.d_runs);
   else
     absl::FPrintF(out,
-                  "   median of %d timed rounds after %d warm-up; spread = min-max of the rounds; "
+                  "   median of %d timed rounds after %d warm-up; spread = "
+                  "min-max of the rounds; "
                   "vs X = X's median / this median (>1: faster)\n",
                   run.rounds, run.warmup);
 
@@ -167,15 +195,17 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
     head += absl::StrFormat("%-8s ", "call");
   if (threads) head += absl::StrFormat("%-10s ", "instances");
   if (wl.memory)
-    head += absl::StrFormat("%9s %9s %19s %9s %-18s %12s", "peak MiB", "x payload", "spread (MiB)", "vs glibc",
-                            "vs std::pmr", "kept MiB");
+    head +=
+        absl::StrFormat("%9s %9s %19s %9s %-18s %12s", "peak MiB", "x payload",
+                        "spread (MiB)", "vs glibc", "vs std::pmr", "kept MiB");
   else if (phases) {
-    for (const std::string& m : phase_ids) head += absl::StrFormat("%8s ", m.substr(0, m.find("_ns")));
-    head += absl::StrFormat("%8s %19s %9s %-18s %8s", "total", "spread (total)", "vs glibc", "vs std::pmr",
-                            "RSS+MiB");
-  }
-  else
-    head += absl::StrFormat("%9s %19s %9s %-18s %8s", "median", "spread", "vs glibc", "vs std::pmr", "RSS+MiB");
+    for (const std::string& m : phase_ids)
+      head += absl::StrFormat("%8s ", m.substr(0, m.find("_ns")));
+    head += absl::StrFormat("%8s %19s %9s %-18s %8s", "total", "spread (total)",
+                            "vs glibc", "vs std::pmr", "RSS+MiB");
+  } else
+    head += absl::StrFormat("%9s %19s %9s %-18s %8s", "median", "spread",
+                            "vs glibc", "vs std::pmr", "RSS+MiB");
   absl::FPrintF(out, "%s\n", head);
 
   std::map<std::string, std::string> not_applicable;  // why -> which
@@ -202,91 +232,127 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
       absl::FPrintF(out, "%s-- %s\n", row, NotOkText(c));
       continue;
     }
-    const std::string vs_g = Ratio(RatioVs(run, w, a, wl.primary, "glibc_malloc"));
+    const std::string vs_g =
+        Ratio(RatioVs(run, w, a, wl.primary, "glibc_malloc"));
     std::string vs_s = "-";
     if (ai.std_counterpart != nullptr) {
       const double r = RatioVs(run, w, a, wl.primary, ai.std_counterpart);
       if (r > 0) vs_s = Ratio(r) + " " + ShortStd(ai.std_counterpart);
     }
     if (wl.memory) {
-      const double payload_kib = static_cast<double>(run.sizes.a_blocks * kBlock) / 1024.0;
+      const double payload_kib =
+          static_cast<double>(run.sizes.a_blocks * kBlock) / 1024.0;
       const Stat* kept = Find(c, "retained_after_free_kib");
-      row += absl::StrFormat("%9s %9s %19s %9s %-18s %12s", Mib(p->median),
-                             absl::StrFormat("%.2f", p->median / payload_kib),
-                             absl::StrFormat("[%s, %s]", Mib(p->min), Mib(p->max)), vs_g, vs_s,
-                             kept ? Mib(kept->median) : "-");
+      row +=
+          absl::StrFormat("%9s %9s %19s %9s %-18s %12s", Mib(p->median),
+                          absl::StrFormat("%.2f", p->median / payload_kib),
+                          absl::StrFormat("[%s, %s]", Mib(p->min), Mib(p->max)),
+                          vs_g, vs_s, kept ? Mib(kept->median) : "-");
     } else {
       const Stat* rss = Find(c, "peak_rss_growth_kib");
-      const std::string spread = absl::StrFormat("[%s, %s]", Num(p->min), Num(p->max));
+      const std::string spread =
+          absl::StrFormat("[%s, %s]", Num(p->min), Num(p->max));
       if (phases) {
         for (const std::string& m : phase_ids) {
           const Stat* ph = Find(c, m);
           row += absl::StrFormat("%8s ", ph ? Num(ph->median) : "-");
         }
-        row += absl::StrFormat("%8s %19s %9s %-18s %8s", Num(p->median), spread, vs_g, vs_s,
-                               rss ? Mib(rss->median) : "-");
+        row += absl::StrFormat("%8s %19s %9s %-18s %8s", Num(p->median), spread,
+                               vs_g, vs_s, rss ? Mib(rss->median) : "-");
       } else {
-        row += absl::StrFormat("%9s %19s %9s %-18s %8s", Num(p->median), spread, vs_g, vs_s,
-                               rss ? Mib(rss->median) : "-");
+        row += absl::StrFormat("%9s %19s %9s %-18s %8s", Num(p->median), spread,
+                               vs_g, vs_s, rss ? Mib(rss->median) : "-");
       }
     }
     absl::FPrintF(out, "%s\n", row);
   }
-  for (const auto& [why, list] : not_applicable) absl::FPrintF(out, "   not applicable (%s): %s\n", why, list);
+  for (const auto& [why, list] : not_applicable)
+    absl::FPrintF(out, "   not applicable (%s): %s\n", why, list);
   if (wl.memory)
-    absl::FPrintF(out, "   kept = still resident after freeing every block: monotonic resources keep their chunks "
-                       "until release (reset keeps them for reuse),\n   and never free single blocks, so "
-                       "free-heavy workloads grow (see RSS+ in E)\n");
-  if (any_reference) absl::FPrintF(out, "   * not selected by --filter; run as a reference for the ratios\n");
+    absl::FPrintF(out,
+                  "   kept = still resident after freeing every block: "
+                  "monotonic resources keep their chunks "
+                  "until release (reset keeps them for reuse),\n   and never "
+                  "free single blocks, so "
+                  "free-heavy workloads grow (see RSS+ in E)\n");
+  if (any_reference)
+    absl::FPrintF(
+        out,
+        "   * not selected by --filter; run as a reference for the ratios\n");
   if (phases && id == "H") {
-    absl::FPrintF(out, "   insert, hit, miss, erase: ns per operation of each phase (erase includes destroying the "
-                       "empty map and reset/release);\n   total = whole round / %d operations; each column is its "
-                       "own median\n",
+    absl::FPrintF(out,
+                  "   insert, hit, miss, erase: ns per operation of each phase "
+                  "(erase includes destroying the "
+                  "empty map and reset/release);\n   total = whole round / %d "
+                  "operations; each column is its "
+                  "own median\n",
                   4 * run.sizes.h_keys);
   } else if (phases) {
     std::string names;
-    for (const std::string& m : phase_ids) names += m.substr(0, m.find("_ns")) + ", ";
+    for (const std::string& m : phase_ids)
+      names += m.substr(0, m.find("_ns")) + ", ";
     std::string sum;
-    for (const std::string& m : phase_ids) sum += (sum.empty() ? "" : "+") + m.substr(0, m.find("_ns"));
-    absl::FPrintF(out, "   %stotal: medians of their own (total = per-round %s, so not always the sum)%s\n", names,
-                  sum, wl.container ? "; destroy includes the resource's reset/release" : "");
+    for (const std::string& m : phase_ids)
+      sum += (sum.empty() ? "" : "+") + m.substr(0, m.find("_ns"));
+    absl::FPrintF(
+        out,
+        "   %stotal: medians of their own (total = per-round %s, so not always "
+        "the sum)%s\n",
+        names, sum,
+        wl.container ? "; destroy includes the resource's reset/release" : "");
   }
   if (wl.container) {
     const std::string type = ContainerOf(wl, *FindAllocator("glibc_malloc"));
     absl::FPrintF(out,
-                  "   vs glibc = vs %s with std::allocator (the glibc_malloc row); vs std::pmr = vs %s over the "
+                  "   vs glibc = vs %s with std::allocator (the glibc_malloc "
+                  "row); vs std::pmr = vs %s over the "
                   "std counterpart resource\n",
                   type, ContainerOf(wl, *FindAllocator("std_new_delete")));
   }
   if (!wl.memory)
-    absl::FPrintF(out, "   RSS+ = peak resident memory of the process above its own arrays (warm-up and all "
-                       "rounds)\n");
+    absl::FPrintF(out,
+                  "   RSS+ = peak resident memory of the process above its own "
+                  "arrays (warm-up and all "
+                  "rounds)\n");
   if (id == "F")
-    absl::FPrintF(out, "   F needs both cores: with other load on the machine, hand-over stalls dominate\n");
+    absl::FPrintF(out,
+                  "   F needs both cores: with other load on the machine, "
+                  "hand-over stalls dominate\n");
   if (id == "V")
-    absl::FPrintF(out, "   V is mostly page faults: a vector this large gets fresh pages in every round (glibc "
-                       "mmaps blocks over 32 MiB and munmaps them on free)\n   unless its allocator keeps them "
-                       "(tcmalloc; pmr_monotonic's reset keeps its chunks); pmr_monotonic_release vs std_monotonic "
-                       "is like for like\n");
+    absl::FPrintF(out,
+                  "   V is mostly page faults: a vector this large gets fresh "
+                  "pages in every round (glibc "
+                  "mmaps blocks over 32 MiB and munmaps them on free)\n   "
+                  "unless its allocator keeps them "
+                  "(tcmalloc; pmr_monotonic's reset keeps its chunks); "
+                  "pmr_monotonic_release vs std_monotonic "
+                  "is like for like\n");
 
   const size_t pick = Pick(run, w);
   if (pick < all.size()) {
     const Stat* p = Find(run.cells[w][pick], wl.primary);
     const size_t fastest = FastestOf(run, w, false);
-    absl::FPrintF(out, "   -> pmr-c pick: %s (%s %s)", all[pick].id, wl.memory ? Mib(p->median) : Num(p->median),
+    absl::FPrintF(out, "   -> pmr-c pick: %s (%s %s)", all[pick].id,
+                  wl.memory ? Mib(p->median) : Num(p->median),
                   wl.memory ? "MiB" : "ns");
     const double g = RatioVs(run, w, pick, wl.primary, "glibc_malloc");
-    if (g > 0) absl::FPrintF(out, ", %s than glibc_malloc", Compare(g, wl.memory));
+    if (g > 0)
+      absl::FPrintF(out, ", %s than glibc_malloc", Compare(g, wl.memory));
     if (all[pick].std_counterpart != nullptr) {
-      const double s = RatioVs(run, w, pick, wl.primary, all[pick].std_counterpart);
-      if (s > 0) absl::FPrintF(out, ", %s than %s", Compare(s, wl.memory), all[pick].std_counterpart);
+      const double s =
+          RatioVs(run, w, pick, wl.primary, all[pick].std_counterpart);
+      if (s > 0)
+        absl::FPrintF(out, ", %s than %s", Compare(s, wl.memory),
+                      all[pick].std_counterpart);
     }
     if (wl.extra_ref != nullptr) {
       const double x = RatioVs(run, w, pick, wl.primary, wl.extra_ref);
-      if (x > 0) absl::FPrintF(out, ", %s than %s", Compare(x, wl.memory), wl.extra_ref);
+      if (x > 0)
+        absl::FPrintF(out, ", %s than %s", Compare(x, wl.memory), wl.extra_ref);
     }
     if (fastest < all.size() && fastest != pick)
-      absl::FPrintF(out, "; %s overall: %s", wl.memory ? "leanest" : "fastest", all[fastest].id);
+      absl::FPrintF(out, "; %s overall: %s", wl.memory ? "leanest" : "fastest",
+                    all[fastest].id);
     absl::FPrintF(out, "\n");
   }
 }
@@ -295,10 +361,12 @@ void PrintSummary(const RunInfo& run, FILE* out) {
   const auto& all = Allocators();
   const auto& wls = Workloads();
   absl::FPrintF(out,
-                "\n== Which resource for which workload (pmr-c pick = fastest pmr-c resource whose peak memory "
+                "\n== Which resource for which workload (pmr-c pick = fastest "
+                "pmr-c resource whose peak memory "
                 "is within max(2x, +16 MiB) of glibc's; D: leanest)\n");
-  absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl", "pmr-c pick", "median", "vs glibc",
-                "vs best drop-in", "vs std::pmr counterpart", "mem vs g", "best of all");
+  absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl",
+                "pmr-c pick", "median", "vs glibc", "vs best drop-in",
+                "vs std::pmr counterpart", "mem vs g", "best of all");
   for (size_t w = 0; w < wls.size(); ++w) {
     if (!run.selected_workload[w]) continue;
     const WorkloadInfo& wl = wls[w];
@@ -311,73 +379,99 @@ void PrintSummary(const RunInfo& run, FILE* out) {
     const size_t best_malloc = FastestOf(run, w, true);
     std::string vs_drop = "-";
     if (best_malloc < all.size()) {
-      vs_drop = Ratio(RatioVs(run, w, pick, wl.primary, all[best_malloc].id)) + " " + all[best_malloc].id;
+      vs_drop = Ratio(RatioVs(run, w, pick, wl.primary, all[best_malloc].id)) +
+                " " + all[best_malloc].id;
     }
     std::string vs_std = "-";
     if (all[pick].std_counterpart != nullptr) {
-      const double r = RatioVs(run, w, pick, wl.primary, all[pick].std_counterpart);
+      const double r =
+          RatioVs(run, w, pick, wl.primary, all[pick].std_counterpart);
       if (r > 0) vs_std = Ratio(r) + " " + all[pick].std_counterpart;
     }
     std::string mem = "-";
     if (!wl.memory) {
-      const double g = MemoryOf(run, w, AllocIndex("glibc_malloc")), m = MemoryOf(run, w, pick);
+      const double g = MemoryOf(run, w, AllocIndex("glibc_malloc")),
+                   m = MemoryOf(run, w, pick);
       if (g > 0 && m > 0) mem = absl::StrFormat("%.2fx", g / m);
     }
     const size_t best = FastestOf(run, w, false);
-    absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id, all[pick].id,
+    absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id,
+                  all[pick].id,
                   wl.memory ? Mib(p->median) + " MiB" : Num(p->median) + " ns",
-                  Ratio(RatioVs(run, w, pick, wl.primary, "glibc_malloc")), vs_drop, vs_std, mem,
-                  best < all.size() ? all[best].id : "-");
+                  Ratio(RatioVs(run, w, pick, wl.primary, "glibc_malloc")),
+                  vs_drop, vs_std, mem, best < all.size() ? all[best].id : "-");
   }
-  absl::FPrintF(out, "   ratios > 1: the pick is faster (D: leaner); mem vs g = glibc's RSS+ / the pick's RSS+\n");
+  absl::FPrintF(out,
+                "   ratios > 1: the pick is faster (D: leaner); mem vs g = "
+                "glibc's RSS+ / the pick's RSS+\n");
   bool containers = false;
-  for (size_t w = 0; w < wls.size(); ++w) containers = containers || (run.selected_workload[w] && wls[w].container);
+  for (size_t w = 0; w < wls.size(); ++w)
+    containers = containers || (run.selected_workload[w] && wls[w].container);
   if (containers)
     absl::FPrintF(out,
-                  "   V, H, S (containers): pick = the fastest pmr-c container/resource pair; glibc = the std "
-                  "container with std::allocator,\n   drop-in = the same under LD_PRELOAD, std::pmr counterpart = "
+                  "   V, H, S (containers): pick = the fastest pmr-c "
+                  "container/resource pair; glibc = the std "
+                  "container with std::allocator,\n   drop-in = the same under "
+                  "LD_PRELOAD, std::pmr counterpart = "
                   "the std::pmr container over the matching resource\n");
 }
 
 }  // namespace
 
-double RatioVs(const RunInfo& run, size_t w, size_t a, const std::string& metric, const char* ref) {
+double RatioVs(const RunInfo& run, size_t w, size_t a,
+               const std::string& metric, const char* ref) {
   const size_t r = AllocIndex(ref);
   if (r >= Allocators().size()) return 0;
   const Stat* mine = Find(run.cells[w][a], metric);
   const Stat* theirs = Find(run.cells[w][r], metric);
-  if (mine == nullptr || theirs == nullptr || mine->median <= 0 || theirs->median <= 0) return 0;
+  if (mine == nullptr || theirs == nullptr || mine->median <= 0 ||
+      theirs->median <= 0)
+    return 0;
   return theirs->median / mine->median;
 }
 
 void PrintReport(const RunInfo& run, FILE* out) {
-  absl::FPrintF(out, "pmr-c allocator comparison  (mode %s, scale %g, %d rounds + %d warm-up)\n", run.mode,
-                run.scale, run.rounds, run.warmup);
+  absl::FPrintF(out,
+                "pmr-c allocator comparison  (mode %s, scale %g, %d rounds + "
+                "%d warm-up)\n",
+                run.mode, run.scale, run.rounds, run.warmup);
   absl::FPrintF(out, "machine: %s\n", run.machine);
   if (!run.sanitizer.empty())
-    absl::FPrintF(out, "NOTE: %s build: timings are not representative; drop-in mallocs skipped\n", run.sanitizer);
+    absl::FPrintF(out,
+                  "NOTE: %s build: timings are not representative; drop-in "
+                  "mallocs skipped\n",
+                  run.sanitizer);
   if (run.load_before > 0.5)
-    absl::FPrintF(out, "NOTE: load average %.2f at start: the machine was busy, timings are noisy\n",
+    absl::FPrintF(out,
+                  "NOTE: load average %.2f at start: the machine was busy, "
+                  "timings are noisy\n",
                   run.load_before);
-  absl::FPrintF(out, "drop-in mallocs (each in its own process via LD_PRELOAD, checked inside the child):\n");
+  absl::FPrintF(out,
+                "drop-in mallocs (each in its own process via LD_PRELOAD, "
+                "checked inside the child):\n");
   for (const auto& peer : Peers()) {
     auto it = run.peers.find(peer.name);
     if (it == run.peers.end()) continue;
     const PeerStatus& ps = it->second;
     if (ps.status == Status::kOk)
-      absl::FPrintF(out, "   %-9s active: %s; malloc resolves to %s\n", peer.name,
-                    ps.version.empty() ? "version unknown" : ps.version, ps.malloc_from);
+      absl::FPrintF(
+          out, "   %-9s active: %s; malloc resolves to %s\n", peer.name,
+          ps.version.empty() ? "version unknown" : ps.version, ps.malloc_from);
     else
       absl::FPrintF(out, "   %-9s %s%s\n", peer.name, StatusName(ps.status),
                     ps.detail.empty() ? "" : " -- " + ps.detail);
   }
   absl::FPrintF(out, "allocators:\n");
   for (const auto& a : Allocators())
-    absl::FPrintF(out, "   %-22s %-8s %s%s\n", a.id, a.iface, a.what, a.thread_safe ? " [thread-safe]" : "");
+    absl::FPrintF(out, "   %-22s %-8s %s%s\n", a.id, a.iface, a.what,
+                  a.thread_safe ? " [thread-safe]" : "");
   absl::FPrintF(out,
-                "calls: malloc = malloc/free; virtual = std::pmr::memory_resource::allocate/deallocate; "
-                "abstract = pmr_allocate/pmr_deallocate on &x.base;\n       inline = the resource's inline "
-                "fast path; direct = a C++ class's inline methods. Every request asks alignment %d.\n",
+                "calls: malloc = malloc/free; virtual = "
+                "std::pmr::memory_resource::allocate/deallocate; "
+                "abstract = pmr_allocate/pmr_deallocate on &x.base;\n       "
+                "inline = the resource's inline "
+                "fast path; direct = a C++ class's inline methods. Every "
+                "request asks alignment %d.\n",
                 kAlign);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
@@ -396,18 +490,25 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
   const auto& wls = Workloads();
   absl::FPrintF(f, "{\n\"schema\": \"pmr-c-benchmarks/1\",\n");
   absl::FPrintF(f,
-                "\"run\": {\"mode\": %s, \"scale\": %s, \"rounds\": %d, \"warmup\": %d, \"d_processes\": %d, "
-                "\"filter\": %s, \"machine\": %s, \"sanitizer\": %s, \"load_average_before\": %s, "
+                "\"run\": {\"mode\": %s, \"scale\": %s, \"rounds\": %d, "
+                "\"warmup\": %d, \"d_processes\": %d, "
+                "\"filter\": %s, \"machine\": %s, \"sanitizer\": %s, "
+                "\"load_average_before\": %s, "
                 "\"wall_seconds\": %s},\n",
-                JsonString(run.mode), JsonNumber(run.scale), run.rounds, run.warmup, run.d_runs,
-                JsonString(run.filter), JsonString(run.machine), JsonString(run.sanitizer),
+                JsonString(run.mode), JsonNumber(run.scale), run.rounds,
+                run.warmup, run.d_runs, JsonString(run.filter),
+                JsonString(run.machine), JsonString(run.sanitizer),
                 JsonNumber(run.load_before), JsonNumber(run.wall_seconds));
   absl::FPrintF(f, "\"peers\": {");
   bool first = true;
   for (const auto& [name, ps] : run.peers) {
-    absl::FPrintF(f, "%s\n  %s: {\"status\": %s, \"lib\": %s, \"version\": %s, \"malloc_from\": %s, \"detail\": %s}",
-                  first ? "" : ",", JsonString(name), JsonString(StatusName(ps.status)), JsonString(ps.lib),
-                  JsonString(ps.version), JsonString(ps.malloc_from), JsonString(ps.detail));
+    absl::FPrintF(f,
+                  "%s\n  %s: {\"status\": %s, \"lib\": %s, \"version\": %s, "
+                  "\"malloc_from\": %s, \"detail\": %s}",
+                  first ? "" : ",", JsonString(name),
+                  JsonString(StatusName(ps.status)), JsonString(ps.lib),
+                  JsonString(ps.version), JsonString(ps.malloc_from),
+                  JsonString(ps.detail));
     first = false;
   }
   absl::FPrintF(f, "},\n\"workloads\": {");
@@ -415,21 +516,26 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
   for (size_t w = 0; w < wls.size(); ++w) {
     if (!run.selected_workload[w]) continue;
     const WorkloadInfo& wl = wls[w];
-    absl::FPrintF(f, "%s\n  %s: {\"title\": %s, \"description\": %s, \"params\": %s, \"primary_metric\": %s}",
+    absl::FPrintF(f,
+                  "%s\n  %s: {\"title\": %s, \"description\": %s, \"params\": "
+                  "%s, \"primary_metric\": %s}",
                   first ? "" : ",", JsonString(wl.id), JsonString(wl.title),
-                  JsonString(WorkloadParams(wl, run.sizes)), WorkloadParamsJson(wl, run.sizes),
-                  JsonString(wl.primary));
+                  JsonString(WorkloadParams(wl, run.sizes)),
+                  WorkloadParamsJson(wl, run.sizes), JsonString(wl.primary));
     first = false;
   }
   absl::FPrintF(f, "},\n\"allocators\": {");
   for (size_t a = 0; a < all.size(); ++a) {
     const AllocatorInfo& ai = all[a];
     absl::FPrintF(f,
-                  "%s\n  %s: {\"family\": %s, \"call\": %s, \"thread_safe\": %s, \"bump\": %s, "
+                  "%s\n  %s: {\"family\": %s, \"call\": %s, \"thread_safe\": "
+                  "%s, \"bump\": %s, "
                   "\"std_counterpart\": %s, \"description\": %s}",
-                  a ? "," : "", JsonString(ai.id), JsonString(FamilyName(ai.family)), JsonString(ai.iface),
+                  a ? "," : "", JsonString(ai.id),
+                  JsonString(FamilyName(ai.family)), JsonString(ai.iface),
                   ai.thread_safe ? "true" : "false", ai.bump ? "true" : "false",
-                  ai.std_counterpart ? JsonString(ai.std_counterpart) : "null", JsonString(ai.what));
+                  ai.std_counterpart ? JsonString(ai.std_counterpart) : "null",
+                  JsonString(ai.what));
   }
   absl::FPrintF(f, "},\n\"results\": [");
   first = true;
@@ -444,9 +550,12 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
         const Stat* s = Find(c, m.id);
         std::string values = "[";
         if (s != nullptr)
-          for (size_t i = 0; i < s->values.size(); ++i) values += (i ? "," : "") + JsonNumber(s->values[i]);
+          for (size_t i = 0; i < s->values.size(); ++i)
+            values += (i ? "," : "") + JsonNumber(s->values[i]);
         values += "]";
-        auto num_or_null = [&](double v) { return s != nullptr ? JsonNumber(v) : std::string("null"); };
+        auto num_or_null = [&](double v) {
+          return s != nullptr ? JsonNumber(v) : std::string("null");
+        };
         auto ratio_or_null = [&](const char* ref) {
           if (ref == nullptr) return std::string("null");
           const double r = RatioVs(run, w, a, m.id, ref);
@@ -454,15 +563,22 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
         };
         absl::FPrintF(
             f,
-            "%s\n{\"workload\": %s, \"allocator\": %s, \"metric\": %s, \"unit\": %s, \"status\": %s, "
-            "\"detail\": %s, \"reference_only\": %s, \"sharing\": %s, \"container\": %s, \"median\": %s, "
+            "%s\n{\"workload\": %s, \"allocator\": %s, \"metric\": %s, "
+            "\"unit\": %s, \"status\": %s, "
+            "\"detail\": %s, \"reference_only\": %s, \"sharing\": %s, "
+            "\"container\": %s, \"median\": %s, "
             "\"min\": %s, \"max\": %s, "
-            "\"values\": %s, \"vs_glibc\": %s, \"std_counterpart\": %s, \"vs_std\": %s}",
-            first ? "" : ",", JsonString(wl.id), JsonString(ai.id), JsonString(m.id), JsonString(m.unit),
-            JsonString(StatusName(c.status)), JsonString(c.detail), c.reference ? "true" : "false",
-            JsonString(Sharing(wl, ai)), JsonString(ContainerOf(wl, ai)), num_or_null(s ? s->median : 0),
-            num_or_null(s ? s->min : 0), num_or_null(s ? s->max : 0), values, ratio_or_null("glibc_malloc"),
-            ai.std_counterpart ? JsonString(ai.std_counterpart) : "null", ratio_or_null(ai.std_counterpart));
+            "\"values\": %s, \"vs_glibc\": %s, \"std_counterpart\": %s, "
+            "\"vs_std\": %s}",
+            first ? "" : ",", JsonString(wl.id), JsonString(ai.id),
+            JsonString(m.id), JsonString(m.unit),
+            JsonString(StatusName(c.status)), JsonString(c.detail),
+            c.reference ? "true" : "false", JsonString(Sharing(wl, ai)),
+            JsonString(ContainerOf(wl, ai)), num_or_null(s ? s->median : 0),
+            num_or_null(s ? s->min : 0), num_or_null(s ? s->max : 0), values,
+            ratio_or_null("glibc_malloc"),
+            ai.std_counterpart ? JsonString(ai.std_counterpart) : "null",
+            ratio_or_null(ai.std_counterpart));
         first = false;
       }
     }
@@ -482,11 +598,20 @@ std::string Xml(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -494,12 +619,18 @@ std::string Xml(const std::string& s) {
 
 const char* FamilyColour(Family f) {
   switch (f) {
-    case Family::kMalloc: return "#8c8c8c";
-    case Family::kStd: return "#4a78c2";
-    case Family::kSeed: return "#e08a2c";
-    case Family::kPmr: return "#2e9d57";
-    case Family::kThirdParty: return "#8e5bb5";
-    case Family::kReference: return "#b0b0b0";
+    case Family::kMalloc:
+      return "#8c8c8c";
+    case Family::kStd:
+      return "#4a78c2";
+    case Family::kSeed:
+      return "#e08a2c";
+    case Family::kPmr:
+      return "#2e9d57";
+    case Family::kThirdParty:
+      return "#8e5bb5";
+    case Family::kReference:
+      return "#b0b0b0";
   }
   return "#000";
 }
@@ -538,7 +669,8 @@ std::string SvgFor(const RunInfo& run, size_t w) {
   double top = 0;
   for (size_t a = 0; a < all.size(); ++a) {
     const Cell& c = run.cells[w][a];
-    if (c.status == Status::kNotRun || c.status == Status::kNotApplicable) continue;
+    if (c.status == Status::kNotRun || c.status == Status::kNotApplicable)
+      continue;
     Bar b;
     b.name = all[a].id;
     b.family = all[a].family;
@@ -553,80 +685,106 @@ std::string SvgFor(const RunInfo& run, size_t w) {
     }
     bars.push_back(b);
   }
-  const double payload = static_cast<double>(run.sizes.a_blocks * kBlock) / (1 << 20);
+  const double payload =
+      static_cast<double>(run.sizes.a_blocks * kBlock) / (1 << 20);
   if (wl.memory) top = std::max(top, payload);
   if (top <= 0) top = 1;
   const int left = 200, width = 560, row_h = 22;
   std::string desc = WorkloadParams(wl, run.sizes);
   if (wl.container)
-    desc += absl::StrFormat(". Rows: glibc_malloc and the drop-ins = %s (std::allocator); std_* = %s over that "
-                            "resource; pmr_* = %s over that resource",
-                            ContainerOf(wl, *FindAllocator("glibc_malloc")),
-                            ContainerOf(wl, *FindAllocator("std_new_delete")),
-                            ContainerOf(wl, *FindAllocator("pmr_malloc")));
+    desc += absl::StrFormat(
+        ". Rows: glibc_malloc and the drop-ins = %s (std::allocator); std_* = "
+        "%s over that "
+        "resource; pmr_* = %s over that resource",
+        ContainerOf(wl, *FindAllocator("glibc_malloc")),
+        ContainerOf(wl, *FindAllocator("std_new_delete")),
+        ContainerOf(wl, *FindAllocator("pmr_malloc")));
   const std::vector<std::string> desc_lines = Wrap(desc, 150);
   const int top_px = 64 + 13 * static_cast<int>(desc_lines.size() - 1) + 12;
   const int total_w = left + width + 150;
   const int total_h = top_px + static_cast<int>(bars.size()) * row_h + 56;
   std::string s = absl::StrFormat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+      "viewBox=\"0 0 %d %d\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" "
+      "height=\"100%%\" fill=\"white\"/>\n",
       total_w, total_h, total_w, total_h);
-  s += absl::StrFormat("<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s: %s</text>\n", Xml(wl.id),
-                       Xml(wl.title));
-  s += absl::StrFormat("<text x=\"10\" y=\"38\" fill=\"#444\">%s, median of %d %s (whisker: min-max); %s</text>\n",
-                       Xml(UnitLabel(wl)), wl.memory ? run.d_runs : run.rounds,
-                       wl.memory ? "fresh processes" : "rounds", wl.memory ? "lower is leaner" : "lower is faster");
+  s += absl::StrFormat(
+      "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s: "
+      "%s</text>\n",
+      Xml(wl.id), Xml(wl.title));
+  s += absl::StrFormat(
+      "<text x=\"10\" y=\"38\" fill=\"#444\">%s, median of %d %s (whisker: "
+      "min-max); %s</text>\n",
+      Xml(UnitLabel(wl)), wl.memory ? run.d_runs : run.rounds,
+      wl.memory ? "fresh processes" : "rounds",
+      wl.memory ? "lower is leaner" : "lower is faster");
   int text_y = 54;
   for (const std::string& line : desc_lines) {
-    s += absl::StrFormat("<text x=\"10\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s</text>\n", text_y, Xml(line));
+    s += absl::StrFormat(
+        "<text x=\"10\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s</text>\n",
+        text_y, Xml(line));
     text_y += 13;
   }
-  auto x_of = [&](double v) { return left + static_cast<int>(std::lround(v / top * width)); };
+  auto x_of = [&](double v) {
+    return left + static_cast<int>(std::lround(v / top * width));
+  };
   for (int g = 0; g <= 4; ++g) {  // grid
     const double v = top * g / 4;
     const int x = x_of(v);
-    s += absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", x, top_px - 4, x,
-                         top_px + static_cast<int>(bars.size()) * row_h);
-    s += absl::StrFormat("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\" font-size=\"10\">%s</text>\n",
-                         x, top_px + static_cast<int>(bars.size()) * row_h + 12, Num(v));
+    s += absl::StrFormat(
+        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", x,
+        top_px - 4, x, top_px + static_cast<int>(bars.size()) * row_h);
+    s += absl::StrFormat(
+        "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\" "
+        "font-size=\"10\">%s</text>\n",
+        x, top_px + static_cast<int>(bars.size()) * row_h + 12, Num(v));
   }
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     const int y = top_px + static_cast<int>(i) * row_h;
-    s += absl::StrFormat("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left - 8, y + 14, Xml(b.name));
+    s += absl::StrFormat(
+        "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left - 8,
+        y + 14, Xml(b.name));
     if (!b.ok) {
-      s += absl::StrFormat("<text x=\"%d\" y=\"%d\" fill=\"#a00\">%s</text>\n", left + 4, y + 14, Xml(b.note));
+      s += absl::StrFormat("<text x=\"%d\" y=\"%d\" fill=\"#a00\">%s</text>\n",
+                           left + 4, y + 14, Xml(b.note));
       continue;
     }
     s += absl::StrFormat(
-        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s: %s (min %s, max %s)</title>"
+        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+        "fill=\"%s\"><title>%s: %s (min %s, max %s)</title>"
         "</rect>\n",
-        left, y + 3, std::max(1, x_of(b.med) - left), row_h - 6, FamilyColour(b.family), Xml(b.name), Num(b.med),
-        Num(b.lo), Num(b.hi));
-    s += absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#222\"/>\n", x_of(b.lo),
-                         y + row_h / 2, x_of(b.hi), y + row_h / 2);
-    s += absl::StrFormat("<text x=\"%d\" y=\"%d\">%s</text>\n", std::max(x_of(b.hi), x_of(b.med)) + 6, y + 14,
+        left, y + 3, std::max(1, x_of(b.med) - left), row_h - 6,
+        FamilyColour(b.family), Xml(b.name), Num(b.med), Num(b.lo), Num(b.hi));
+    s += absl::StrFormat(
+        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#222\"/>\n",
+        x_of(b.lo), y + row_h / 2, x_of(b.hi), y + row_h / 2);
+    s += absl::StrFormat("<text x=\"%d\" y=\"%d\">%s</text>\n",
+                         std::max(x_of(b.hi), x_of(b.med)) + 6, y + 14,
                          Num(b.med));
   }
   if (wl.memory) {
     const int x = x_of(payload);
     s += absl::StrFormat(
-        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n"
-        "<text x=\"%d\" y=\"%d\" fill=\"#c00\" font-size=\"10\" text-anchor=\"middle\">payload %s MiB</text>\n",
+        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#c00\" "
+        "stroke-dasharray=\"4 3\"/>\n"
+        "<text x=\"%d\" y=\"%d\" fill=\"#c00\" font-size=\"10\" "
+        "text-anchor=\"middle\">payload %s MiB</text>\n",
         x, top_px - 4, x, top_px + static_cast<int>(bars.size()) * row_h, x,
         top_px + static_cast<int>(bars.size()) * row_h + 24, Num(payload));
   }
   int lx = 10;
   const int ly = total_h - 14;
-  for (Family f : {Family::kMalloc, Family::kStd, Family::kSeed, Family::kPmr, Family::kThirdParty,
-                   Family::kReference}) {
+  for (Family f : {Family::kMalloc, Family::kStd, Family::kSeed, Family::kPmr,
+                   Family::kThirdParty, Family::kReference}) {
     if (f == Family::kThirdParty && std::string(wl.id) != "H") continue;
     if (f == Family::kReference && std::string(wl.id) != "F") continue;
     if (f == Family::kSeed && wl.container) continue;
-    s += absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-                         "<text x=\"%d\" y=\"%d\">%s</text>\n",
-                         lx, ly - 10, FamilyColour(f), lx + 16, ly, Xml(FamilyName(f)));
+    s += absl::StrFormat(
+        "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+        "<text x=\"%d\" y=\"%d\">%s</text>\n",
+        lx, ly - 10, FamilyColour(f), lx + 16, ly, Xml(FamilyName(f)));
     lx += 130;
   }
   s += "</svg>\n";
@@ -641,9 +799,13 @@ bool WriteSvg(const RunInfo& run, const std::string& dir, std::string* err) {
     return false;
   }
   std::string index =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pmr-c allocator comparison</title></head>"
-      "<body style=\"font-family:sans-serif\">\n<h1>pmr-c allocator comparison</h1>\n<p>" +
-      Xml(run.machine) + absl::StrFormat(" &mdash; mode %s, scale %g</p>\n", Xml(run.mode), run.scale);
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pmr-c "
+      "allocator comparison</title></head>"
+      "<body style=\"font-family:sans-serif\">\n<h1>pmr-c allocator "
+      "comparison</h1>\n<p>" +
+      Xml(run.machine) +
+      absl::StrFormat(" &mdash; mode %s, scale %g</p>\n", Xml(run.mode),
+                      run.scale);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w) {
     if (!run.selected_workload[w]) continue;
@@ -656,7 +818,8 @@ bool WriteSvg(const RunInfo& run, const std::string& dir, std::string* err) {
     }
     std::fputs(SvgFor(run, w).c_str(), f);
     std::fclose(f);
-    index += "<p><img src=\"" + name + "\" alt=\"" + Xml(wls[w].title) + "\"></p>\n";
+    index +=
+        "<p><img src=\"" + name + "\" alt=\"" + Xml(wls[w].title) + "\"></p>\n";
   }
   index += "</body></html>\n";
   FILE* f = std::fopen((dir + "/index.html").c_str(), "w");

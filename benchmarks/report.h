@@ -12,7 +12,15 @@
 
 namespace bench {
 
-enum class Status { kNotRun, kOk, kNotInstalled, kNotApplicable, kSkipped, kPreloadFailed, kError };
+enum class Status {
+  kNotRun,
+  kOk,
+  kNotInstalled,
+  kNotApplicable,
+  kSkipped,
+  kPreloadFailed,
+  kError
+};
 const char* StatusName(Status s);  // as written in the JSON
 
 struct Stat {
@@ -30,7 +38,7 @@ struct Cell {
 
 struct PeerStatus {
   Status status = Status::kNotRun;
-  std::string lib;          // the LD_PRELOAD path used
+  std::string lib;  // the LD_PRELOAD path used
   std::string version;
   std::string malloc_from;  // the library malloc resolved to in the child
   std::string detail;
@@ -42,18 +50,20 @@ struct RunInfo {
   int rounds = 5, warmup = 1, d_runs = 3;
   std::string filter;
   Sizes sizes = Sizes::Scaled(1.0);
-  std::string machine;  // one line
+  std::string machine;    // one line
   std::string sanitizer;  // "" or "asan"/"tsan"
   double load_before = 0;
   double wall_seconds = 0;
   std::vector<bool> selected_workload;  // [w]
-  std::vector<std::vector<Cell>> cells;  // [w][a], order of Workloads() x Allocators()
+  std::vector<std::vector<Cell>>
+      cells;  // [w][a], order of Workloads() x Allocators()
   std::map<std::string, PeerStatus> peers;
 };
 
 // The ratio of the reference's median to a's median for a metric: > 1 means
 // a is faster (or leaner). 0 when either is missing.
-double RatioVs(const RunInfo& run, size_t w, size_t a, const std::string& metric, const char* ref);
+double RatioVs(const RunInfo& run, size_t w, size_t a,
+               const std::string& metric, const char* ref);
 
 void PrintReport(const RunInfo& run, FILE* out);
 bool WriteJson(const RunInfo& run, const std::string& path, std::string* err);

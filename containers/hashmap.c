@@ -23,7 +23,8 @@
 #include "containers/pmr_string.h"
 
 enum { KIND_BYTES, KIND_U64, KIND_CSTR, KIND_STRING, KIND_CUSTOM };
-_Static_assert(KIND_U64 == PMR_IMPL_HASHMAP_KIND_U64, "the inline lookup's kind");
+_Static_assert(KIND_U64 == PMR_IMPL_HASHMAP_KIND_U64,
+               "the inline lookup's kind");
 
 #define CTRL_EMPTY PMR_IMPL_HASHMAP_EMPTY
 #define CTRL_DELETED PMR_IMPL_HASHMAP_DELETED
@@ -41,7 +42,9 @@ static inline bits_t group_empty(const unsigned char *g) {
 static inline bits_t group_empty_or_deleted(const unsigned char *g) {
   return pmr_impl_hashmap_match_free(g);
 }
-static inline unsigned bits_lowest(bits_t b) { return pmr_impl_hashmap_lowest(b); }
+static inline unsigned bits_lowest(bits_t b) {
+  return pmr_impl_hashmap_lowest(b);
+}
 /* The control bytes of every empty map: one group of EMPTY, never written. */
 static unsigned char empty_group[GROUP] = {
     CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY, CTRL_EMPTY,
@@ -90,8 +93,7 @@ static PMR_NOINLINE uint64_t hash_other(const pmr_hashmap *m, const void *key) {
 /* Kept apart from hash_other: when the u64 case lives in the same switch,
  * the compiler calls the out-of-line switch even on the u64 paths. */
 static inline uint64_t hash_key(const pmr_hashmap *m, const void *key) {
-  return m->kind == KIND_U64 ? pmr_hash_u64(load_u64(key))
-                             : hash_other(m, key);
+  return m->kind == KIND_U64 ? pmr_hash_u64(load_u64(key)) : hash_other(m, key);
 }
 
 static bool key_equal(const pmr_hashmap *m, const void *a, const void *b) {

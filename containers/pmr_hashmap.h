@@ -226,8 +226,8 @@ static inline uint64_t pmr_hash_u64(uint64_t x);
 #if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 pmr_impl_hashmap_u128;
 static inline uint64_t pmr_hash_u64(uint64_t x) {
-  pmr_impl_hashmap_u128 p =
-      (pmr_impl_hashmap_u128)(x ^ 0x9e3779b97f4a7c15ull) * 0xd6e8feb86659fd93ull;
+  pmr_impl_hashmap_u128 p = (pmr_impl_hashmap_u128)(x ^ 0x9e3779b97f4a7c15ull) *
+                            0xd6e8feb86659fd93ull;
   return (uint64_t)p ^ (uint64_t)(p >> 64);
 }
 #else
@@ -241,8 +241,8 @@ static inline uint64_t pmr_hash_u64(uint64_t x) {
 typedef uint32_t pmr_impl_hashmap_bits;
 
 #if defined(__SSE2__) && !defined(PMR_HASHMAP_PORTABLE)
-static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(const unsigned char *g,
-                                                   unsigned char c) {
+static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(
+    const unsigned char *g, unsigned char c) {
   __m128i v = _mm_loadu_si128((const __m128i *)(const void *)g);
   return (pmr_impl_hashmap_bits)_mm_movemask_epi8(
       _mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
@@ -262,25 +262,27 @@ static inline uint64_t pmr_impl_hashmap_load64(const unsigned char *p) {
 /* Gathers the high bit of each byte of x (bytes 0..7) into bits 0..7. */
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_gather(uint64_t x) {
   return (pmr_impl_hashmap_bits)((((x >> 7) & 0x0101010101010101ull) *
-                              0x0102040810204080ull) >>
-                             56);
+                                  0x0102040810204080ull) >>
+                                 56);
 }
 /* Exact per-byte equality: no false matches. */
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match8(uint64_t w,
-                                                    unsigned char c) {
+                                                            unsigned char c) {
   uint64_t x = w ^ (0x0101010101010101ull * c); /* zero bytes match */
   uint64_t nz = ((x & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | x;
   return pmr_impl_hashmap_gather(~nz & 0x8080808080808080ull);
 }
-static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(const unsigned char *g,
-                                                   unsigned char c) {
+static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(
+    const unsigned char *g, unsigned char c) {
   return pmr_impl_hashmap_match8(pmr_impl_hashmap_load64(g), c) |
          pmr_impl_hashmap_match8(pmr_impl_hashmap_load64(g + 8), c) << 8;
 }
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
     const unsigned char *g) {
-  return pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g) & 0x8080808080808080ull) |
-         pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g + 8) & 0x8080808080808080ull)
+  return pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g) &
+                                 0x8080808080808080ull) |
+         pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g + 8) &
+                                 0x8080808080808080ull)
              << 8;
 }
 #endif
@@ -301,7 +303,9 @@ static inline unsigned pmr_impl_hashmap_leading(pmr_impl_hashmap_bits b) {
   return (unsigned)__builtin_clz(b) - (32 - PMR_IMPL_HASHMAP_GROUP);
 #else
   unsigned n = 0;
-  for (pmr_impl_hashmap_bits top = 1u << (PMR_IMPL_HASHMAP_GROUP - 1); !(b & top); top >>= 1) ++n;
+  for (pmr_impl_hashmap_bits top = 1u << (PMR_IMPL_HASHMAP_GROUP - 1);
+       !(b & top); top >>= 1)
+    ++n;
   return n;
 #endif
 }
@@ -309,14 +313,16 @@ static inline unsigned pmr_impl_hashmap_leading(pmr_impl_hashmap_bits b) {
 /* The slot of key k (hash h) in a map of kind u64, or (size_t)-1; then
  * *empty gets the first EMPTY slot of the group that ended the probe (where
  * an insertion goes when the table has no tombstones). */
-static inline size_t pmr_impl_hashmap_probe_u64(const pmr_hashmap *m, uint64_t k,
-                                            uint64_t h, size_t *empty) {
+static inline size_t pmr_impl_hashmap_probe_u64(const pmr_hashmap *m,
+                                                uint64_t k, uint64_t h,
+                                                size_t *empty) {
   const unsigned char h2 = (unsigned char)(h & 0x7f);
   const size_t mask = m->mask;
   size_t pos = (size_t)(h >> 7) & mask, step = 0;
   for (;;) {
     const unsigned char *g = m->ctrl + pos;
-    for (pmr_impl_hashmap_bits b = pmr_impl_hashmap_match(g, h2); b != 0; b &= b - 1) {
+    for (pmr_impl_hashmap_bits b = pmr_impl_hashmap_match(g, h2); b != 0;
+         b &= b - 1) {
       size_t i = (pos + pmr_impl_hashmap_lowest(b)) & mask;
       uint64_t s;
       memcpy(&s, m->slots + i * m->slot_size, sizeof s);
@@ -333,7 +339,8 @@ static inline size_t pmr_impl_hashmap_probe_u64(const pmr_hashmap *m, uint64_t k
 }
 
 /* The slot of key k in a map of kind u64, or (size_t)-1. */
-static inline size_t pmr_impl_hashmap_index_u64(const pmr_hashmap *m, uint64_t k) {
+static inline size_t pmr_impl_hashmap_index_u64(const pmr_hashmap *m,
+                                                uint64_t k) {
   size_t empty;
   return pmr_impl_hashmap_probe_u64(m, k, pmr_hash_u64(k), &empty);
 }
@@ -343,12 +350,16 @@ static inline size_t pmr_impl_hashmap_index_u64(const pmr_hashmap *m, uint64_t k
  * become EMPTY; otherwise it becomes a tombstone. */
 static inline void pmr_impl_hashmap_free_slot(pmr_hashmap *m, size_t i) {
   const size_t before_pos = (i - PMR_IMPL_HASHMAP_GROUP) & m->mask;
-  pmr_impl_hashmap_bits before = pmr_impl_hashmap_match(m->ctrl + before_pos, PMR_IMPL_HASHMAP_EMPTY);
-  pmr_impl_hashmap_bits after = pmr_impl_hashmap_match(m->ctrl + i, PMR_IMPL_HASHMAP_EMPTY);
-  bool never_full = before != 0 && after != 0 &&
-                    pmr_impl_hashmap_lowest(after) + pmr_impl_hashmap_leading(before) <
-                        PMR_IMPL_HASHMAP_GROUP;
-  unsigned char c = never_full ? PMR_IMPL_HASHMAP_EMPTY : PMR_IMPL_HASHMAP_DELETED;
+  pmr_impl_hashmap_bits before =
+      pmr_impl_hashmap_match(m->ctrl + before_pos, PMR_IMPL_HASHMAP_EMPTY);
+  pmr_impl_hashmap_bits after =
+      pmr_impl_hashmap_match(m->ctrl + i, PMR_IMPL_HASHMAP_EMPTY);
+  bool never_full =
+      before != 0 && after != 0 &&
+      pmr_impl_hashmap_lowest(after) + pmr_impl_hashmap_leading(before) <
+          PMR_IMPL_HASHMAP_GROUP;
+  unsigned char c =
+      never_full ? PMR_IMPL_HASHMAP_EMPTY : PMR_IMPL_HASHMAP_DELETED;
   m->ctrl[i] = c;
   m->ctrl[before_pos + PMR_IMPL_HASHMAP_GROUP] = c; /* its copy past the end */
   --m->size;

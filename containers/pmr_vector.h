@@ -216,11 +216,11 @@ bool pmr_vector_move_assign(pmr_vector *dst, pmr_vector *src);
 /* Appends value (an expression of type T, evaluated after the slot is made,
  * so it must not hold a pointer into v). Yields true, or false on failure. */
 /* v is evaluated more than once. */
-#define PMR_VECTOR_PUSH_T(v, T, value)                               \
-  (PMR_LIKELY((v)->size < (v)->capacity)                             \
-       ? (((T *)(void *)(v)->data)[(v)->size++] = (value), true)     \
-       : (pmr_vector_emplace_back(v) != NULL                         \
-              ? (*(T *)pmr_vector_back(v) = (value), true)           \
+#define PMR_VECTOR_PUSH_T(v, T, value)                           \
+  (PMR_LIKELY((v)->size < (v)->capacity)                         \
+       ? (((T *)(void *)(v)->data)[(v)->size++] = (value), true) \
+       : (pmr_vector_emplace_back(v) != NULL                     \
+              ? (*(T *)pmr_vector_back(v) = (value), true)       \
               : false))
 
 #ifdef __cplusplus

@@ -22,7 +22,8 @@ static void *malloc_allocate(pmr_mem_resource *self, size_t bytes,
   if (bytes == 0) bytes = 1;
   if (alignment <= PMR_MAX_ALIGN) return malloc(bytes);
   /* posix_memalign accepts any power of two >= sizeof(void *) and any size,
-   * including bytes < alignment (aligned_alloc has historically been pickier). */
+   * including bytes < alignment (aligned_alloc has historically been pickier).
+   */
   void *p = NULL;
   int rc = posix_memalign(&p, alignment, bytes);
   if (rc != 0) {
@@ -96,8 +97,7 @@ static void default_misuse_handler(const char *message, void *context) {
 static _Atomic(pmr_misuse_handler) misuse_handler = default_misuse_handler;
 static _Atomic(void *) misuse_context = NULL;
 
-pmr_misuse_handler pmr_set_misuse_handler(pmr_misuse_handler h,
-                                          void *context) {
+pmr_misuse_handler pmr_set_misuse_handler(pmr_misuse_handler h, void *context) {
   if (h == NULL) h = default_misuse_handler;
   atomic_store_explicit(&misuse_context, context, memory_order_release);
   return atomic_exchange_explicit(&misuse_handler, h, memory_order_acq_rel);

@@ -23,7 +23,8 @@
  *
  * Bad arguments are rejected by pmr_allocate itself, identically for every
  * resource, before any hook runs (see pmr_allocate). Hooks therefore always
- * receive a power-of-two alignment and a size with bytes + alignment <= SIZE_MAX.
+ * receive a power-of-two alignment and a size with bytes + alignment <=
+ * SIZE_MAX.
  */
 #ifndef PMR_MEM_RESOURCE_H
 #define PMR_MEM_RESOURCE_H
@@ -51,7 +52,7 @@ extern "C" {
 #ifdef __cplusplus
 #define PMR_MAX_ALIGN ((size_t)alignof(max_align_t))
 #else
-#define PMR_MAX_ALIGN ((size_t)_Alignof(max_align_t))
+#define PMR_MAX_ALIGN ((size_t) _Alignof(max_align_t))
 #endif
 
 typedef struct pmr_mem_resource pmr_mem_resource;
@@ -67,15 +68,16 @@ typedef struct pmr_mem_resource_ops {
   void (*deallocate)(pmr_mem_resource *self, void *p, size_t bytes,
                      size_t alignment);
   /* True when memory allocated from self may be deallocated through other.
-   * Called only when self != other. May be NULL: then only identity is equal. */
-  bool (*is_equal)(const pmr_mem_resource *self,
-                   const pmr_mem_resource *other);
+   * Called only when self != other. May be NULL: then only identity is equal.
+   */
+  bool (*is_equal)(const pmr_mem_resource *self, const pmr_mem_resource *other);
   /* Optional (may be NULL): tries to change the size of block p, allocated
    * from self with old_bytes and alignment, to new_bytes WITHOUT moving it.
    * Returns true when p now holds new_bytes (and must later be deallocated
    * with new_bytes); false leaves the block exactly as it was. A monotonic
    * buffer implements it for its most recent allocation, so containers grow
-   * there without copying. Called only with new_bytes <= SIZE_MAX - alignment. */
+   * there without copying. Called only with new_bytes <= SIZE_MAX - alignment.
+   */
   bool (*try_resize)(pmr_mem_resource *self, void *p, size_t old_bytes,
                      size_t new_bytes, size_t alignment);
 } pmr_mem_resource_ops;
@@ -90,7 +92,9 @@ struct pmr_mem_resource {
 void *pmr_impl_bad_request(size_t bytes, size_t alignment);
 
 /* True when a is a power of two (0 is not). */
-static inline bool pmr_is_pow2(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
+static inline bool pmr_is_pow2(size_t a) {
+  return a != 0 && (a & (a - 1)) == 0;
+}
 
 /* Allocates `bytes` bytes aligned to `alignment` from r.
  *
@@ -131,7 +135,8 @@ static inline bool pmr_is_equal(const pmr_mem_resource *a,
  * min(old_bytes, new_bytes) bytes are unchanged) and must be deallocated with
  * new_bytes. False: nothing changed (the resource cannot resize in place, or
  * not this block, or not by that much, or new_bytes is too large); the caller
- * typically allocates, copies and deallocates instead. Never fails otherwise. */
+ * typically allocates, copies and deallocates instead. Never fails otherwise.
+ */
 static inline bool pmr_try_resize(pmr_mem_resource *r, void *p,
                                   size_t old_bytes, size_t new_bytes,
                                   size_t alignment) {
@@ -170,7 +175,8 @@ void pmr_report_misuse(const char *format, ...)
 #endif
     ;
 
-/* Convenience: allocate with the alignment malloc would give (PMR_MAX_ALIGN). */
+/* Convenience: allocate with the alignment malloc would give (PMR_MAX_ALIGN).
+ */
 static inline void *pmr_malloc(pmr_mem_resource *r, size_t bytes) {
   return pmr_allocate(r, bytes, PMR_MAX_ALIGN);
 }

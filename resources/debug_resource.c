@@ -65,7 +65,8 @@ typedef struct {
   char name[64];
 } state;
 
-_Static_assert(sizeof(state) <= sizeof(((pmr_debug_resource *)0)->pmr_impl_state),
+_Static_assert(sizeof(state) <=
+                   sizeof(((pmr_debug_resource *)0)->pmr_impl_state),
                "pmr_debug_resource.pmr_impl_state is too small");
 _Static_assert(_Alignof(state) <= _Alignof(union {
                  void *p;
@@ -82,7 +83,8 @@ static state *mstate_of(const pmr_debug_resource *d) {
   return (state *)(void *)(uintptr_t)d->pmr_impl_state.bytes;
 }
 
-/* ---- block layout ---------------------------------------------------------- */
+/* ---- block layout ----------------------------------------------------------
+ */
 
 static size_t up_align(size_t alignment) {
   return alignment > MIN_ALIGN ? alignment : MIN_ALIGN;
@@ -110,12 +112,14 @@ static void write_front(const entry *e) {
   memset(base + sizeof(header), GUARD_BYTE, pre - sizeof(header));
 }
 
-/* ---- reports --------------------------------------------------------------- */
+/* ---- reports ---------------------------------------------------------------
+ */
 
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void report(state *s, const char *format, ...) {
+static void
+report(state *s, const char *format, ...) {
   char message[448];
   va_list args;
   va_start(args, format);
@@ -123,7 +127,8 @@ static void report(state *s, const char *format, ...) {
   va_end(args);
   ++s->c.misuse;
   if (s->name[0] != '\0')
-    pmr_report_misuse("debug_resource \"%s\" %p: %s", s->name, s->self, message);
+    pmr_report_misuse("debug_resource \"%s\" %p: %s", s->name, s->self,
+                      message);
   else
     pmr_report_misuse("debug_resource %p: %s", s->self, message);
 }
@@ -184,7 +189,8 @@ static size_t check_block(state *s, const entry *e, const char *found) {
   return problems;
 }
 
-/* ---- the table of user pointers -------------------------------------------- */
+/* ---- the table of user pointers --------------------------------------------
+ */
 
 static size_t slot_of(const state *s, const void *p) {
   return (size_t)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> s->shift);
@@ -232,7 +238,8 @@ static bool table_reserve(state *s) {
  * table are invalid afterwards). */
 static void table_remove(state *s, entry *e) {
   size_t mask = s->cap - 1, hole = (size_t)(e - s->slots);
-  for (size_t j = (hole + 1) & mask; s->slots[j].p != NULL; j = (j + 1) & mask) {
+  for (size_t j = (hole + 1) & mask; s->slots[j].p != NULL;
+       j = (j + 1) & mask) {
     size_t home = slot_of(s, s->slots[j].p);
     if (((j - home) & mask) >= ((j - hole) & mask)) {
       s->slots[hole] = s->slots[j];
@@ -243,7 +250,8 @@ static void table_remove(state *s, entry *e) {
   --s->count;
 }
 
-/* ---- rings ----------------------------------------------------------------- */
+/* ---- rings -----------------------------------------------------------------
+ */
 
 static bool ring_push(ring *r, unsigned char *p, uint64_t serial) {
   if (r->len == r->cap) {
@@ -277,7 +285,8 @@ static void ring_free(ring *r) {
   r->cap = r->head = r->len = 0;
 }
 
-/* ---- freeing --------------------------------------------------------------- */
+/* ---- freeing ---------------------------------------------------------------
+ */
 
 static void upstream_free(state *s, const entry *e) {
   size_t pre = prefix_of(e->alignment);
@@ -390,7 +399,8 @@ static entry *validate(state *s, void *p, size_t bytes, size_t alignment,
   }
   if (e->bytes != bytes || e->alignment != alignment) {
     report(s,
-           "%p (#%" PRIu64 ") was allocated with %zu bytes, alignment %zu, "
+           "%p (#%" PRIu64
+           ") was allocated with %zu bytes, alignment %zu, "
            "but %s %zu bytes, alignment %zu; ignored",
            p, e->serial, e->bytes, e->alignment,
            freeing ? "deallocated with" : "resized from", bytes, alignment);
@@ -399,7 +409,8 @@ static entry *validate(state *s, void *p, size_t bytes, size_t alignment,
   return e;
 }
 
-/* ---- hooks ----------------------------------------------------------------- */
+/* ---- hooks -----------------------------------------------------------------
+ */
 
 static bool over_limit(const state *s, size_t more) {
   return s->byte_limit_on && (s->c.bytes_in_use > s->byte_limit ||
@@ -451,7 +462,6 @@ static void *dbg_allocate(pmr_mem_resource *self, size_t bytes,
   errno = err;
   return p;
 }
-
 
 /* Abort after a report only when asked to and when no handler of the user's
  * is installed: a user's handler (a test asserting on messages) decides. */
@@ -510,7 +520,8 @@ static const pmr_mem_resource_ops debug_ops = {
     .try_resize = dbg_try_resize,
 };
 
-/* ---- public functions ------------------------------------------------------ */
+/* ---- public functions ------------------------------------------------------
+ */
 
 pmr_debug_resource_options pmr_debug_resource_default_options(void) {
   pmr_debug_resource_options o;

@@ -10,10 +10,10 @@
  * chunk itself and an over-aligned request needs no padding. */
 struct pmr_impl_mono_chunk {
   struct pmr_impl_mono_chunk *next;
-  char *start;     /* what upstream returned */
-  size_t size;     /* total bytes asked of upstream, header included */
+  char *start; /* what upstream returned */
+  size_t size; /* total bytes asked of upstream, header included */
   size_t alignment;
-  char *used_end;  /* bump position when this chunk stopped being current */
+  char *used_end; /* bump position when this chunk stopped being current */
 };
 
 typedef struct pmr_impl_mono_chunk chunk;
@@ -24,7 +24,8 @@ static void *mono_allocate(pmr_mem_resource *self, size_t bytes,
                            size_t alignment) {
   pmr_monotonic_buffer *m = (pmr_monotonic_buffer *)self;
   /* pmr_allocate already validated the arguments; skip the repeat. */
-  uintptr_t p = ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
+  uintptr_t p =
+      ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
   size_t n = bytes + (bytes == 0);
   if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
     m->cur = (char *)(p + n);
@@ -70,8 +71,8 @@ static bool mono_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
 /* Makes the initial buffer (possibly none) the current one, empty. */
 static void restart_initial(pmr_monotonic_buffer *m) {
   m->cur = m->initial_buffer;
-  m->end = m->initial_buffer != NULL ? m->initial_buffer + m->initial_size
-                                     : NULL;
+  m->end =
+      m->initial_buffer != NULL ? m->initial_buffer + m->initial_size : NULL;
   m->initial_used = 0;
   forget(m->cur, m->end);
 }
@@ -119,7 +120,8 @@ void pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
 static void free_list(pmr_mem_resource *upstream, chunk *c) {
   while (c != NULL) {
     chunk *next = c->next;
-    PMR_IMPL_UNDEFINED(c->start, (size_t)((char *)c - c->start)); /* open again */
+    PMR_IMPL_UNDEFINED(c->start,
+                       (size_t)((char *)c - c->start)); /* open again */
     pmr_deallocate(upstream, c->start, c->size, c->alignment);
     c = next;
   }
@@ -137,7 +139,8 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
   pmr_monotonic_buffer_release(m);
   /* The caller's buffer is theirs again. */
-  if (m->initial_buffer != NULL) PMR_IMPL_UNDEFINED(m->initial_buffer, m->initial_size);
+  if (m->initial_buffer != NULL)
+    PMR_IMPL_UNDEFINED(m->initial_buffer, m->initial_size);
 }
 
 /* Moves the chunks in use down to (not including) `keep` onto the spare
@@ -178,8 +181,8 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
   if (marker.chunk == NULL) {
     /* Back in the initial buffer (not restart_initial: what lies before
      * the marker is still in use). */
-    m->end = m->initial_buffer != NULL ? m->initial_buffer + m->initial_size
-                                       : NULL;
+    m->end =
+        m->initial_buffer != NULL ? m->initial_buffer + m->initial_size : NULL;
     m->initial_used = 0;
   } else {
     m->end = (char *)marker.chunk;
@@ -190,7 +193,7 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
 }
 
 void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
-                                   size_t alignment) {
+                                       size_t alignment) {
   size_t n = bytes + (bytes == 0);
   uintptr_t mask = ~(uintptr_t)(alignment - 1);
 

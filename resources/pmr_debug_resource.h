@@ -92,7 +92,7 @@ typedef struct pmr_debug_counts {
   uint64_t deallocations;      /* accepted ones (misuse is not counted) */
   uint64_t failed_allocations; /* injected or upstream failures */
   uint64_t injected_failures;
-  uint64_t misuse;             /* problems reported so far, leaks included */
+  uint64_t misuse; /* problems reported so far, leaks included */
   size_t blocks_in_use, bytes_in_use, peak_bytes_in_use;
   size_t quarantined_blocks, quarantined_bytes;
 } pmr_debug_counts;

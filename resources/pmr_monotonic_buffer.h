@@ -10,8 +10,8 @@
  *   - Then chunks come from upstream. The first is the initial chunk size
  *     (default PMR_MONOTONIC_DEFAULT_CHUNK, or the initial buffer's size if
  *     larger); each following chunk is twice the previous one, up to
- *     PMR_MONOTONIC_MAX_CHUNK. A request larger than the next chunk gets a chunk
- *     just big enough for it. Every chunk is asked with alignment
+ *     PMR_MONOTONIC_MAX_CHUNK. A request larger than the next chunk gets a
+ * chunk just big enough for it. Every chunk is asked with alignment
  *     PMR_MAX_ALIGN, except a chunk made for an over-aligned request, which is
  *     asked with that alignment alone (later chunks are not over-aligned).
  *     Chunk sizes include a small header kept at the chunk's end.
@@ -35,22 +35,23 @@ struct pmr_impl_mono_chunk;
 
 /* Fields are private: use the functions below. */
 typedef struct pmr_monotonic_buffer {
-  pmr_mem_resource base;            /* first: the abstract resource */
-  char *cur;                        /* next free byte of the current buffer */
-  char *end;                        /* end of the current buffer */
-  struct pmr_impl_mono_chunk *chunks;   /* chunks in use, newest first */
-  struct pmr_impl_mono_chunk *spare;    /* chunks kept by reset/rewind */
+  pmr_mem_resource base;              /* first: the abstract resource */
+  char *cur;                          /* next free byte of the current buffer */
+  char *end;                          /* end of the current buffer */
+  struct pmr_impl_mono_chunk *chunks; /* chunks in use, newest first */
+  struct pmr_impl_mono_chunk *spare;  /* chunks kept by reset/rewind */
   pmr_mem_resource *upstream;
   char *initial_buffer;
   size_t initial_size;
-  size_t initial_next;              /* first chunk size, restored by release */
-  size_t next_size;                 /* size of the next chunk from upstream */
-  size_t initial_used;              /* bytes used in the initial buffer when left */
+  size_t initial_next; /* first chunk size, restored by release */
+  size_t next_size;    /* size of the next chunk from upstream */
+  size_t initial_used; /* bytes used in the initial buffer when left */
 } pmr_monotonic_buffer;
 
 /* A position to rewind to (see pmr_monotonic_buffer_mark). */
 typedef struct pmr_monotonic_marker {
-  struct pmr_impl_mono_chunk *chunk; /* current chunk at mark time (NULL: initial) */
+  struct pmr_impl_mono_chunk
+      *chunk; /* current chunk at mark time (NULL: initial) */
   char *cur;
 } pmr_monotonic_marker;
 
@@ -112,7 +113,7 @@ size_t pmr_monotonic_buffer_next_chunk_size(const pmr_monotonic_buffer *m);
 
 /* Slow path of pmr_monotonic_buffer_allocate. Not for direct use. */
 void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
-                                   size_t alignment);
+                                       size_t alignment);
 
 #if defined(__SANITIZE_ADDRESS__) || defined(PMR_VALGRIND)
 #define PMR_IMPL_MONOTONIC_CHECKED 1
@@ -135,8 +136,10 @@ static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
 #endif
   if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
     return pmr_impl_bad_request(bytes, alignment);
-  uintptr_t p = ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
-  size_t n = bytes + (bytes == 0); /* 0 bytes still advance: distinct pointers */
+  uintptr_t p =
+      ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
+  size_t n =
+      bytes + (bytes == 0); /* 0 bytes still advance: distinct pointers */
   if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
     m->cur = (char *)(p + n);
     return (void *)p;

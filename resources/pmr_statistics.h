@@ -66,10 +66,10 @@ typedef struct pmr_statistics_counts {
   uint64_t allocations;        /* successful allocate calls */
   uint64_t failed_allocations; /* allocate calls upstream failed */
   uint64_t deallocations;
-  uint64_t resizes;            /* successful try_resize calls */
-  size_t blocks_in_use;        /* allocations - deallocations */
-  size_t bytes_in_use;         /* requested bytes of the blocks in use */
-  size_t peak_bytes_in_use;    /* since init or the last reset_peak */
+  uint64_t resizes;         /* successful try_resize calls */
+  size_t blocks_in_use;     /* allocations - deallocations */
+  size_t bytes_in_use;      /* requested bytes of the blocks in use */
+  size_t peak_bytes_in_use; /* since init or the last reset_peak */
   uint64_t total_bytes_allocated;
   uint64_t histogram[PMR_STATISTICS_BUCKETS]; /* successful allocations */
 } pmr_statistics_counts;

@@ -9,10 +9,10 @@
  * thread's magazine; deallocate puts it into it, whichever thread allocated
  * the block (blocks are not owned by threads). The allocator does not write
  * into free blocks (only out-of-memory paths, which keep a block on a list
- * when no magazine can be had). Behind the caches is the instance's central pool (the
- * size classes and chunks of pmr_unsynchronized_pool), in 8 shards with one
- * small lock per shard and class; each thread has a home shard (round robin
- * among the threads that use the instance):
+ * when no magazine can be had). Behind the caches is the instance's central
+ * pool (the size classes and chunks of pmr_unsynchronized_pool), in 8 shards
+ * with one small lock per shard and class; each thread has a home shard (round
+ * robin among the threads that use the instance):
  *   - when both of a thread's magazines are full, it gives one to its home
  *     shard for an empty one; when both are empty, it takes a full one, from
  *     its home shard or else (taking over that shard's whole stack) from
@@ -74,11 +74,11 @@ typedef struct pmr_thread_cache_options {
 
 /* A snapshot; exact when no other thread is using the instance. */
 typedef struct pmr_thread_cache_stats {
-  size_t threads;        /* threads that have a cache now */
-  size_t cached_blocks;  /* free blocks parked in thread caches */
+  size_t threads;       /* threads that have a cache now */
+  size_t cached_blocks; /* free blocks parked in thread caches */
   size_t cached_bytes;
-  size_t refills;        /* magazines of blocks: central pool -> a thread */
-  size_t flushes;        /* magazines of blocks: a thread -> central pool */
+  size_t refills; /* magazines of blocks: central pool -> a thread */
+  size_t flushes; /* magazines of blocks: a thread -> central pool */
 } pmr_thread_cache_stats;
 
 /* The state is private; its size is fixed here so an instance can live in

@@ -49,10 +49,9 @@ size_t pmr_statistics_bucket_limit(unsigned i) {
 /* Raises the peak to at least now; a CAS loop since no atomic max exists. */
 static void raise_peak(state *s, size_t now) {
   size_t peak = LOAD(s->peak);
-  while (now > peak &&
-         !atomic_compare_exchange_weak_explicit(&s->peak, &peak, now,
-                                                memory_order_relaxed,
-                                                memory_order_relaxed)) {
+  while (now > peak && !atomic_compare_exchange_weak_explicit(
+                           &s->peak, &peak, now, memory_order_relaxed,
+                           memory_order_relaxed)) {
   }
 }
 
@@ -157,15 +156,18 @@ bool pmr_statistics_report(const pmr_statistics *s, FILE *out) {
   ok &= fprintf(out, "pmr_statistics %p (upstream %p)\n", (const void *)s,
                 (void *)cstate_of(s)->upstream) >= 0;
   ok &= fprintf(out,
-                "  allocations:      %" PRIu64 " (failed: %" PRIu64 ")\n"
-                "  deallocations:    %" PRIu64 "\n"
-                "  resizes:          %" PRIu64 "\n"
+                "  allocations:      %" PRIu64 " (failed: %" PRIu64
+                ")\n"
+                "  deallocations:    %" PRIu64
+                "\n"
+                "  resizes:          %" PRIu64
+                "\n"
                 "  in use:           %zu blocks, %zu bytes\n"
                 "  peak in use:      %zu bytes\n"
                 "  total allocated:  %" PRIu64 " bytes\n",
-                c.allocations, c.failed_allocations, c.deallocations,
-                c.resizes, c.blocks_in_use, c.bytes_in_use,
-                c.peak_bytes_in_use, c.total_bytes_allocated) >= 0;
+                c.allocations, c.failed_allocations, c.deallocations, c.resizes,
+                c.blocks_in_use, c.bytes_in_use, c.peak_bytes_in_use,
+                c.total_bytes_allocated) >= 0;
   ok &= fprintf(out, "  allocations by size (bytes):\n") >= 0;
   for (unsigned i = 0; i < PMR_STATISTICS_BUCKETS; ++i) {
     if (c.histogram[i] == 0) continue;

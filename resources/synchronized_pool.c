@@ -16,15 +16,16 @@ typedef struct shard {
 typedef struct {
   _Atomic(shard *) shards[PMR_SYNC_POOL_SHARDS];
   pmr_mem_resource *upstream;
-  pmr_pool_options opts; /* effective */
-  size_t largest;        /* = opts.largest_required_pool_block */
-  size_t small_limit;    /* min(largest, table limit): the fast path's sizes */
-  pmr_impl_spin big_lock;    /* guards big and debug */
+  pmr_pool_options opts;  /* effective */
+  size_t largest;         /* = opts.largest_required_pool_block */
+  size_t small_limit;     /* min(largest, table limit): the fast path's sizes */
+  pmr_impl_spin big_lock; /* guards big and debug */
   pmr_impl_big_block big;
   pmr_impl_track *debug; /* PMR_DEBUG builds only */
 } state;
 
-_Static_assert(sizeof(state) <= sizeof(((pmr_synchronized_pool *)0)->pmr_impl_state),
+_Static_assert(sizeof(state) <=
+                   sizeof(((pmr_synchronized_pool *)0)->pmr_impl_state),
                "pmr_synchronized_pool.pmr_impl_state is too small");
 
 static state *state_of(pmr_mem_resource *self) {
@@ -86,7 +87,8 @@ PMR_NOINLINE static shard *lock_my_shard(state *s) {
   shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
   if (PMR_LIKELY(sh != NULL && pmr_impl_spin_try_lock(&sh->lock))) return sh;
   /* Busy (or not created yet): look for an idle shard, creating ours first. */
-  if (sh == NULL && (sh = create_shard(s, i)) != NULL && pmr_impl_spin_try_lock(&sh->lock))
+  if (sh == NULL && (sh = create_shard(s, i)) != NULL &&
+      pmr_impl_spin_try_lock(&sh->lock))
     return sh;
   for (unsigned n = 1; n < PMR_SYNC_POOL_SHARDS; ++n) {
     unsigned j = (i + n) % PMR_SYNC_POOL_SHARDS;
@@ -107,9 +109,11 @@ PMR_NOINLINE static shard *lock_my_shard(state *s) {
 }
 
 /* The class of index `at` (a byte offset) in another shard. */
-static pmr_impl_pool_class *same_class(shard *sh, const pmr_impl_pool_core *mine,
-                                   const pmr_impl_pool_class *k) {
-  return (pmr_impl_pool_class *)(void *)((char *)&sh->core +
+static pmr_impl_pool_class *same_class(shard *sh,
+                                       const pmr_impl_pool_core *mine,
+                                       const pmr_impl_pool_class *k) {
+  return (
+      pmr_impl_pool_class *)(void *)((char *)&sh->core +
                                      ((const char *)k - (const char *)mine));
 }
 
@@ -132,7 +136,8 @@ static bool steal(state *s, shard *mine, pmr_impl_pool_class *k) {
 }
 
 /* Under sh's lock: the class is empty; steal, or refill from upstream. */
-PMR_NOINLINE static void *sync_take_slow(state *s, shard *sh, pmr_impl_pool_class *k) {
+PMR_NOINLINE static void *sync_take_slow(state *s, shard *sh,
+                                         pmr_impl_pool_class *k) {
   if (steal(s, sh, k)) return pmr_impl_pool_take(k);
   return pmr_impl_pool_core_refill(&sh->core, k);
 }
@@ -152,12 +157,14 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
   if (PMR_LIKELY(is_pooled(s, bytes, alignment))) {
     shard *sh = lock_my_shard(s);
     if (PMR_UNLIKELY(sh == NULL)) return NULL;
-    pmr_impl_pool_class *k = pmr_impl_pool_find_nonzero(&sh->core, bytes, alignment);
+    pmr_impl_pool_class *k =
+        pmr_impl_pool_find_nonzero(&sh->core, bytes, alignment);
     p = pmr_impl_pool_take(k);
     if (PMR_UNLIKELY(p == NULL)) p = sync_take_slow(s, sh, k);
     pmr_impl_spin_unlock(&sh->lock);
   } else {
-    p = pmr_impl_big_alloc(&s->big, &s->big_lock, s->upstream, bytes, alignment);
+    p = pmr_impl_big_alloc(&s->big, &s->big_lock, s->upstream, bytes,
+                           alignment);
   }
 #ifdef PMR_DEBUG
   if (p != NULL) {
@@ -177,8 +184,9 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   if (PMR_LIKELY(sz <= s->small_limit)) {
     shard *sh = try_my_shard(s);
     if (PMR_LIKELY(sh != NULL)) {
-      pmr_impl_pool_class *k = (pmr_impl_pool_class *)(void *)(
-          (char *)&sh->core + sh->core.small[(sz + 7) >> 3]);
+      pmr_impl_pool_class *k =
+          (pmr_impl_pool_class *)(void *)((char *)&sh->core +
+                                          sh->core.small[(sz + 7) >> 3]);
       void *p = pmr_impl_pool_take(k);
       pmr_impl_spin_unlock(&sh->lock);
       if (PMR_LIKELY(p != NULL)) return p;
@@ -194,14 +202,15 @@ PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
   bool pooled = is_pooled(s, bytes, alignment);
 #ifdef PMR_DEBUG
   pmr_impl_spin_lock(&s->big_lock);
-  bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p, bytes,
-                                 alignment, pooled);
+  bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p,
+                                     bytes, alignment, pooled);
   pmr_impl_spin_unlock(&s->big_lock);
   if (!ok) return;
 #endif
   if (PMR_LIKELY(pooled)) {
     shard *sh = lock_my_shard(s); /* never NULL: p came from some shard */
-    pmr_impl_pool_put(pmr_impl_pool_find_nonzero(&sh->core, bytes, alignment), p);
+    pmr_impl_pool_put(pmr_impl_pool_find_nonzero(&sh->core, bytes, alignment),
+                      p);
     pmr_impl_spin_unlock(&sh->lock);
   } else {
     pmr_impl_big_free(&s->big_lock, s->upstream, p, bytes, alignment);
@@ -216,9 +225,10 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
     shard *sh = try_my_shard(s);
     if (PMR_LIKELY(sh != NULL)) {
-      pmr_impl_pool_put((pmr_impl_pool_class *)(void *)((char *)&sh->core +
-                                                sh->core.small[(sz + 7) >> 3]),
-                    p);
+      pmr_impl_pool_put(
+          (pmr_impl_pool_class *)(void *)((char *)&sh->core +
+                                          sh->core.small[(sz + 7) >> 3]),
+          p);
       pmr_impl_spin_unlock(&sh->lock);
       return;
     }
@@ -242,8 +252,9 @@ void pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   s->upstream = pmr_resource_or_default(upstream);
   s->opts = pmr_impl_pool_effective_options(opts);
   s->largest = s->opts.largest_required_pool_block;
-  s->small_limit = s->largest < PMR_IMPL_POOL_TABLE_LIMIT ? s->largest
-                                                      : PMR_IMPL_POOL_TABLE_LIMIT;
+  s->small_limit = s->largest < PMR_IMPL_POOL_TABLE_LIMIT
+                       ? s->largest
+                       : PMR_IMPL_POOL_TABLE_LIMIT;
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG
@@ -256,8 +267,8 @@ void pmr_synchronized_pool_init(pmr_synchronized_pool *p,
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
   state *s = state_of(&p->base);
   for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i) {
-    shard *sh = atomic_exchange_explicit(&s->shards[i], NULL,
-                                         memory_order_acq_rel);
+    shard *sh =
+        atomic_exchange_explicit(&s->shards[i], NULL, memory_order_acq_rel);
     if (sh == NULL) continue;
     pmr_impl_pool_core_release(&sh->core);
     pmr_deallocate(s->upstream, sh, sizeof(shard), alignof(shard));

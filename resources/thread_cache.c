@@ -33,9 +33,9 @@
 #include "resources/internal/pool_core.h"
 #include "resources/internal/spin_lock.h"
 
-#define DIRECT_SLOTS 64           /* slots a record maps without indirection */
+#define DIRECT_SLOTS 64  /* slots a record maps without indirection */
 #define MAX_LIMIT 65534u /* a magazine's blocks fit a uint16_t */
-#define SHARDS 8 /* shards of the central pool */
+#define SHARDS 8         /* shards of the central pool */
 
 /* A magazine (Bonwick's design, as in Solaris' kmem and vmem): an array of
  * free blocks of one class. Freeing stores a pointer into the array and
@@ -124,11 +124,12 @@ typedef struct tc_state {
   uint16_t cap[PMR_IMPL_POOL_CLASSES]; /* blocks per magazine, by class */
   pmr_impl_pool_core core; /* the central pool's classes and chunks */
   pmr_impl_spin class_lock[PMR_IMPL_POOL_CLASSES]; /* core.classes[i].free */
-  pmr_impl_spin chunk_lock; /* core.chunks */
+  pmr_impl_spin chunk_lock;                        /* core.chunks */
   pmr_impl_spin big_lock;
   pmr_impl_big_block big;
   pmr_thread_cache_options opts;
-  tc_cache *caches; /* every thread's cache for this instance (registry mutex) */
+  tc_cache
+      *caches; /* every thread's cache for this instance (registry mutex) */
   size_t gone_refills, gone_flushes; /* of caches freed (registry mutex) */
   atomic_uint next_home;
   /* A thread gives magazines to and takes them from its home shard; when
@@ -140,13 +141,16 @@ typedef struct tc_state {
   tc_shard *shards; /* SHARDS of them */
 } tc_state;
 
-_Static_assert(sizeof(tc_state) <= sizeof(((pmr_thread_cache *)0)->pmr_impl_state),
+_Static_assert(sizeof(tc_state) <=
+                   sizeof(((pmr_thread_cache *)0)->pmr_impl_state),
                "pmr_thread_cache.pmr_impl_state is too small");
-_Static_assert(offsetof(tc_cache, cls) == 0 && sizeof(tc_class) % 8 == 0 &&
-                   24 * sizeof(tc_class) / 8 <= UINT8_MAX,
-               "small_off holds the offsets of the 24 classes up to 1024 bytes");
+_Static_assert(
+    offsetof(tc_cache, cls) == 0 && sizeof(tc_class) % 8 == 0 &&
+        24 * sizeof(tc_class) / 8 <= UINT8_MAX,
+    "small_off holds the offsets of the 24 classes up to 1024 bytes");
 _Static_assert(MAX_LIMIT / 2 <= UINT16_MAX, "magazine counts are uint16_t");
-_Static_assert(sizeof(tc_shard) % 64 == 0, "shards should not share cache lines");
+_Static_assert(sizeof(tc_shard) % 64 == 0,
+               "shards should not share cache lines");
 
 static tc_state *state_of(pmr_mem_resource *self) {
   return (tc_state *)(void *)((pmr_thread_cache *)self)->pmr_impl_state.bytes;
@@ -155,7 +159,8 @@ static const tc_state *cstate_of(const pmr_thread_cache *tc) {
   return (const tc_state *)(const void *)tc->pmr_impl_state.bytes;
 }
 
-/* ---- the registry ---------------------------------------------------------- */
+/* ---- the registry ----------------------------------------------------------
+ */
 
 static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
 static tc_state **slots; /* slot -> live instance, NULL when free */
@@ -188,8 +193,9 @@ static bool no_cache_ready; /* registry mutex */
 #define NC &no_cache
 #define NC8 NC, NC, NC, NC, NC, NC, NC, NC
 _Static_assert(DIRECT_SLOTS == 64, "tl_direct's initializer has 65 entries");
-static _Thread_local _Atomic(tc_cache *) tl_direct[DIRECT_SLOTS + 1] INITIAL_EXEC = {
-    NC8, NC8, NC8, NC8, NC8, NC8, NC8, NC8, NC};
+static _Thread_local _Atomic(tc_cache *)
+    tl_direct[DIRECT_SLOTS + 1] INITIAL_EXEC = {NC8, NC8, NC8, NC8, NC8,
+                                                NC8, NC8, NC8, NC};
 #undef NC8
 #undef NC
 
@@ -197,7 +203,8 @@ static _Thread_local _Atomic(tc_cache *) tl_direct[DIRECT_SLOTS + 1] INITIAL_EXE
  * instruction, %fs-relative at an offset computed once per instance
  * (initial-exec TLS sits at the same offset from every thread's pointer). */
 #if defined(__x86_64__) && defined(__LP64__) && defined(__linux__) && \
-    (defined(__GNUC__) || defined(__clang__)) && !defined(PMR_THREAD_CACHE_PORTABLE_TLS)
+    (defined(__GNUC__) || defined(__clang__)) &&                      \
+    !defined(PMR_THREAD_CACHE_PORTABLE_TLS)
 #define TC_SEG_FS 1
 static uintptr_t tls_offset(const void *addr) {
   uintptr_t tp; /* the x86-64 TLS ABI keeps the thread pointer at %fs:0 */
@@ -250,14 +257,16 @@ static void init_no_cache(void) {
 }
 
 static _Atomic(tc_cache *) *entry_of(tc_record *rec, size_t slot) {
-  if (slot < DIRECT_SLOTS) return rec->direct != NULL ? &rec->direct[slot] : NULL;
+  if (slot < DIRECT_SLOTS)
+    return rec->direct != NULL ? &rec->direct[slot] : NULL;
   slot -= DIRECT_SLOTS;
   return slot < rec->more_cap ? &rec->more[slot] : NULL;
 }
 
 /* The cache in entry e; NULL for none (no entry, NULL or &no_cache). */
 static tc_cache *cache_at(_Atomic(tc_cache *) *e) {
-  tc_cache *c = e != NULL ? atomic_load_explicit(e, memory_order_relaxed) : NULL;
+  tc_cache *c =
+      e != NULL ? atomic_load_explicit(e, memory_order_relaxed) : NULL;
   return c != &no_cache ? c : NULL;
 }
 
@@ -298,7 +307,8 @@ static tc_cache *get_cache(tc_state *s) {
   pthread_mutex_lock(&registry);
   _Atomic(tc_cache *) *e = entry_of(rec, s->slot);
   if (e == NULL) { /* grow the record's overflow map */
-    size_t want = s->slot - DIRECT_SLOTS + 1, cap = rec->more_cap ? rec->more_cap : 8;
+    size_t want = s->slot - DIRECT_SLOTS + 1,
+           cap = rec->more_cap ? rec->more_cap : 8;
     while (cap < want) cap *= 2;
     _Atomic(tc_cache *) *more =
         (_Atomic(tc_cache *) *)calloc(cap, sizeof(_Atomic(tc_cache *)));
@@ -307,7 +317,8 @@ static tc_cache *get_cache(tc_state *s) {
       return NULL;
     }
     for (size_t i = 0; i < rec->more_cap; ++i)
-      atomic_init(&more[i], atomic_load_explicit(&rec->more[i], memory_order_relaxed));
+      atomic_init(&more[i],
+                  atomic_load_explicit(&rec->more[i], memory_order_relaxed));
     free(rec->more);
     rec->more = more;
     rec->more_cap = cap;
@@ -321,7 +332,9 @@ static tc_cache *get_cache(tc_state *s) {
       load_mag(&c->cls[i], NULL, 0);
     }
     /* Round robin: threads that share an instance get different homes. */
-    c->home = atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed) % SHARDS;
+    c->home =
+        atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed) %
+        SHARDS;
     c->owner = s;
     c->rec = rec;
     c->slot = s->slot;
@@ -391,7 +404,8 @@ static void swap_magazines(tc_class *k) {
   set_count(&k->prev_count, n);
 }
 
-/* ---- the central pool ----------------------------------------------------- */
+/* ---- the central pool -----------------------------------------------------
+ */
 
 static size_t mag_bytes(const tc_state *s, unsigned idx) {
   return offsetof(tc_mag, slot) + ((size_t)s->cap[idx] + 1) * sizeof(void *);
@@ -426,7 +440,8 @@ static void push_mag(struct tc_stack *st, tc_mag *m, size_t n) {
 }
 
 /* Gives magazine m (holding n blocks) of class idx to shard home. */
-static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m, size_t n) {
+static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
+                    size_t n) {
   struct tc_stack *st = &s->shards[home].cls[idx];
   pmr_impl_spin_lock(&st->lock);
   push_mag(st, m, n);
@@ -452,7 +467,8 @@ static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
     pmr_impl_spin_unlock(&st->lock);
   }
   if (m == NULL) {
-    m = (tc_mag *)pmr_allocate(s->core.upstream, mag_bytes(s, idx), _Alignof(tc_mag));
+    m = (tc_mag *)pmr_allocate(s->core.upstream, mag_bytes(s, idx),
+                               _Alignof(tc_mag));
     if (m != NULL) m->slot[0] = NULL;
   }
   return m;
@@ -466,7 +482,8 @@ static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
  * from, in the same critical section (then *spare becomes NULL): a thread
  * that frees what another allocates finds empty magazines at home. NULL
  * when no shard has a full magazine. */
-static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx, tc_mag **spare) {
+static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
+                         tc_mag **spare) {
   struct tc_stack *h = &s->shards[home].cls[idx];
   tc_mag *m = NULL;
   if (full_head(h) != NULL) {
@@ -483,7 +500,8 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx, tc_mag **spar
     unsigned other = (home + i) % SHARDS;
     struct tc_stack *v = &s->shards[other].cls[idx];
     if (full_head(v) == NULL) continue;
-    struct tc_stack *first = other < home ? v : h, *second = other < home ? h : v;
+    struct tc_stack *first = other < home ? v : h,
+                    *second = other < home ? h : v;
     pmr_impl_spin_lock(&first->lock);
     pmr_impl_spin_lock(&second->lock);
     m = full_head(v);
@@ -525,7 +543,8 @@ static bool new_run(tc_state *s, struct tc_stack *h, unsigned idx) {
   pmr_impl_spin_unlock(&h->lock);
   if (spare) {
     char *last = start + (n - 1) * ck->block;
-    for (char *b = start; b < last; b += ck->block) pmr_impl_link_set(b, b + ck->block);
+    for (char *b = start; b < last; b += ck->block)
+      pmr_impl_link_set(b, b + ck->block);
     pmr_impl_spin_lock(&s->class_lock[idx]);
     pmr_impl_link_set(last, ck->free);
     ck->free = start;
@@ -539,7 +558,8 @@ static bool new_run(tc_state *s, struct tc_stack *h, unsigned idx) {
  * out-of-memory paths left in the class's list first, else a run carved
  * from the home shard's chunk (a new chunk from upstream when needed).
  * Returns n; 0 when upstream fails. */
-static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot, size_t want) {
+static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot,
+                   size_t want) {
   pmr_impl_pool_class *ck = &s->core.classes[idx];
   size_t n = 0;
   pmr_impl_spin_lock(&s->class_lock[idx]);
@@ -585,7 +605,10 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
     return tc_pop(k);
   }
   if (loaded_of(k) == NULL) {
-    load_mag(k, k->prev != NULL ? k->prev : trade_for_empty(s, c->home, idx, NULL, 0), 0);
+    load_mag(
+        k,
+        k->prev != NULL ? k->prev : trade_for_empty(s, c->home, idx, NULL, 0),
+        0);
     k->prev = NULL;
   }
   tc_mag *m = loaded_of(k);
@@ -605,7 +628,8 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
 /* Thread class k (of cache c) is full: swaps magazines, or gives the full
  * one to the central pool for an empty one, and stores p. Without any
  * magazine (out of memory), p goes to the class's list in the central pool. */
-static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx, void *p) {
+static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx,
+                     void *p) {
   if (k->prev != NULL && get_count(&k->prev_count) == 0) {
     swap_magazines(k);
   } else {
@@ -632,8 +656,10 @@ static void flush_all(tc_cache *c) {
   tc_state *s = c->owner;
   for (unsigned idx = 0; idx < PMR_IMPL_POOL_CLASSES; ++idx) {
     tc_class *k = &c->cls[idx];
-    if (loaded_of(k) != NULL) put_mag(s, c->home, idx, loaded_of(k), loaded_count(k));
-    if (k->prev != NULL) put_mag(s, c->home, idx, k->prev, get_count(&k->prev_count));
+    if (loaded_of(k) != NULL)
+      put_mag(s, c->home, idx, loaded_of(k), loaded_count(k));
+    if (k->prev != NULL)
+      put_mag(s, c->home, idx, k->prev, get_count(&k->prev_count));
     load_mag(k, NULL, 0);
     k->prev = NULL;
     set_count(&k->prev_count, 0);
@@ -652,8 +678,10 @@ static void unlink_cache(tc_cache *c) {
 /* Frees cache c, keeping its magazine counts in its instance's totals
  * (registry mutex held). */
 static void retire_cache(tc_cache *c) {
-  c->owner->gone_refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
-  c->owner->gone_flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
+  c->owner->gone_refills +=
+      atomic_load_explicit(&c->refills, memory_order_relaxed);
+  c->owner->gone_flushes +=
+      atomic_load_explicit(&c->flushes, memory_order_relaxed);
   free(c);
 }
 
@@ -682,7 +710,8 @@ static void drop_caches(tc_state *s) {
   pthread_mutex_lock(&registry);
   for (tc_cache *c = s->caches, *next; c != NULL; c = next) {
     next = c->next;
-    atomic_store_explicit(entry_of(c->rec, c->slot), &no_cache, memory_order_relaxed);
+    atomic_store_explicit(entry_of(c->rec, c->slot), &no_cache,
+                          memory_order_relaxed);
     flush_all(c); /* its magazines go where release finds them */
     retire_cache(c);
   }
@@ -690,16 +719,19 @@ static void drop_caches(tc_state *s) {
   pthread_mutex_unlock(&registry);
 }
 
-/* ---- the resource --------------------------------------------------------- */
+/* ---- the resource ---------------------------------------------------------
+ */
 
 /* The slow paths take self, so the fast paths reach them by a jump with
  * their arguments in place. */
 PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
                                            size_t alignment) {
   tc_state *s = state_of(self);
-  pmr_impl_pool_class *ck = pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
+  pmr_impl_pool_class *ck =
+      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
-    return pmr_impl_big_alloc(&s->big, &s->big_lock, s->core.upstream, bytes, alignment);
+    return pmr_impl_big_alloc(&s->big, &s->big_lock, s->core.upstream, bytes,
+                              alignment);
   }
   unsigned idx = (unsigned)(ck - s->core.classes);
   tc_cache *c = find_cache(s);
@@ -712,7 +744,8 @@ PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
 PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
                                             size_t bytes, size_t alignment) {
   tc_state *s = state_of(self);
-  pmr_impl_pool_class *ck = pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
+  pmr_impl_pool_class *ck =
+      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
     pmr_impl_big_free(&s->big_lock, s->core.upstream, p, bytes, alignment);
     return;
@@ -741,7 +774,8 @@ static inline size_t fast_index(size_t bytes, size_t alignment) {
 /* The calling thread's class for fast index x < s->small_limit: in
  * no_cache when the thread has no cache for s. */
 static inline tc_class *my_class(const tc_state *s, size_t x) {
-  return (tc_class *)(void *)((char *)my_cache(s) + (size_t)s->small_off[x] * 8);
+  return (tc_class *)(void *)((char *)my_cache(s) +
+                              (size_t)s->small_off[x] * 8);
 }
 
 /* The fast paths: tc_pop and tc_push on the calling thread's class, with
@@ -762,7 +796,8 @@ static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                           size_t alignment) {
   const tc_state *s = state_of(self);
   size_t x = fast_index(bytes, alignment);
-  if (PMR_LIKELY(x < s->small_limit) && PMR_LIKELY(tc_push(my_class(s, x), p))) return;
+  if (PMR_LIKELY(x < s->small_limit) && PMR_LIKELY(tc_push(my_class(s, x), p)))
+    return;
   tc_deallocate_slow(self, p, bytes, alignment);
 }
 
@@ -813,13 +848,15 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   if (opts != NULL) o = *opts;
   o.pool = pmr_impl_pool_effective_options(&o.pool);
   o.max_cached_blocks =
-      clamp(o.max_cached_blocks, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS, MAX_LIMIT);
-  o.max_cached_bytes = clamp(o.max_cached_bytes,
-                             PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES, SIZE_MAX);
+      clamp(o.max_cached_blocks, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS,
+            MAX_LIMIT);
+  o.max_cached_bytes = clamp(
+      o.max_cached_bytes, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES, SIZE_MAX);
   s->opts = o;
   pmr_impl_pool_core_init(&s->core, &o.pool, upstream);
-  s->small_limit = s->core.largest < PMR_IMPL_POOL_TABLE_LIMIT ? s->core.largest
-                                                           : PMR_IMPL_POOL_TABLE_LIMIT;
+  s->small_limit = s->core.largest < PMR_IMPL_POOL_TABLE_LIMIT
+                       ? s->core.largest
+                       : PMR_IMPL_POOL_TABLE_LIMIT;
   for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
     size_t limit = o.max_cached_bytes / s->core.classes[i].block;
     if (limit > o.max_cached_blocks) limit = o.max_cached_blocks;
@@ -830,10 +867,12 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
     /* Rounded size x + 1 (pooled: at most small_limit): core's entry
      * x / 8 + 1, one of the 24 classes up to 1024 bytes. */
     const char *k = (const char *)&s->core + s->core.small[x / 8 + 1];
-    size_t idx = (size_t)((const pmr_impl_pool_class *)(const void *)k - s->core.classes);
+    size_t idx = (size_t)((const pmr_impl_pool_class *)(const void *)k -
+                          s->core.classes);
     s->small_off[x] = (uint8_t)(idx * sizeof(tc_class) / 8);
   }
-  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) atomic_init(&s->class_lock[i], 0);
+  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i)
+    atomic_init(&s->class_lock[i], 0);
   atomic_init(&s->chunk_lock, 0);
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big);
@@ -924,7 +963,8 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
   return st;
 }
 
-pmr_thread_cache_options pmr_thread_cache_get_options(const pmr_thread_cache *tc) {
+pmr_thread_cache_options pmr_thread_cache_get_options(
+    const pmr_thread_cache *tc) {
   return cstate_of(tc)->opts;
 }
 

@@ -11,11 +11,13 @@ typedef struct {
   pmr_impl_track *debug; /* PMR_DEBUG builds only; NULL otherwise */
 } state;
 
-_Static_assert(sizeof(state) <= sizeof(((pmr_unsynchronized_pool *)0)->pmr_impl_state),
+_Static_assert(sizeof(state) <=
+                   sizeof(((pmr_unsynchronized_pool *)0)->pmr_impl_state),
                "pmr_unsynchronized_pool.pmr_impl_state is too small");
 
 static state *state_of(pmr_mem_resource *self) {
-  return (state *)(void *)((pmr_unsynchronized_pool *)self)->pmr_impl_state.bytes;
+  return (state *)(void *)((pmr_unsynchronized_pool *)self)
+      ->pmr_impl_state.bytes;
 }
 static const state *cstate_of(const pmr_unsynchronized_pool *p) {
   return (const state *)(const void *)p->pmr_impl_state.bytes;
@@ -25,9 +27,11 @@ static const state *cstate_of(const pmr_unsynchronized_pool *p) {
  * oversize requests. Out of line so the fast path stays a leaf. */
 PMR_NOINLINE static void *unsync_allocate_slow(state *s, size_t bytes,
                                                size_t alignment) {
-  pmr_impl_pool_class *k = pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
+  pmr_impl_pool_class *k =
+      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (k == &s->core.empty)
-    return pmr_impl_big_alloc(&s->big, NULL, s->core.upstream, bytes, alignment);
+    return pmr_impl_big_alloc(&s->big, NULL, s->core.upstream, bytes,
+                              alignment);
   void *p = pmr_impl_pool_take(k);
   return p != NULL ? p : pmr_impl_pool_core_refill(&s->core, k);
 }
@@ -45,10 +49,10 @@ static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
   return p;
 }
 
-PMR_NOINLINE static void unsync_deallocate_slow(state *s, void *p,
-                                                size_t bytes,
+PMR_NOINLINE static void unsync_deallocate_slow(state *s, void *p, size_t bytes,
                                                 size_t alignment) {
-  pmr_impl_pool_class *k = pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
+  pmr_impl_pool_class *k =
+      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (k != &s->core.empty)
     pmr_impl_pool_put(k, p);
   else
@@ -59,9 +63,10 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                               size_t alignment) {
   state *s = state_of(self);
 #ifdef PMR_DEBUG
-  bool pooled = pmr_impl_pool_find_nonzero(&s->core, bytes, alignment) != &s->core.empty;
+  bool pooled =
+      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment) != &s->core.empty;
   if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p, bytes,
-                            alignment, pooled))
+                                alignment, pooled))
     return;
 #endif
   pmr_impl_pool_class *k = pmr_impl_pool_find_small(&s->core, bytes, alignment);

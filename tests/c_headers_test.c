@@ -19,13 +19,12 @@
 #include "resources/pmr_unsynchronized_pool.h"
 
 static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-              #cond);                                                 \
-      ++failures;                                                     \
-    }                                                                 \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
 int main(void) {
@@ -59,8 +58,8 @@ int main(void) {
   pmr_statistics_init(&stats, NULL);
   pmr_debug_resource dbg;
   pmr_debug_resource_init(&dbg, NULL, &stats.base);
-  pmr_mem_resource *all[] = {m, &mono.base, &unsync.base, &sync.base, &tc.base,
-                             &dbg.base};
+  pmr_mem_resource *all[] = {m,          &mono.base, &unsync.base,
+                             &sync.base, &tc.base,   &dbg.base};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
     pmr_vector v;
     CHECK(pmr_vector_init(&v, sizeof(int), _Alignof(int), all[i]));
@@ -76,8 +75,8 @@ int main(void) {
     pmr_string_destroy(&s);
 
     pmr_hashmap h;
-    CHECK(pmr_hashmap_init(&h, sizeof(uint64_t), _Alignof(uint64_t), sizeof(int),
-                           _Alignof(int), all[i]));
+    CHECK(pmr_hashmap_init(&h, sizeof(uint64_t), _Alignof(uint64_t),
+                           sizeof(int), _Alignof(int), all[i]));
     uint64_t key = 7;
     int value = 49;
     CHECK(pmr_hashmap_insert(&h, &key, &value, NULL) == PMR_HASHMAP_INSERTED);

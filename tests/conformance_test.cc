@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -38,9 +38,9 @@ struct Live {
 };
 
 TEST_P(Conformance, EverySizeAndAlignmentIsHonouredWithoutOverlap) {
-  const size_t sizes[] = {0,  1,  2,   7,   8,   15,  16,   17,   24,   31,
-                          32, 40, 48,  63,  64,  65,  96,   100,  128,  255,
-                          256, 500, 1000, 1024, 4095, 4096, 5000, 70000};
+  const size_t sizes[] = {
+      0,  1,  2,  7,   8,   15,  16,  17,  24,   31,   32,   40,   48,   63,
+      64, 65, 96, 100, 128, 255, 256, 500, 1000, 1024, 4095, 4096, 5000, 70000};
   std::vector<Live> live;
   unsigned char fill = 1;
   for (size_t a = 1; a <= 4096; a *= 2) {
@@ -75,15 +75,16 @@ TEST_P(Conformance, ZeroBytesGivesDistinctPointers) {
       continue;
     }
     ASSERT_NE(p, nullptr);
-    EXPECT_TRUE(seen.insert(p).second) << "allocate(0) returned " << p << " twice";
+    EXPECT_TRUE(seen.insert(p).second)
+        << "allocate(0) returned " << p << " twice";
     ps.push_back(p);
   }
   for (void* p : ps) pmr_deallocate(r(), p, 0, 8);
 }
 
 TEST_P(Conformance, BadAlignmentFailsWithEinvalAndNoUpstreamCall) {
-  const size_t bad[] = {0, 3, 5, 6, 12, 24, 100, 4097, SIZE_MAX,
-                        (SIZE_MAX >> 1) + 2};
+  const size_t bad[] = {0,  3,   5,    6,        12,
+                        24, 100, 4097, SIZE_MAX, (SIZE_MAX >> 1) + 2};
   for (size_t a : bad) {
     errno = 0;
     EXPECT_EQ(pmr_allocate(r(), 16, a), nullptr) << "alignment " << a;
@@ -95,9 +96,9 @@ TEST_P(Conformance, BadAlignmentFailsWithEinvalAndNoUpstreamCall) {
 TEST_P(Conformance, OverflowingSizeFailsWithEnomemAndNoUpstreamCall) {
   struct {
     size_t bytes, alignment;
-  } bad[] = {{SIZE_MAX, 1},         {SIZE_MAX, 8},        {SIZE_MAX - 1, 2},
-             {SIZE_MAX - 7, 16},    {SIZE_MAX - 4095, 4096},
-             {SIZE_MAX - 15, 4096}};
+  } bad[] = {{SIZE_MAX, 1},           {SIZE_MAX, 8},
+             {SIZE_MAX - 1, 2},       {SIZE_MAX - 7, 16},
+             {SIZE_MAX - 4095, 4096}, {SIZE_MAX - 15, 4096}};
   for (auto b : bad) {
     errno = 0;
     EXPECT_EQ(pmr_allocate(r(), b.bytes, b.alignment), nullptr) << b.bytes;
@@ -216,7 +217,8 @@ TEST_P(Conformance, UpstreamFailingAtEveryPointLosesNothing) {
       up.fail_after(k);
       std::vector<Live> live;
       for (int i = 0; i < 400; ++i) {
-        size_t n = i % 10 == 9 ? 5000 + i : 1 + (i * 53) % 700;  // some oversize
+        size_t n =
+            i % 10 == 9 ? 5000 + i : 1 + (i * 53) % 700;  // some oversize
         size_t a = size_t{1} << (i % 7);
         auto* p = static_cast<unsigned char*>(pmr_allocate(r, n, a));
         if (p == nullptr) {
@@ -235,7 +237,8 @@ TEST_P(Conformance, UpstreamFailingAtEveryPointLosesNothing) {
         }
       }
       for (const Live& b : live) {
-        for (size_t j = 0; j < b.bytes; ++j) ASSERT_EQ(b.p[j], b.fill) << "k=" << k;
+        for (size_t j = 0; j < b.bytes; ++j)
+          ASSERT_EQ(b.p[j], b.fill) << "k=" << k;
         pmr_deallocate(r, b.p, b.bytes, b.alignment);
       }
       up.never_fail();

@@ -193,7 +193,8 @@ struct ResourceCase {
 void PrintTo(const ResourceCase &c, std::ostream *os) { *os << c.name; }
 
 template <typename T, typename Init>
-std::unique_ptr<pmrtest::ResourceUnderTest> Own(Init init, void (*destroy)(T *)) {
+std::unique_ptr<pmrtest::ResourceUnderTest> Own(Init init,
+                                                void (*destroy)(T *)) {
   return std::make_unique<pmrtest::OwnedResource<T>>(init, destroy);
 }
 
@@ -218,28 +219,36 @@ std::vector<ResourceCase> Resources() {
       {"monotonic",
        [](pmr_mem_resource *up) {
          return Own<pmr_monotonic_buffer>(
-             [up](pmr_monotonic_buffer *m) { pmr_monotonic_buffer_init(m, up); },
+             [up](pmr_monotonic_buffer *m) {
+               pmr_monotonic_buffer_init(m, up);
+             },
              pmr_monotonic_buffer_destroy);
        },
        true},
       {"unsynchronized_pool",
        [](pmr_mem_resource *up) {
          return Own<pmr_unsynchronized_pool>(
-             [up](pmr_unsynchronized_pool *p) { pmr_unsynchronized_pool_init(p, nullptr, up); },
+             [up](pmr_unsynchronized_pool *p) {
+               pmr_unsynchronized_pool_init(p, nullptr, up);
+             },
              pmr_unsynchronized_pool_destroy);
        },
        true},
       {"synchronized_pool",
        [](pmr_mem_resource *up) {
          return Own<pmr_synchronized_pool>(
-             [up](pmr_synchronized_pool *p) { pmr_synchronized_pool_init(p, nullptr, up); },
+             [up](pmr_synchronized_pool *p) {
+               pmr_synchronized_pool_init(p, nullptr, up);
+             },
              pmr_synchronized_pool_destroy);
        },
        true},
       {"thread_cache",
        [](pmr_mem_resource *up) {
          return Own<pmr_thread_cache>(
-             [up](pmr_thread_cache *t) { pmr_thread_cache_init(t, nullptr, up); },
+             [up](pmr_thread_cache *t) {
+               pmr_thread_cache_init(t, nullptr, up);
+             },
              pmr_thread_cache_destroy);
        },
        true},

@@ -138,8 +138,10 @@ TEST_F(DebugTest, UpstreamGetsOneBlockPerBlockWithGuardsAndAlignment) {
   EXPECT_GE(calls[1].bytes, 10u + 2 * PMR_DEBUG_GUARD_BYTES);
   // The user block sits inside the upstream block, guards on both sides.
   auto in = [](const Call& c, void* u, size_t n) {
-    auto b = reinterpret_cast<uintptr_t>(c.p), x = reinterpret_cast<uintptr_t>(u);
-    return x >= b + PMR_DEBUG_GUARD_BYTES && x + n + PMR_DEBUG_GUARD_BYTES <= b + c.bytes;
+    auto b = reinterpret_cast<uintptr_t>(c.p),
+         x = reinterpret_cast<uintptr_t>(u);
+    return x >= b + PMR_DEBUG_GUARD_BYTES &&
+           x + n + PMR_DEBUG_GUARD_BYTES <= b + c.bytes;
   };
   EXPECT_TRUE(in(calls[0], p, 100));
   EXPECT_TRUE(in(calls[1], q, 10));
@@ -240,15 +242,17 @@ TEST_F(DebugTest, PointerItNeverGaveOut) {
   pmr_deallocate(r(), local, 64, 16);
   const std::string& m = Only();
   EXPECT_EQ(m.rfind(Self(), 0), 0u) << m;
-  EXPECT_TRUE(Has(m, "deallocate(" + Ptr(local) + ", 64 bytes, alignment 16)")) << m;
+  EXPECT_TRUE(Has(m, "deallocate(" + Ptr(local) + ", 64 bytes, alignment 16)"))
+      << m;
   EXPECT_TRUE(Has(m, "never gave out")) << m;
-  EXPECT_TRUE(up_.calls().empty());  // the foreign pointer was not read or forwarded
+  EXPECT_TRUE(
+      up_.calls().empty());  // the foreign pointer was not read or forwarded
 
   auto* p = static_cast<char*>(pmr_allocate(r(), 100, 8));
   pmr_deallocate(r(), p + 8, 92, 8);
   ASSERT_EQ(m_.v_.size(), 2u);
-  EXPECT_TRUE(Has(m_.v_[1], "never gave out; it points 8 bytes into block " + Ptr(p) +
-                                " (#1, 100 bytes, alignment 8)"))
+  EXPECT_TRUE(Has(m_.v_[1], "never gave out; it points 8 bytes into block " +
+                                Ptr(p) + " (#1, 100 bytes, alignment 8)"))
       << m_.v_[1];
   pmr_deallocate(r(), p, 100, 8);
   EXPECT_EQ(C().misuse, 2u);
@@ -260,10 +264,12 @@ TEST_F(DebugTest, WrongSizeOrAlignmentNamesBoth) {
   pmr_deallocate(r(), p, 100, 32);
   ASSERT_EQ(m_.v_.size(), 2u);
   EXPECT_EQ(m_.v_[0].rfind(Self(), 0), 0u) << m_.v_[0];
-  EXPECT_TRUE(Has(m_.v_[0], Ptr(p) + " (#1) was allocated with 100 bytes, alignment 16, "
-                                     "but deallocated with 200 bytes, alignment 16"))
+  EXPECT_TRUE(Has(m_.v_[0],
+                  Ptr(p) + " (#1) was allocated with 100 bytes, alignment 16, "
+                           "but deallocated with 200 bytes, alignment 16"))
       << m_.v_[0];
-  EXPECT_TRUE(Has(m_.v_[1], "but deallocated with 100 bytes, alignment 32")) << m_.v_[1];
+  EXPECT_TRUE(Has(m_.v_[1], "but deallocated with 100 bytes, alignment 32"))
+      << m_.v_[1];
   EXPECT_EQ(C().blocks_in_use, 1u);  // ignored: still live
   pmr_deallocate(r(), p, 100, 16);
   EXPECT_EQ(m_.v_.size(), 2u);
@@ -277,9 +283,12 @@ TEST_F(DebugTest, WriteAfterTheEndIsFoundOnFree) {
   pmr_deallocate(r(), p, 64, 8);
   const std::string& m = Only();
   EXPECT_EQ(m.rfind(Self(), 0), 0u) << m;
-  EXPECT_TRUE(Has(m, "buffer overrun after block " + Ptr(p) + " (#1, 64 bytes, alignment 8)"))
+  EXPECT_TRUE(Has(m, "buffer overrun after block " + Ptr(p) +
+                         " (#1, 64 bytes, alignment 8)"))
       << m;
-  EXPECT_TRUE(Has(m, "2 of the 16 guard bytes after it overwritten, the first at offset 64"))
+  EXPECT_TRUE(Has(
+      m,
+      "2 of the 16 guard bytes after it overwritten, the first at offset 64"))
       << m;
   EXPECT_TRUE(Has(m, "found by deallocate")) << m;
   EXPECT_EQ(C().deallocations, 1u);  // the block itself was freed
@@ -298,16 +307,21 @@ TEST_F(DebugTest, WriteBeforeTheStartIsFoundOnFree) {
   p[-3] = 0;
   pmr_deallocate(r(), p, 32, 8);
   const std::string& m = Only();
-  EXPECT_TRUE(Has(m, "buffer underrun before block " + Ptr(p) + " (#1, 32 bytes, alignment 8)"))
+  EXPECT_TRUE(Has(m, "buffer underrun before block " + Ptr(p) +
+                         " (#1, 32 bytes, alignment 8)"))
       << m;
-  EXPECT_TRUE(Has(m, "2 of the 48 bytes before it overwritten, the nearest at offset -1")) << m;
+  EXPECT_TRUE(Has(
+      m, "2 of the 48 bytes before it overwritten, the nearest at offset -1"))
+      << m;
 }
 
 TEST_F(DebugTest, OverwrittenHeaderCountsAsUnderrun) {
   auto* p = static_cast<unsigned char*>(pmr_allocate(r(), 32, 8));
   std::memset(p - 48, 0, 8);  // the header's first field (48 = header + guard)
   pmr_deallocate(r(), p, 32, 8);
-  EXPECT_TRUE(Has(Only(), "8 of the 48 bytes before it overwritten, the nearest at offset -41"))
+  EXPECT_TRUE(
+      Has(Only(),
+          "8 of the 48 bytes before it overwritten, the nearest at offset -41"))
       << Only();
 }
 
@@ -321,7 +335,8 @@ TEST_F(DebugTest, CheckFindsGuardDamageOnLiveBlocksOnce) {
   ASSERT_EQ(m_.v_.size(), 2u);
   std::string all = m_.v_[0] + "\n" + m_.v_[1];
   EXPECT_TRUE(Has(all, "buffer overrun after block " + Ptr(a))) << all;
-  EXPECT_TRUE(Has(all, "buffer underrun before block " + Ptr(b) + " (#2, 20 bytes, alignment 64)"))
+  EXPECT_TRUE(Has(all, "buffer underrun before block " + Ptr(b) +
+                           " (#2, 20 bytes, alignment 64)"))
       << all;
   EXPECT_TRUE(Has(all, "nearest at offset -64")) << all;
   EXPECT_TRUE(Has(all, "found by pmr_debug_resource_check")) << all;
@@ -338,16 +353,18 @@ TEST_F(DebugTest, UseAfterFreeIsFoundWhenTheBlockLeavesQuarantine) {
   auto* p = static_cast<unsigned char*>(pmr_allocate(r(), 40, 8));
   pmr_deallocate(r(), p, 40, 8);
   for (int i = 0; i < 40; ++i) ASSERT_EQ(p[i], 0xDD);  // freed memory is filled
-  p[3] = 7;   // use after free
+  p[3] = 7;                                            // use after free
   p[30] = 7;
   void* x = pmr_allocate(r(), 8, 8);
   void* y = pmr_allocate(r(), 8, 8);
   pmr_deallocate(r(), x, 8, 8);
-  EXPECT_TRUE(m_.v_.empty());  // p still in quarantine
+  EXPECT_TRUE(m_.v_.empty());    // p still in quarantine
   pmr_deallocate(r(), y, 8, 8);  // pushes p out
   const std::string& m = Only();
   EXPECT_EQ(m.rfind(Self(), 0), 0u) << m;
-  EXPECT_TRUE(Has(m, "use after free: block " + Ptr(p) + " (#1, 40 bytes, alignment 8)")) << m;
+  EXPECT_TRUE(Has(
+      m, "use after free: block " + Ptr(p) + " (#1, 40 bytes, alignment 8)"))
+      << m;
   EXPECT_TRUE(Has(m, "2 bytes changed, the first at offset 3")) << m;
   EXPECT_TRUE(Has(m, "found when it left quarantine")) << m;
 }
@@ -358,9 +375,10 @@ TEST_F(DebugTest, UseAfterFreeIsFoundByCheck) {
   p[15] = 0;
   EXPECT_EQ(pmr_debug_resource_check(&d_), 1u);
   EXPECT_TRUE(Has(Only(), "use after free: block " + Ptr(p))) << Only();
-  EXPECT_TRUE(Has(Only(), "the first at offset 15; found by pmr_debug_resource_check"))
+  EXPECT_TRUE(
+      Has(Only(), "the first at offset 15; found by pmr_debug_resource_check"))
       << Only();
-  EXPECT_EQ(pmr_debug_resource_check(&d_), 0u);   // restored: reported once
+  EXPECT_EQ(pmr_debug_resource_check(&d_), 0u);  // restored: reported once
   EXPECT_EQ(pmr_debug_resource_flush_quarantine(&d_), 0u);
   EXPECT_EQ(m_.v_.size(), 1u);
 }
@@ -419,10 +437,12 @@ TEST_F(DebugTest, LeaksAreListedAtDestroyAndFreed) {
   EXPECT_EQ(Destroy(), 2u);
   ASSERT_EQ(m_.v_.size(), 2u);
   EXPECT_EQ(m_.v_[0].rfind(Self(), 0), 0u) << m_.v_[0];
-  EXPECT_TRUE(Has(m_.v_[0], "leak 1 of 2: block " + Ptr(a) +
-                                " (#1, 10 bytes, alignment 8) was never deallocated"))
+  EXPECT_TRUE(
+      Has(m_.v_[0], "leak 1 of 2: block " + Ptr(a) +
+                        " (#1, 10 bytes, alignment 8) was never deallocated"))
       << m_.v_[0];
-  EXPECT_TRUE(Has(m_.v_[1], "leak 2 of 2: block " + Ptr(c) + " (#3, 0 bytes, alignment 1)"))
+  EXPECT_TRUE(Has(
+      m_.v_[1], "leak 2 of 2: block " + Ptr(c) + " (#3, 0 bytes, alignment 1)"))
       << m_.v_[1];
   // TearDown: nothing left upstream, every block freed with its own sizes.
 }
@@ -433,8 +453,9 @@ TEST_F(DebugTest, ManyLeaksAreListedInAllocationOrder) {
   EXPECT_EQ(Destroy(), 300u);
   ASSERT_EQ(m_.v_.size(), 300u);
   for (int i = 0; i < 300; ++i) {
-    std::string want = "leak " + std::to_string(i + 1) + " of 300: block " + Ptr(v[i]) +
-                       " (#" + std::to_string(i + 1) + ", " + std::to_string(i) + " bytes";
+    std::string want = "leak " + std::to_string(i + 1) + " of 300: block " +
+                       Ptr(v[i]) + " (#" + std::to_string(i + 1) + ", " +
+                       std::to_string(i) + " bytes";
     ASSERT_TRUE(Has(m_.v_[i], want)) << m_.v_[i];
   }
 }
@@ -481,16 +502,20 @@ TEST(DebugResize, ForwardsToUpstreamAndMovesTheGuard) {
   // The old size no longer matches.
   EXPECT_FALSE(pmr_try_resize(&d.base, p, 300, 400, 8));
   ASSERT_EQ(m.v_.size(), 2u);
-  EXPECT_TRUE(Has(m.v_[1], "was allocated with 50 bytes, alignment 8, but resized from 300 "
-                           "bytes, alignment 8"))
+  EXPECT_TRUE(
+      Has(m.v_[1],
+          "was allocated with 50 bytes, alignment 8, but resized from 300 "
+          "bytes, alignment 8"))
       << m.v_[1];
   pmr_debug_resource_fail_always(&d);
-  EXPECT_FALSE(pmr_try_resize(&d.base, p, 50, 60, 8));  // growth obeys injection
-  EXPECT_TRUE(pmr_try_resize(&d.base, p, 50, 40, 8));   // shrinking does not
+  EXPECT_FALSE(
+      pmr_try_resize(&d.base, p, 50, 60, 8));          // growth obeys injection
+  EXPECT_TRUE(pmr_try_resize(&d.base, p, 50, 40, 8));  // shrinking does not
   pmr_debug_resource_stop_failing(&d);
   pmr_deallocate(&d.base, p, 40, 8);
   EXPECT_FALSE(pmr_try_resize(&d.base, p, 40, 50, 8));  // freed
-  EXPECT_TRUE(Has(m.v_.back(), "try_resize of freed block " + Ptr(p))) << m.v_.back();
+  EXPECT_TRUE(Has(m.v_.back(), "try_resize of freed block " + Ptr(p)))
+      << m.v_.back();
   EXPECT_EQ(pmr_debug_resource_destroy(&d), 0u);
   pmr_monotonic_buffer_destroy(&mono);
 
@@ -693,7 +718,8 @@ TEST_P(DebugThreads, EightThreadsGiveExactCounts) {
 
 INSTANTIATE_TEST_SUITE_P(Upstreams, DebugThreads, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "over_unsynchronized_pool" : "over_counting";
+                           return info.param ? "over_unsynchronized_pool"
+                                             : "over_counting";
                          });
 
 // ---- stacking --------------------------------------------------------------
@@ -711,7 +737,8 @@ TEST_F(DebugTest, APoolOverItLeavesNoLeaks) {
       pool = &u.base;
     }
     std::vector<void*> v;
-    for (int i = 0; i < 2000; ++i) v.push_back(pmr_allocate(pool, 1 + i % 700, 8));
+    for (int i = 0; i < 2000; ++i)
+      v.push_back(pmr_allocate(pool, 1 + i % 700, 8));
     v.push_back(pmr_allocate(pool, 100000, 64));  // oversize
     EXPECT_GT(C().blocks_in_use, 0u);
     for (size_t i = 0; i < v.size(); i += 2)
@@ -731,7 +758,8 @@ TEST_F(DebugTest, APoolOverItLeavesNoLeaks) {
 TEST_F(DebugTest, AnArenaOverItLeavesNoLeaks) {
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init_with_size(&m, 256, r());
-  for (int i = 0; i < 1000; ++i) ASSERT_NE(pmr_allocate(&m.base, 1 + i % 100, 16), nullptr);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, 1 + i % 100, 16), nullptr);
   EXPECT_GT(C().blocks_in_use, 1u);
   pmr_monotonic_buffer_destroy(&m);
   EXPECT_EQ(C().blocks_in_use, 0u);
@@ -750,7 +778,8 @@ TEST(DebugStacking, InFrontOfAPoolAndAnArena) {
   p[24] = 0;  // overrun into what would be the pool's next block
   pmr_deallocate(&d.base, p, 24, 8);
   ASSERT_EQ(msgs.v_.size(), 1u);
-  EXPECT_TRUE(Has(msgs.v_[0], "buffer overrun after block " + Ptr(p))) << msgs.v_[0];
+  EXPECT_TRUE(Has(msgs.v_[0], "buffer overrun after block " + Ptr(p)))
+      << msgs.v_[0];
   void* q = pmr_allocate(&d.base, 24, 8);
   (void)q;  // leaked on purpose
   EXPECT_EQ(pmr_debug_resource_destroy(&d), 1u);

@@ -340,12 +340,14 @@ TEST(Hashmap, InlineU64EraseAgreesWithErase) {
       Insert(&a, k, k);
       Insert(&b, k, k);
     } else {
-      ASSERT_EQ(pmr_hashmap_erase_u64(&a, k), pmr_hashmap_erase(&b, &k, nullptr));
+      ASSERT_EQ(pmr_hashmap_erase_u64(&a, k),
+                pmr_hashmap_erase(&b, &k, nullptr));
     }
     ASSERT_EQ(pmr_hashmap_size(&a), pmr_hashmap_size(&b));
     ASSERT_EQ(pmr_hashmap_capacity(&a), pmr_hashmap_capacity(&b));
   }
-  pmr_hashmap_iter ia = pmr_hashmap_iter_begin(&a), ib = pmr_hashmap_iter_begin(&b);
+  pmr_hashmap_iter ia = pmr_hashmap_iter_begin(&a),
+                   ib = pmr_hashmap_iter_begin(&b);
   size_t n = 0;
   while (pmr_hashmap_iter_next(&ia)) {
     ASSERT_TRUE(pmr_hashmap_iter_next(&ib));

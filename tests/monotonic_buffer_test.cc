@@ -96,23 +96,25 @@ TEST(MonotonicBuffer, ChunksGrowGeometricallyByTwo) {
   CountingResource up;
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init(&m, up.get());
-  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m), PMR_MONOTONIC_DEFAULT_CHUNK);
-  for (int i = 0; i < 20000; ++i) ASSERT_NE(pmr_allocate(&m.base, 32, 8), nullptr);
+  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m),
+            PMR_MONOTONIC_DEFAULT_CHUNK);
+  for (int i = 0; i < 20000; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, 32, 8), nullptr);
   std::vector<Call> chunks = Allocations(up);
   ASSERT_GE(chunks.size(), 5u);
   EXPECT_EQ(chunks[0].bytes, PMR_MONOTONIC_DEFAULT_CHUNK);
   for (size_t i = 1; i < chunks.size(); ++i)
     EXPECT_EQ(chunks[i].bytes, 2 * chunks[i - 1].bytes) << i;
   for (const Call& c : chunks) EXPECT_EQ(c.alignment, alignof(max_align_t));
-  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m),
-            2 * chunks.back().bytes);
+  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m), 2 * chunks.back().bytes);
   pmr_monotonic_buffer_destroy(&m);
 }
 
 TEST(MonotonicBuffer, GrowthStopsAtTheCap) {
   CountingResource up;
   pmr_monotonic_buffer m;
-  pmr_monotonic_buffer_init_with_size(&m, PMR_MONOTONIC_MAX_CHUNK / 4, up.get());
+  pmr_monotonic_buffer_init_with_size(&m, PMR_MONOTONIC_MAX_CHUNK / 4,
+                                      up.get());
   // Requests of a quarter of the cap: chunks of cap/4, cap/2, then the cap
   // twice (holding 1, 2, 4 and 1 requests).
   for (int i = 0; i < 8; ++i)
@@ -131,7 +133,8 @@ TEST(MonotonicBuffer, InitialSizeIsWhatTheFirstChunkHolds) {
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init_with_size(&m, 10000, up.get());
   // 10000 bytes fit in the first chunk: exactly one upstream call.
-  for (int i = 0; i < 100; ++i) ASSERT_NE(pmr_allocate(&m.base, 100, 1), nullptr);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, 100, 1), nullptr);
   EXPECT_EQ(up.allocations(), 1u);
   EXPECT_GE(Allocations(up)[0].bytes, 10000u);
   pmr_monotonic_buffer_destroy(&m);
@@ -159,7 +162,8 @@ TEST(MonotonicBuffer, OverAlignedRequestDoesNotOverAlignLaterChunks) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(U(p) % 8192, 0u);
   // Exhaust the chunk, forcing another one.
-  for (int i = 0; i < 100; ++i) ASSERT_NE(pmr_allocate(&m.base, 512, 8), nullptr);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, 512, 8), nullptr);
   std::vector<Call> chunks = Allocations(up);
   ASSERT_GE(chunks.size(), 2u);
   EXPECT_EQ(chunks[0].alignment, 8192u);
@@ -175,7 +179,11 @@ TEST(MonotonicBuffer, EveryResultLiesInsideAChunkWithItsAlignment) {
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init_with_buffer(&m, raw + 3, sizeof raw - 3, up.get());
   std::mt19937 rng(7);
-  struct B { char* p; size_t n; unsigned char fill; };
+  struct B {
+    char* p;
+    size_t n;
+    unsigned char fill;
+  };
   std::vector<B> blocks;
   for (int i = 0; i < 5000; ++i) {
     size_t n = rng() % 3000;
@@ -223,7 +231,8 @@ TEST(MonotonicBuffer, ReleaseReturnsEveryChunkExactlyAndRestarts) {
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, up.get());
   size_t first_next = pmr_monotonic_buffer_next_chunk_size(&m);
-  for (int i = 0; i < 3000; ++i) ASSERT_NE(pmr_allocate(&m.base, 40, 8), nullptr);
+  for (int i = 0; i < 3000; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, 40, 8), nullptr);
   ASSERT_NE(pmr_allocate(&m.base, 10, 4096), nullptr);  // an over-aligned chunk
   ASSERT_GT(up.allocations(), 3u);
   pmr_monotonic_buffer_release(&m);
@@ -266,7 +275,8 @@ TEST(MonotonicBuffer, ImpossibleSizesFailWithoutAShortBlock) {
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init(&m, up.get());
   ASSERT_NE(pmr_allocate(&m.base, 10, 1), nullptr);
-  for (size_t n : {SIZE_MAX - 1, SIZE_MAX - 64, SIZE_MAX / 2, SIZE_MAX - 4096}) {
+  for (size_t n :
+       {SIZE_MAX - 1, SIZE_MAX - 64, SIZE_MAX / 2, SIZE_MAX - 4096}) {
     errno = 0;
     EXPECT_EQ(pmr_allocate(&m.base, n, 1), nullptr) << n;
     EXPECT_EQ(errno, ENOMEM);
@@ -306,14 +316,16 @@ TEST(MonotonicBuffer, MarkAndRewindWorkLikeAStack) {
   pmr_monotonic_marker mk = pmr_monotonic_buffer_mark(&m);
   size_t used = pmr_monotonic_buffer_bytes_used(&m);
   void* first = pmr_allocate(&m.base, 64, 8);
-  for (int i = 0; i < 1000; ++i) ASSERT_NE(pmr_allocate(&m.base, 64, 8), nullptr);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, 64, 8), nullptr);
   size_t chunk_allocs = up.allocations();
   ASSERT_GT(chunk_allocs, 2u);
   ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, mk));
   EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), used);
   EXPECT_EQ(pmr_allocate(&m.base, 64, 8), first);  // same place again
   // The same work again reuses the kept chunks: no upstream call.
-  for (int i = 0; i < 1000; ++i) ASSERT_NE(pmr_allocate(&m.base, 64, 8), nullptr);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, 64, 8), nullptr);
   EXPECT_EQ(up.allocations(), chunk_allocs);
   // Nested marks inside chunks.
   pmr_monotonic_marker inner = pmr_monotonic_buffer_mark(&m);
@@ -373,7 +385,8 @@ TEST(MonotonicBuffer, Introspection) {
   size_t left = pmr_monotonic_buffer_bytes_left(&m);
   EXPECT_GT(left, 0u);
   EXPECT_LE(left, PMR_MONOTONIC_DEFAULT_CHUNK - 200);
-  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m), 2 * PMR_MONOTONIC_DEFAULT_CHUNK);
+  EXPECT_EQ(pmr_monotonic_buffer_next_chunk_size(&m),
+            2 * PMR_MONOTONIC_DEFAULT_CHUNK);
   pmr_allocate(&m.base, 5000, 1);
   EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), 5230u);
   pmr_monotonic_buffer_destroy(&m);
@@ -393,7 +406,7 @@ TEST(MonotonicBuffer, TryResizeGrowsOnlyTheLatestBlockInPlace) {
   char* c = static_cast<char*>(pmr_allocate(&m.base, 8, 8));
   EXPECT_EQ(c, b + 56);  // space after the shrunk block is reused
   EXPECT_FALSE(pmr_try_resize(&m.base, c, 8, 1 << 20, 8));  // beyond the chunk
-  EXPECT_FALSE(pmr_try_resize(&m.base, c, 16, 32, 8));  // wrong old size
+  EXPECT_FALSE(pmr_try_resize(&m.base, c, 16, 32, 8));      // wrong old size
   pmr_monotonic_buffer_destroy(&m);
 }
 

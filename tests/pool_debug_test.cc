@@ -53,7 +53,8 @@ class PoolDebugTest : public ::testing::TestWithParam<bool> {
 
 TEST_P(PoolDebugTest, CorrectUseReportsNothing) {
   std::vector<void*> v;
-  for (int i = 0; i < 1000; ++i) v.push_back(pmr_allocate(r(), 1 + i % 9000, 8));
+  for (int i = 0; i < 1000; ++i)
+    v.push_back(pmr_allocate(r(), 1 + i % 9000, 8));
   for (int i = 0; i < 1000; ++i) pmr_deallocate(r(), v[i], 1 + i % 9000, 8);
   EXPECT_TRUE(messages_.empty());
 }
@@ -82,11 +83,14 @@ TEST_P(PoolDebugTest, WrongSizeOrAlignmentIsNamedWithBothSizes) {
   pmr_deallocate(r(), p, 200, 16);
   pmr_deallocate(r(), p, 100, 32);
   ASSERT_EQ(messages_.size(), 2u);
-  EXPECT_NE(messages_[0].find("allocated with 100 bytes, alignment 16"), std::string::npos)
+  EXPECT_NE(messages_[0].find("allocated with 100 bytes, alignment 16"),
+            std::string::npos)
       << messages_[0];
-  EXPECT_NE(messages_[0].find("deallocated with 200 bytes, alignment 16"), std::string::npos)
+  EXPECT_NE(messages_[0].find("deallocated with 200 bytes, alignment 16"),
+            std::string::npos)
       << messages_[0];
-  EXPECT_NE(messages_[1].find("alignment 32"), std::string::npos) << messages_[1];
+  EXPECT_NE(messages_[1].find("alignment 32"), std::string::npos)
+      << messages_[1];
   pmr_deallocate(r(), p, 100, 16);  // the right one still works
   EXPECT_EQ(messages_.size(), 2u);
 }
@@ -98,9 +102,11 @@ TEST_P(PoolDebugTest, ForeignPointerIsNamed) {
   pmr_deallocate(r(), big, 10000, 16);  // oversize path: never forwarded
   pmr_deallocate(pmr_malloc_resource(), big, 10000, 16);
   ASSERT_EQ(messages_.size(), 2u);
-  EXPECT_NE(messages_[0].find("never gave out"), std::string::npos) << messages_[0];
+  EXPECT_NE(messages_[0].find("never gave out"), std::string::npos)
+      << messages_[0];
   EXPECT_NE(messages_[0].find(Ptr(local)), std::string::npos) << messages_[0];
-  EXPECT_NE(messages_[1].find("10000 bytes"), std::string::npos) << messages_[1];
+  EXPECT_NE(messages_[1].find("10000 bytes"), std::string::npos)
+      << messages_[1];
 }
 
 TEST_P(PoolDebugTest, DefaultHandlerPrintsToStderr) {
@@ -116,7 +122,8 @@ TEST_P(PoolDebugTest, DefaultHandlerPrintsToStderr) {
 
 INSTANTIATE_TEST_SUITE_P(Pools, PoolDebugTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "synchronized" : "unsynchronized";
+                           return info.param ? "synchronized"
+                                             : "unsynchronized";
                          });
 
 }  // namespace

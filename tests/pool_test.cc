@@ -42,8 +42,12 @@ class Unsync : public Pool {
   ~Unsync() override { pmr_unsynchronized_pool_destroy(&p_); }
   pmr_mem_resource* get() override { return &p_.base; }
   void release() override { pmr_unsynchronized_pool_release(&p_); }
-  pmr_pool_options options() override { return pmr_unsynchronized_pool_options(&p_); }
-  pmr_mem_resource* upstream() override { return pmr_unsynchronized_pool_upstream(&p_); }
+  pmr_pool_options options() override {
+    return pmr_unsynchronized_pool_options(&p_);
+  }
+  pmr_mem_resource* upstream() override {
+    return pmr_unsynchronized_pool_upstream(&p_);
+  }
 
  private:
   pmr_unsynchronized_pool p_;
@@ -57,8 +61,12 @@ class Sync : public Pool {
   ~Sync() override { pmr_synchronized_pool_destroy(&p_); }
   pmr_mem_resource* get() override { return &p_.base; }
   void release() override { pmr_synchronized_pool_release(&p_); }
-  pmr_pool_options options() override { return pmr_synchronized_pool_options(&p_); }
-  pmr_mem_resource* upstream() override { return pmr_synchronized_pool_upstream(&p_); }
+  pmr_pool_options options() override {
+    return pmr_synchronized_pool_options(&p_);
+  }
+  pmr_mem_resource* upstream() override {
+    return pmr_synchronized_pool_upstream(&p_);
+  }
 
  private:
   pmr_synchronized_pool p_;
@@ -85,11 +93,14 @@ class PoolTest : public ::testing::TestWithParam<bool> {
 
 TEST_P(PoolTest, ZeroOptionsMeanTheDefaults) {
   pmr_pool_options zero = {0, 0};
-  for (const pmr_pool_options* o : {static_cast<const pmr_pool_options*>(nullptr),
-                                    static_cast<const pmr_pool_options*>(&zero)}) {
+  for (const pmr_pool_options* o :
+       {static_cast<const pmr_pool_options*>(nullptr),
+        static_cast<const pmr_pool_options*>(&zero)}) {
     auto p = Make(o);
-    EXPECT_EQ(p->options().max_blocks_per_chunk, PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK);
-    EXPECT_EQ(p->options().largest_required_pool_block, PMR_POOL_DEFAULT_LARGEST_BLOCK);
+    EXPECT_EQ(p->options().max_blocks_per_chunk,
+              PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK);
+    EXPECT_EQ(p->options().largest_required_pool_block,
+              PMR_POOL_DEFAULT_LARGEST_BLOCK);
     EXPECT_EQ(p->upstream(), up_.get());
   }
 }
@@ -98,13 +109,17 @@ TEST_P(PoolTest, TooLargeOptionsClampToTheMaximumIncludingSizeMax) {
   // libstdc++ 12 clamps largest_required_pool_block = SIZE_MAX to its minimum.
   pmr_pool_options o = {SIZE_MAX, SIZE_MAX};
   auto p = Make(&o);
-  EXPECT_EQ(p->options().max_blocks_per_chunk, PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
-  EXPECT_EQ(p->options().largest_required_pool_block, PMR_POOL_MAX_LARGEST_BLOCK);
+  EXPECT_EQ(p->options().max_blocks_per_chunk,
+            PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
+  EXPECT_EQ(p->options().largest_required_pool_block,
+            PMR_POOL_MAX_LARGEST_BLOCK);
   pmr_pool_options o2 = {PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK + 1,
                          PMR_POOL_MAX_LARGEST_BLOCK + 1};
   auto q = Make(&o2);
-  EXPECT_EQ(q->options().max_blocks_per_chunk, PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
-  EXPECT_EQ(q->options().largest_required_pool_block, PMR_POOL_MAX_LARGEST_BLOCK);
+  EXPECT_EQ(q->options().max_blocks_per_chunk,
+            PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
+  EXPECT_EQ(q->options().largest_required_pool_block,
+            PMR_POOL_MAX_LARGEST_BLOCK);
 }
 
 TEST_P(PoolTest, OptionsRoundTrip) {
@@ -127,7 +142,8 @@ TEST_P(PoolTest, ReportedLargestBlockIsTheTrueThreshold) {
     pmr_pool_options o = {0, asked};
     auto p = Make(&o);
     size_t largest = p->options().largest_required_pool_block;
-    // Pooled: after the first chunk, alloc/free of `largest` never calls upstream.
+    // Pooled: after the first chunk, alloc/free of `largest` never calls
+    // upstream.
     pmr_deallocate(p->get(), pmr_allocate(p->get(), largest, 1), largest, 1);
     size_t calls = up_.calls().size();
     for (int i = 0; i < 3; ++i)
@@ -182,7 +198,10 @@ TEST_P(PoolTest, ChunksGrowGeometricallyUpToTheCap) {
 TEST_P(PoolTest, EverySizeAndAlignmentPairIsAligned) {
   // Includes GCC bug 118681's misaligned pairs: (24,16), (40,32), (48,32).
   auto p = Make();
-  struct B { void* p; size_t n, a; };
+  struct B {
+    void* p;
+    size_t n, a;
+  };
   std::vector<B> live;
   for (size_t a = 1; a <= 4096; a *= 2) {
     for (size_t n = 0; n <= 1100; n += (n < 128 ? 1 : 37)) {
@@ -193,7 +212,8 @@ TEST_P(PoolTest, EverySizeAndAlignmentPairIsAligned) {
       live.push_back({q, n, a});
     }
   }
-  for (auto pa : {std::make_pair(24, 16), std::make_pair(40, 32), std::make_pair(48, 32)}) {
+  for (auto pa : {std::make_pair(24, 16), std::make_pair(40, 32),
+                  std::make_pair(48, 32)}) {
     for (int i = 0; i < 100; ++i) {
       void* q = pmr_allocate(p->get(), pa.first, pa.second);
       ASSERT_EQ(U(q) % pa.second, 0u);
@@ -284,7 +304,11 @@ TEST_P(PoolTest, PoolsKeepServingWhenUpstreamFails) {
 TEST_P(PoolTest, BlocksDoNotOverlapUnderRandomChurn) {
   auto p = Make();
   std::mt19937 rng(42);
-  struct B { unsigned char* p; size_t n, a; unsigned char fill; };
+  struct B {
+    unsigned char* p;
+    size_t n, a;
+    unsigned char fill;
+  };
   std::vector<B> live;
   for (int step = 0; step < 50000; ++step) {
     if (!live.empty() && (rng() % 2 || live.size() > 2000)) {
@@ -310,7 +334,8 @@ TEST_P(PoolTest, BlocksDoNotOverlapUnderRandomChurn) {
 
 INSTANTIATE_TEST_SUITE_P(Pools, PoolTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "synchronized" : "unsynchronized";
+                           return info.param ? "synchronized"
+                                             : "unsynchronized";
                          });
 
 // ---- the size-class table (private header) -------------------------------
@@ -328,7 +353,8 @@ TEST(SizeClasses, ClassOfIsTheSmallestClassThatFits) {
     prev = c;
   }
   EXPECT_EQ(pmr_impl_pool_class_of(0), 0u);
-  EXPECT_EQ(pmr_impl_pool_class_size(PMR_IMPL_POOL_CLASSES - 1), PMR_POOL_MAX_LARGEST_BLOCK);
+  EXPECT_EQ(pmr_impl_pool_class_size(PMR_IMPL_POOL_CLASSES - 1),
+            PMR_POOL_MAX_LARGEST_BLOCK);
 }
 
 TEST(SizeClasses, WasteIsBounded) {
@@ -352,8 +378,9 @@ TEST(SizeClasses, WasteIsBounded) {
 }
 
 TEST(SizeClasses, TheDocumentedTable) {
-  const size_t expected[] = {8,   16,  24,  32,  40,  48,  56,  64,  80,  96, 112,
-                             128, 160, 192, 224, 256, 320, 384, 448, 512, 640};
+  const size_t expected[] = {8,   16,  24,  32,  40,  48,  56,
+                             64,  80,  96,  112, 128, 160, 192,
+                             224, 256, 320, 384, 448, 512, 640};
   for (unsigned i = 0; i < sizeof expected / sizeof expected[0]; ++i)
     EXPECT_EQ(pmr_impl_pool_class_size(i), expected[i]) << i;
 }

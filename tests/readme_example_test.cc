@@ -49,15 +49,16 @@ TEST(ReadmeExample, CountDistinctGivesTheSameAnswerOverEveryResource) {
   {
     alignas(16) static char stack[64 << 10];
     pmr_monotonic_buffer arena;
-    pmr_monotonic_buffer_init_with_buffer(&arena, stack, sizeof stack, up.get());
+    pmr_monotonic_buffer_init_with_buffer(&arena, stack, sizeof stack,
+                                          up.get());
     pmr_unsynchronized_pool pool;
     pmr_unsynchronized_pool_init(&pool, nullptr, up.get());
     pmr_synchronized_pool shared;
     pmr_synchronized_pool_init(&shared, nullptr, up.get());
     pmr_thread_cache tc;
     ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, up.get()));
-    for (pmr_mem_resource* r : {pmr_malloc_resource(), up.get(), &arena.base, &pool.base,
-                                &shared.base, &tc.base})
+    for (pmr_mem_resource* r : {pmr_malloc_resource(), up.get(), &arena.base,
+                                &pool.base, &shared.base, &tc.base})
       EXPECT_EQ(count_distinct(xs.data(), xs.size(), r), 5003);
     pmr_thread_cache_destroy(&tc);
     pmr_synchronized_pool_destroy(&shared);

@@ -66,7 +66,8 @@ TEST_F(StatisticsTest, StartsAtZeroAndKnowsItsUpstream) {
   EXPECT_EQ(c.allocations, 0u);
   EXPECT_EQ(c.bytes_in_use, 0u);
   EXPECT_EQ(c.peak_bytes_in_use, 0u);
-  for (unsigned i = 0; i < PMR_STATISTICS_BUCKETS; ++i) EXPECT_EQ(c.histogram[i], 0u);
+  for (unsigned i = 0; i < PMR_STATISTICS_BUCKETS; ++i)
+    EXPECT_EQ(c.histogram[i], 0u);
   EXPECT_EQ(pmr_statistics_upstream(&s_), up_.get());
   EXPECT_TRUE(up_.calls().empty());
 }
@@ -111,14 +112,16 @@ TEST_F(StatisticsTest, CountsAreExactAfterAKnownSequence) {
     EXPECT_EQ(calls[i].alignment, aligns[i]);
   }
 
-  for (int i = 0; i < 8; i += 2) pmr_deallocate(r(), ps[i], sizes[i], aligns[i]);
+  for (int i = 0; i < 8; i += 2)
+    pmr_deallocate(r(), ps[i], sizes[i], aligns[i]);
   c = C();
   EXPECT_EQ(c.deallocations, 4u);
   EXPECT_EQ(c.blocks_in_use, 4u);
   EXPECT_EQ(c.bytes_in_use, 8u + 16 + 4096 + (1 << 20) + 1);
   EXPECT_EQ(c.peak_bytes_in_use, total);
   EXPECT_EQ(c.total_bytes_allocated, total);
-  for (int i = 1; i < 8; i += 2) pmr_deallocate(r(), ps[i], sizes[i], aligns[i]);
+  for (int i = 1; i < 8; i += 2)
+    pmr_deallocate(r(), ps[i], sizes[i], aligns[i]);
   c = C();
   EXPECT_EQ(c.deallocations, 8u);
   EXPECT_EQ(c.blocks_in_use, 0u);
@@ -263,15 +266,22 @@ TEST_F(StatisticsTest, ReportShowsTheNumbers) {
   char self[64];
   snprintf(self, sizeof self, "pmr_statistics %p", static_cast<void*>(&s_));
   EXPECT_NE(rep.find(self), std::string::npos) << rep;
-  EXPECT_NE(rep.find("allocations:      3 (failed: 1)"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("allocations:      3 (failed: 1)"), std::string::npos)
+      << rep;
   EXPECT_NE(rep.find("deallocations:    1\n"), std::string::npos) << rep;
-  EXPECT_NE(rep.find("in use:           2 blocks, 3012 bytes"), std::string::npos) << rep;
-  EXPECT_NE(rep.find("peak in use:      2100164 bytes"), std::string::npos) << rep;
-  EXPECT_NE(rep.find("total allocated:  2100164 bytes"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("in use:           2 blocks, 3012 bytes"),
+            std::string::npos)
+      << rep;
+  EXPECT_NE(rep.find("peak in use:      2100164 bytes"), std::string::npos)
+      << rep;
+  EXPECT_NE(rep.find("total allocated:  2100164 bytes"), std::string::npos)
+      << rep;
   EXPECT_NE(rep.find("        9 - 16        1\n"), std::string::npos) << rep;
   EXPECT_NE(rep.find("     2049 - 4096      1\n"), std::string::npos) << rep;
   EXPECT_NE(rep.find("> 1048576   1\n"), std::string::npos) << rep;
-  EXPECT_EQ(rep.find(" 0 - 8 "), std::string::npos) << "empty buckets are left out\n" << rep;
+  EXPECT_EQ(rep.find(" 0 - 8 "), std::string::npos)
+      << "empty buckets are left out\n"
+      << rep;
   pmr_deallocate(r(), a, 12, 8);
   pmr_deallocate(r(), b, 3000, 8);
 }
@@ -329,7 +339,8 @@ TEST(StatisticsThreads, EightThreadsGiveExactTotals) {
   EXPECT_EQ(c.blocks_in_use, 0u);
   EXPECT_EQ(c.bytes_in_use, 0u);
   EXPECT_EQ(c.total_bytes_allocated, total);
-  for (unsigned i = 0; i < PMR_STATISTICS_BUCKETS; ++i) EXPECT_EQ(c.histogram[i], hist[i]) << i;
+  for (unsigned i = 0; i < PMR_STATISTICS_BUCKETS; ++i)
+    EXPECT_EQ(c.histogram[i], hist[i]) << i;
   // At least what one thread held at its most (each thread's share of the
   // counter never goes negative), at most all of them at their most.
   EXPECT_GE(c.peak_bytes_in_use, max_one);
@@ -347,7 +358,8 @@ TEST(StatisticsStacking, AsTheUpstreamOfAPoolAndAnArena) {
   pmr_unsynchronized_pool_init(&pool, nullptr, &s.base);
   std::vector<void*> v;
   for (int i = 0; i < 1000; ++i) v.push_back(pmr_allocate(&pool.base, 48, 8));
-  v.push_back(pmr_allocate(&pool.base, 100000, 8));  // oversize: straight through
+  v.push_back(
+      pmr_allocate(&pool.base, 100000, 8));  // oversize: straight through
   pmr_statistics_counts c = pmr_statistics_snapshot(&s);
   EXPECT_EQ(c.allocations, up.allocations());
   EXPECT_EQ(c.bytes_in_use, up.outstanding_bytes());
@@ -361,7 +373,8 @@ TEST(StatisticsStacking, AsTheUpstreamOfAPoolAndAnArena) {
 
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init(&m, &s.base);
-  for (int i = 0; i < 100; ++i) ASSERT_NE(pmr_allocate(&m.base, 100, 8), nullptr);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_NE(pmr_allocate(&m.base, 100, 8), nullptr);
   c = pmr_statistics_snapshot(&s);
   EXPECT_EQ(c.bytes_in_use, up.outstanding_bytes());
   EXPECT_GE(c.bytes_in_use, 10000u);

@@ -38,7 +38,8 @@ struct Block {
 // Fills with a tag-derived pattern; the first word is the tag.
 void Fill(const Block& b) {
   size_t words = b.bytes / 4;
-  for (size_t i = 0; i < words; ++i) b.p[i] = b.tag * 2654435761u + static_cast<uint32_t>(i);
+  for (size_t i = 0; i < words; ++i)
+    b.p[i] = b.tag * 2654435761u + static_cast<uint32_t>(i);
 }
 bool Intact(const Block& b) {
   size_t words = b.bytes / 4;
@@ -72,7 +73,8 @@ class Mailbox {
 
 struct StressCase {
   std::string name;
-  std::function<std::unique_ptr<pmrtest::ResourceUnderTest>(pmr_mem_resource*)> make;
+  std::function<std::unique_ptr<pmrtest::ResourceUnderTest>(pmr_mem_resource*)>
+      make;
 };
 
 class Stress : public ::testing::TestWithParam<StressCase> {};
@@ -92,10 +94,14 @@ TEST_P(Stress, EightThreadsMixedSizesCrossThreadFreesAndChurn) {
     for (long i = 0; i < kOpsPerThread; ++i) {
       unsigned dice = rng() % 100;
       if (dice < 45 || own.empty()) {
-        size_t bytes = rng() % 32 == 0 ? 4100 + rng() % 30000 : 4 + rng() % 1000;
+        size_t bytes =
+            rng() % 32 == 0 ? 4100 + rng() % 30000 : 4 + rng() % 1000;
         size_t alignment = size_t{1} << (2 + rng() % 5);
         auto* p = static_cast<uint32_t*>(pmr_allocate(r, bytes, alignment));
-        if (p == nullptr) { ++nulls; continue; }
+        if (p == nullptr) {
+          ++nulls;
+          continue;
+        }
         if (reinterpret_cast<uintptr_t>(p) % alignment) ++bad;
         Block b{p, bytes, alignment, next_tag++};
         Fill(b);
@@ -120,21 +126,24 @@ TEST_P(Stress, EightThreadsMixedSizesCrossThreadFreesAndChurn) {
       }
       if (own.size() > 300) {  // keep the live set bounded
         if (!Intact(own.front())) ++bad;
-        pmr_deallocate(r, own.front().p, own.front().bytes, own.front().alignment);
+        pmr_deallocate(r, own.front().p, own.front().bytes,
+                       own.front().alignment);
         own.front() = own.back();
         own.pop_back();
       }
       ++ops;
     }
     // Leave some blocks behind in the mailboxes for the next generation.
-    for (size_t k = 0; k < own.size(); ++k) boxes[(id + k) % kThreads].Put(own[k]);
+    for (size_t k = 0; k < own.size(); ++k)
+      boxes[(id + k) % kThreads].Put(own[k]);
   };
 
   // Two generations of 8 threads: the second frees what the first (now
   // exited) threads allocated.
   for (int gen = 0; gen < 2; ++gen) {
     std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t, 1000u * gen + t);
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back(worker, t, 1000u * gen + t);
     for (auto& th : threads) th.join();
   }
   for (auto& box : boxes) {
@@ -154,8 +163,10 @@ TEST_P(Stress, EightThreadsMixedSizesCrossThreadFreesAndChurn) {
 }
 
 template <typename T, typename Init>
-std::unique_ptr<pmrtest::ResourceUnderTest> Own(Init init, void (*destroy)(T*)) {
-  return std::unique_ptr<pmrtest::ResourceUnderTest>(new pmrtest::OwnedResource<T>(init, destroy));
+std::unique_ptr<pmrtest::ResourceUnderTest> Own(Init init,
+                                                void (*destroy)(T*)) {
+  return std::unique_ptr<pmrtest::ResourceUnderTest>(
+      new pmrtest::OwnedResource<T>(init, destroy));
 }
 
 // thread_cache over a synchronized pool: the recommended stack.
@@ -178,23 +189,31 @@ class CacheOverPool : public pmrtest::ResourceUnderTest {
 
 INSTANTIATE_TEST_SUITE_P(
     ThreadSafe, Stress,
-    ::testing::Values(
-        StressCase{"synchronized_pool",
-                   [](pmr_mem_resource* up) {
-                     return Own<pmr_synchronized_pool>(
-                         [up](pmr_synchronized_pool* p) { pmr_synchronized_pool_init(p, nullptr, up); },
-                         pmr_synchronized_pool_destroy);
-                   }},
-        StressCase{"thread_cache",
-                   [](pmr_mem_resource* up) {
-                     return Own<pmr_thread_cache>(
-                         [up](pmr_thread_cache* t) { pmr_thread_cache_init(t, nullptr, up); },
-                         pmr_thread_cache_destroy);
-                   }},
-        StressCase{"thread_cache_over_synchronized_pool",
-                   [](pmr_mem_resource* up) {
-                     return std::unique_ptr<pmrtest::ResourceUnderTest>(new CacheOverPool(up));
-                   }}),
-    [](const ::testing::TestParamInfo<StressCase>& info) { return info.param.name; });
+    ::testing::Values(StressCase{"synchronized_pool",
+                                 [](pmr_mem_resource* up) {
+                                   return Own<pmr_synchronized_pool>(
+                                       [up](pmr_synchronized_pool* p) {
+                                         pmr_synchronized_pool_init(p, nullptr,
+                                                                    up);
+                                       },
+                                       pmr_synchronized_pool_destroy);
+                                 }},
+                      StressCase{"thread_cache",
+                                 [](pmr_mem_resource* up) {
+                                   return Own<pmr_thread_cache>(
+                                       [up](pmr_thread_cache* t) {
+                                         pmr_thread_cache_init(t, nullptr, up);
+                                       },
+                                       pmr_thread_cache_destroy);
+                                 }},
+                      StressCase{
+                          "thread_cache_over_synchronized_pool",
+                          [](pmr_mem_resource* up) {
+                            return std::unique_ptr<pmrtest::ResourceUnderTest>(
+                                new CacheOverPool(up));
+                          }}),
+    [](const ::testing::TestParamInfo<StressCase>& info) {
+      return info.param.name;
+    });
 
 }  // namespace

@@ -169,7 +169,8 @@ TEST(SynchronizedPool, BlocksFromExitedThreadsCanBeFreedAnywhere) {
   for (int t = 0; t < 20; ++t) {  // thread churn
     std::thread([&] {
       for (int i = 0; i < 100; ++i) {
-        auto* p = static_cast<unsigned char*>(pmr_allocate(&pool.base, 100, 16));
+        auto* p =
+            static_cast<unsigned char*>(pmr_allocate(&pool.base, 100, 16));
         std::memset(p, 5, 100);
         blocks.push_back({p, 100, 16, 5});
       }
@@ -197,11 +198,13 @@ TEST(Chaining, ReleasingAnOuterResourceReturnsItsBlocksToTheInnerOne) {
   pmr_monotonic_buffer mono;
   pmr_monotonic_buffer_init(&mono, c_unsync.get());
 
-  for (int i = 0; i < 5000; ++i) ASSERT_NE(pmr_allocate(&mono.base, 24, 8), nullptr);
+  for (int i = 0; i < 5000; ++i)
+    ASSERT_NE(pmr_allocate(&mono.base, 24, 8), nullptr);
   EXPECT_GT(c_unsync.outstanding_blocks(), 0u);
   pmr_monotonic_buffer_release(&mono);
   EXPECT_EQ(c_unsync.outstanding_blocks(), 0u);  // back in the unsync pool...
-  EXPECT_GT(c_sync.outstanding_blocks(), 0u);    // ...which still holds its chunks
+  EXPECT_GT(c_sync.outstanding_blocks(),
+            0u);  // ...which still holds its chunks
   pmr_unsynchronized_pool_release(&unsync);
   EXPECT_EQ(c_sync.outstanding_blocks(), 0u);
   EXPECT_GT(c_malloc.outstanding_blocks(), 0u);  // the sync pool keeps its own
@@ -213,7 +216,8 @@ TEST(Chaining, ReleasingAnOuterResourceReturnsItsBlocksToTheInnerOne) {
   EXPECT_EQ(c_unsync.outstanding_blocks(), 0u);
   EXPECT_EQ(c_sync.outstanding_blocks(), 0u);
   EXPECT_EQ(c_malloc.outstanding_blocks(), 0u);
-  EXPECT_EQ(c_unsync.mismatches() + c_sync.mismatches() + c_malloc.mismatches(), 0u);
+  EXPECT_EQ(c_unsync.mismatches() + c_sync.mismatches() + c_malloc.mismatches(),
+            0u);
 }
 
 TEST(Chaining, OtherOrdersToo) {
@@ -227,8 +231,10 @@ TEST(Chaining, OtherOrdersToo) {
   pmr_synchronized_pool sync;
   pmr_synchronized_pool_init(&sync, nullptr, c_mono.get());
   std::vector<void*> v;
-  for (int i = 0; i < 3000; ++i) v.push_back(pmr_allocate(&sync.base, 1 + i % 5000, 8));
-  for (int i = 0; i < 3000; ++i) pmr_deallocate(&sync.base, v[i], 1 + i % 5000, 8);
+  for (int i = 0; i < 3000; ++i)
+    v.push_back(pmr_allocate(&sync.base, 1 + i % 5000, 8));
+  for (int i = 0; i < 3000; ++i)
+    pmr_deallocate(&sync.base, v[i], 1 + i % 5000, 8);
   pmr_synchronized_pool_destroy(&sync);
   EXPECT_EQ(c_mono.outstanding_blocks(), 0u);
   pmr_monotonic_buffer_destroy(&mono);

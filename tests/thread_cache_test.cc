@@ -46,7 +46,8 @@ class Barrier {
 };
 
 struct TC {
-  explicit TC(pmr_mem_resource* up, const pmr_thread_cache_options* o = nullptr) {
+  explicit TC(pmr_mem_resource* up,
+              const pmr_thread_cache_options* o = nullptr) {
     EXPECT_TRUE(pmr_thread_cache_init(&tc, o, up));
   }
   ~TC() { pmr_thread_cache_destroy(&tc); }
@@ -125,12 +126,14 @@ TEST(ThreadCache, EverySmallSizeAndAlignmentGetsABlockOfItsRoundedSize) {
       for (int i = 0; i < 3; ++i) {
         p[i] = pmr_allocate(t.r(), bytes, align);
         ASSERT_NE(p[i], nullptr) << bytes << " " << align;
-        ASSERT_EQ(reinterpret_cast<uintptr_t>(p[i]) % align, 0u) << bytes << " " << align;
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(p[i]) % align, 0u)
+            << bytes << " " << align;
         memset(p[i], 'a' + i, rounded);
       }
       for (int i = 0; i < 3; ++i)
         for (size_t j = 0; j < rounded; ++j)
-          ASSERT_EQ(static_cast<char*>(p[i])[j], 'a' + i) << bytes << " " << align;
+          ASSERT_EQ(static_cast<char*>(p[i])[j], 'a' + i)
+              << bytes << " " << align;
       for (int i = 0; i < 3; ++i) pmr_deallocate(t.r(), p[i], bytes, align);
     }
   }
@@ -149,9 +152,11 @@ TEST(ThreadCache, SizesAboveTheLargestBlockGoStraightToUpstream) {
   size_t before = up.allocations();
   size_t cached = t.stats().cached_blocks;
   EXPECT_GT(cached, 0u);
-  for (int i = 0; i < 100; ++i) pmr_deallocate(t.r(), pmr_allocate(t.r(), 256, 8), 256, 8);
+  for (int i = 0; i < 100; ++i)
+    pmr_deallocate(t.r(), pmr_allocate(t.r(), 256, 8), 256, 8);
   EXPECT_EQ(up.allocations(), before);
-  for (int i = 0; i < 100; ++i) pmr_deallocate(t.r(), pmr_allocate(t.r(), 257, 8), 257, 8);
+  for (int i = 0; i < 100; ++i)
+    pmr_deallocate(t.r(), pmr_allocate(t.r(), 257, 8), 257, 8);
   EXPECT_EQ(up.allocations(), before + 100);
   EXPECT_EQ(up.outstanding_blocks(), before);  // the 257-byte blocks went back
   EXPECT_EQ(t.stats().cached_blocks, cached);
@@ -211,7 +216,8 @@ TEST(ThreadCache, GoingBackAndForthAcrossTheLimitMovesFewMagazines) {
       }
       hold(depth);
       pmr_thread_cache_stats after = t.stats();
-      ASSERT_LE(after.refills + after.flushes - before.refills - before.flushes, 2u)
+      ASSERT_LE(after.refills + after.flushes - before.refills - before.flushes,
+                2u)
           << "at depth " << depth;
     }
   }
@@ -242,7 +248,8 @@ TEST(ThreadCache, ABlockFreedOnAnotherThreadJoinsThatThreadsCache) {
   EXPECT_EQ(t.stats().cached_blocks, before);
   // ... where this thread finds those blocks without asking upstream.
   up.clear_calls();
-  for (int i = 0; i < 50; ++i) pmr_deallocate(t.r(), pmr_allocate(t.r(), 128, 16), 128, 16);
+  for (int i = 0; i < 50; ++i)
+    pmr_deallocate(t.r(), pmr_allocate(t.r(), 128, 16), 128, 16);
   EXPECT_EQ(up.calls().size(), 0u);
 }
 
@@ -261,7 +268,8 @@ TEST(ThreadCache, ThreadsRefillingSideBySideCarveSeparateChunks) {
     for (int i = 0; i < kTurns; ++i) {
       for (int who = 0; who < 2; ++who) {
         if (who == me)
-          for (int j = 0; j < kPerTurn; ++j) blocks[me].push_back(pmr_allocate(t.r(), 64, 8));
+          for (int j = 0; j < kPerTurn; ++j)
+            blocks[me].push_back(pmr_allocate(t.r(), 64, 8));
         turn.Wait();  // strictly alternating turns
       }
     }
@@ -320,8 +328,10 @@ TEST(ThreadCache, ThreadsComingAndGoingDoNotGrowMemory) {
   for (int i = 0; i < 300; ++i) {
     std::thread([&] {
       std::vector<void*> v;
-      for (int j = 0; j < 200; ++j) v.push_back(pmr_allocate(t.r(), 24 + j % 200, 8));
-      for (int j = 0; j < 200; ++j) pmr_deallocate(t.r(), v[j], 24 + j % 200, 8);
+      for (int j = 0; j < 200; ++j)
+        v.push_back(pmr_allocate(t.r(), 24 + j % 200, 8));
+      for (int j = 0; j < 200; ++j)
+        pmr_deallocate(t.r(), v[j], 24 + j % 200, 8);
     }).join();
     if (i == 10) high = up.outstanding_bytes();
   }
@@ -342,8 +352,12 @@ TEST(ThreadCache, ManyInstancesAtOnceEachWithItsOwnCaches) {
         for (int i = 0; i < kInstances; ++i) {
           std::vector<unsigned char*> v;
           for (int j = 0; j < 20; ++j) {
-            auto* p = static_cast<unsigned char*>(pmr_allocate(tcs[i]->r(), 48, 8));
-            if (p == nullptr) { ++bad; continue; }
+            auto* p =
+                static_cast<unsigned char*>(pmr_allocate(tcs[i]->r(), 48, 8));
+            if (p == nullptr) {
+              ++bad;
+              continue;
+            }
             std::memset(p, t * 16 + j, 48);
             v.push_back(p);
           }
@@ -371,7 +385,8 @@ TEST(ThreadCache, DestroyWhileOtherThreadsHoldCachesThenTheyExit) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       std::vector<void*> v;
-      for (int i = 0; i < 100; ++i) v.push_back(pmr_allocate(&tc->base, 100, 8));
+      for (int i = 0; i < 100; ++i)
+        v.push_back(pmr_allocate(&tc->base, 100, 8));
       for (void* p : v) pmr_deallocate(&tc->base, p, 100, 8);
       parked.Wait();     // caches full of blocks
       destroyed.Wait();  // the instance is gone; now exit
@@ -413,7 +428,8 @@ TEST(ThreadCache, InstancesCreatedAndDestroyedWhileThreadsLive) {
     ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, up.get()));  // slot reused
     start.Wait();
     done.Wait();
-    EXPECT_EQ(pmr_thread_cache_get_stats(&tc).threads, size_t{kThreads}) << "round " << round;
+    EXPECT_EQ(pmr_thread_cache_get_stats(&tc).threads, size_t{kThreads})
+        << "round " << round;
     checked.Wait();
     pmr_thread_cache_destroy(&tc);
     ASSERT_EQ(up.outstanding_blocks(), 0u) << round;
@@ -490,22 +506,25 @@ struct ExitDuringUpstream {
     }
     return pmr_allocate(pmr_malloc_resource(), bytes, align);
   }
-  static void Deallocate(pmr_mem_resource*, void* p, size_t bytes, size_t align) {
+  static void Deallocate(pmr_mem_resource*, void* p, size_t bytes,
+                         size_t align) {
     pmr_deallocate(pmr_malloc_resource(), p, bytes, align);
   }
 };
 
 TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
   static const pmr_mem_resource_ops ops = {ExitDuringUpstream::Allocate,
-                                           ExitDuringUpstream::Deallocate, nullptr,
-                                           nullptr};
+                                           ExitDuringUpstream::Deallocate,
+                                           nullptr, nullptr};
   ExitDuringUpstream up;
   up.base.ops = &ops;
   TC t(&up.base);
   std::vector<void*> mine;
   mine.push_back(pmr_allocate(t.r(), 64, 8));  // this thread: home shard 0
-  for (int i = 0; i < 7; ++i)                    // homes 1 to 7
-    std::thread([&] { pmr_deallocate(t.r(), pmr_allocate(t.r(), 64, 8), 64, 8); }).join();
+  for (int i = 0; i < 7; ++i)                  // homes 1 to 7
+    std::thread([&] {
+      pmr_deallocate(t.r(), pmr_allocate(t.r(), 64, 8), 64, 8);
+    }).join();
   auto exiting = [](void* arg) -> void* {  // home 0 again: it shares our shard
     auto* u = static_cast<std::pair<ExitDuringUpstream*, TC*>*>(arg);
     pmr_deallocate(u->second->r(), pmr_allocate(u->second->r(), 64, 8), 64, 8);
@@ -515,9 +534,11 @@ TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
   std::pair<ExitDuringUpstream*, TC*> arg(&up, &t);
   ASSERT_EQ(pthread_create(&up.exiting, nullptr, exiting, &arg), 0);
   up.armed = true;
-  while (up.armed) mine.push_back(pmr_allocate(t.r(), 64, 8));  // until a new chunk
+  while (up.armed)
+    mine.push_back(pmr_allocate(t.r(), 64, 8));  // until a new chunk
   if (!up.joined) pthread_join(up.exiting, nullptr);
-  EXPECT_TRUE(up.joined) << "the exiting thread waited for a lock held across upstream";
+  EXPECT_TRUE(up.joined)
+      << "the exiting thread waited for a lock held across upstream";
   for (void* p : mine) pmr_deallocate(t.r(), p, 64, 8);
 }
 
@@ -535,14 +556,15 @@ struct NoMagazines {
     }
     return pmr_allocate(pmr_malloc_resource(), bytes, align);
   }
-  static void Deallocate(pmr_mem_resource*, void* p, size_t bytes, size_t align) {
+  static void Deallocate(pmr_mem_resource*, void* p, size_t bytes,
+                         size_t align) {
     pmr_deallocate(pmr_malloc_resource(), p, bytes, align);
   }
 };
 
 TEST(ThreadCache, WithoutMagazinesBlocksStillComeAndGo) {
-  static const pmr_mem_resource_ops ops = {NoMagazines::Allocate, NoMagazines::Deallocate,
-                                           nullptr, nullptr};
+  static const pmr_mem_resource_ops ops = {
+      NoMagazines::Allocate, NoMagazines::Deallocate, nullptr, nullptr};
   NoMagazines nm;
   nm.base.ops = &ops;
   CountingResource up(&nm.base);
@@ -584,7 +606,11 @@ TEST(ThreadCache, ProducersAndConsumersAcrossSeveralInstances) {
   const int kInstances = 3;
   TC a(&pool.base), b(&pool.base), c(&pool.base);
   TC* tcs[kInstances] = {&a, &b, &c};
-  struct Item { void* p; int inst; size_t n; };
+  struct Item {
+    void* p;
+    int inst;
+    size_t n;
+  };
   std::mutex mu;
   std::vector<Item> queue;
   std::atomic<bool> producing{true};
@@ -595,8 +621,12 @@ TEST(ThreadCache, ProducersAndConsumersAcrossSeveralInstances) {
       for (int i = 0; i < 30000; ++i) {
         int inst = (i + t) % kInstances;
         size_t n = 8 + (i * 7) % 500;
-        auto* p = static_cast<unsigned char*>(pmr_allocate(tcs[inst]->r(), n, 8));
-        if (p == nullptr) { ++bad; continue; }
+        auto* p =
+            static_cast<unsigned char*>(pmr_allocate(tcs[inst]->r(), n, 8));
+        if (p == nullptr) {
+          ++bad;
+          continue;
+        }
         p[0] = static_cast<unsigned char>(n);
         std::lock_guard<std::mutex> lock(mu);
         queue.push_back({p, inst, n});
@@ -614,7 +644,9 @@ TEST(ThreadCache, ProducersAndConsumersAcrossSeveralInstances) {
         }
         if (mine.empty() && !producing) break;
         for (const Item& it : mine) {
-          if (static_cast<unsigned char*>(it.p)[0] != static_cast<unsigned char>(it.n)) ++bad;
+          if (static_cast<unsigned char*>(it.p)[0] !=
+              static_cast<unsigned char>(it.n))
+            ++bad;
           pmr_deallocate(tcs[it.inst]->r(), it.p, it.n, 8);
         }
         if (mine.empty()) std::this_thread::yield();
@@ -639,12 +671,15 @@ TEST(ThreadCache, UpstreamFailingMidRunThenRecovering) {
   std::vector<void*> v;
   for (int i = 0; i < 1000; ++i) v.push_back(pmr_allocate(t.r(), 64, 8));
   up.fail_always();
-  EXPECT_EQ(pmr_allocate(t.r(), 700, 8), nullptr);      // a class with no chunk
-  EXPECT_EQ(pmr_allocate(t.r(), 100000, 8), nullptr);   // oversize
+  EXPECT_EQ(pmr_allocate(t.r(), 700, 8), nullptr);     // a class with no chunk
+  EXPECT_EQ(pmr_allocate(t.r(), 100000, 8), nullptr);  // oversize
   size_t nulls = 0;
   for (int i = 0; i < 100000; ++i) {
     void* p = pmr_allocate(t.r(), 64, 8);
-    if (p == nullptr) { ++nulls; break; }
+    if (p == nullptr) {
+      ++nulls;
+      break;
+    }
     v.push_back(p);
   }
   EXPECT_EQ(nulls, 1u);  // ran out cleanly
@@ -662,7 +697,8 @@ TEST(ThreadCache, ReleaseAndDestroyReturnEverything) {
   CountingResource up;
   {
     TC t(up.get());
-    for (int i = 0; i < 5000; ++i) pmr_allocate(t.r(), 1 + i % 5000, 8);  // never freed
+    for (int i = 0; i < 5000; ++i)
+      pmr_allocate(t.r(), 1 + i % 5000, 8);  // never freed
     std::thread([&] { pmr_allocate(t.r(), 32, 8); }).join();
     pmr_thread_cache_release(&t.tc);
     EXPECT_EQ(up.outstanding_blocks(), 0u);

@@ -18,6 +18,7 @@ PACKAGES=(
   "libgoogle-perftools-dev:/usr/include/gperftools/tcmalloc.h"
   "libmimalloc-dev:/usr/include/mimalloc.h"
   "valgrind:/usr/bin/valgrind"
+  "clang-format:/usr/bin/clang-format"
 )
 
 missing=()

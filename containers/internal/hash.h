@@ -46,7 +46,8 @@ static inline uint64_t pmr_impl_hash_read64(const unsigned char *p) {
          (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
          (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 }
-static inline uint64_t pmr_impl_hash_read_tail(const unsigned char *p, size_t n) {
+static inline uint64_t pmr_impl_hash_read_tail(const unsigned char *p,
+                                               size_t n) {
   uint64_t v = 0; /* n in 1..7 */
   for (size_t i = 0; i < n; ++i) v |= (uint64_t)p[i] << (8 * i);
   return v;
@@ -56,21 +57,23 @@ static inline uint64_t pmr_impl_hash_read_tail(const unsigned char *p, size_t n)
  * differ. */
 static inline uint64_t pmr_impl_hash_bytes(const void *data, size_t n) {
   const unsigned char *p = (const unsigned char *)data;
-  uint64_t h = pmr_impl_hash_fold((uint64_t)n ^ PMR_IMPL_HASH_K2, PMR_IMPL_HASH_K1);
+  uint64_t h =
+      pmr_impl_hash_fold((uint64_t)n ^ PMR_IMPL_HASH_K2, PMR_IMPL_HASH_K1);
   while (n >= 16) {
     h = pmr_impl_hash_fold(pmr_impl_hash_read64(p) ^ PMR_IMPL_HASH_K0,
-                       pmr_impl_hash_read64(p + 8) ^ h ^ PMR_IMPL_HASH_K3);
+                           pmr_impl_hash_read64(p + 8) ^ h ^ PMR_IMPL_HASH_K3);
     p += 16;
     n -= 16;
   }
   if (n >= 8) {
-    h = pmr_impl_hash_fold(pmr_impl_hash_read64(p) ^ PMR_IMPL_HASH_K0, h ^ PMR_IMPL_HASH_K3);
+    h = pmr_impl_hash_fold(pmr_impl_hash_read64(p) ^ PMR_IMPL_HASH_K0,
+                           h ^ PMR_IMPL_HASH_K3);
     p += 8;
     n -= 8;
   }
   if (n != 0)
     h = pmr_impl_hash_fold(pmr_impl_hash_read_tail(p, n) ^ PMR_IMPL_HASH_K2,
-                       h ^ PMR_IMPL_HASH_K3);
+                           h ^ PMR_IMPL_HASH_K3);
   return pmr_impl_hash_fold(h ^ PMR_IMPL_HASH_K0, PMR_IMPL_HASH_K1);
 }
 

@@ -48,13 +48,14 @@ void pmr_impl_track_clear(pmr_impl_track *t) {
 
 static void put(pmr_impl_track *t, entry e) {
   size_t i = slot_of(t, e.p);
-  while (t->slots[i].p != NULL && t->slots[i].p != e.p) i = (i + 1) & (t->cap - 1);
+  while (t->slots[i].p != NULL && t->slots[i].p != e.p)
+    i = (i + 1) & (t->cap - 1);
   if (t->slots[i].p == NULL) ++t->count;
   t->slots[i] = e;
 }
 
 void pmr_impl_track_add(pmr_impl_track *t, const void *p, size_t bytes,
-                    size_t alignment) {
+                        size_t alignment) {
   if (t == NULL) return;
   if ((t->count + 1) * 2 > t->cap) {
     entry *old = t->slots;
@@ -73,8 +74,8 @@ void pmr_impl_track_add(pmr_impl_track *t, const void *p, size_t bytes,
 }
 
 int pmr_impl_track_remove(pmr_impl_track *t, const void *p, size_t bytes,
-                      size_t alignment, bool keep_freed, size_t *bytes_out,
-                      size_t *alignment_out) {
+                          size_t alignment, bool keep_freed, size_t *bytes_out,
+                          size_t *alignment_out) {
   if (t == NULL) return PMR_IMPL_TRACK_OK;
   size_t mask = t->cap - 1, i = slot_of(t, p);
   while (t->slots[i].p != NULL && t->slots[i].p != p) i = (i + 1) & mask;

@@ -15,13 +15,13 @@ pmr_impl_track *pmr_impl_track_new(void);
 void pmr_impl_track_delete(pmr_impl_track *t);
 void pmr_impl_track_clear(pmr_impl_track *t);
 void pmr_impl_track_add(pmr_impl_track *t, const void *p, size_t bytes,
-                    size_t alignment);
+                        size_t alignment);
 
 enum {
   PMR_IMPL_TRACK_OK,
-  PMR_IMPL_TRACK_UNKNOWN,     /* never allocated (or forgotten) */
-  PMR_IMPL_TRACK_MISMATCH,    /* live, with other bytes or alignment */
-  PMR_IMPL_TRACK_DOUBLE_FREE  /* freed already */
+  PMR_IMPL_TRACK_UNKNOWN,    /* never allocated (or forgotten) */
+  PMR_IMPL_TRACK_MISMATCH,   /* live, with other bytes or alignment */
+  PMR_IMPL_TRACK_DOUBLE_FREE /* freed already */
 };
 /* Retires p if it is live with exactly these bytes and alignment (OK): with
  * keep_freed, p stays known as freed (so a second free is DOUBLE_FREE, for
@@ -29,7 +29,7 @@ enum {
  * On any other result the table is unchanged; MISMATCH reports the recorded
  * sizes in *bytes_out and *alignment_out. */
 int pmr_impl_track_remove(pmr_impl_track *t, const void *p, size_t bytes,
-                      size_t alignment, bool keep_freed, size_t *bytes_out,
-                      size_t *alignment_out);
+                          size_t alignment, bool keep_freed, size_t *bytes_out,
+                          size_t *alignment_out);
 
 #endif /* PMR_IMPL_DEBUG_TRACK_H */

@@ -9,8 +9,8 @@
  *     (cheap no-ops when the program does not run under valgrind);
  *   - otherwise every macro here is empty and costs nothing.
  * Free blocks hold the free-list link in their first word; resources read
- * and write it only through pmr_impl_link_get / pmr_impl_link_set, which open the
- * word for that one access. */
+ * and write it only through pmr_impl_link_get / pmr_impl_link_set, which open
+ * the word for that one access. */
 #ifndef PMR_IMPL_MEM_CHECK_H
 #define PMR_IMPL_MEM_CHECK_H
 

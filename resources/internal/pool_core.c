@@ -10,12 +10,19 @@
  * the class rule in pool_core.h; pmr_impl_pool_class_of is tested against
  * pmr_impl_pool_class_size for every size. */
 #define C8(x) x, x, x, x, x, x, x, x
-const uint8_t pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1] = {
-    0, 0, 1, 2, 3, 4, 5, 6, 7,   /* s = 0..64, step 8 */
-    8, 8, 9, 9, 10, 10, 11, 11,  /* 72..128: 80, 96, 112, 128 */
-    12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, /* ..256 */
-    C8(16), C8(17), C8(18), C8(19),                                 /* ..512 */
-    C8(20), C8(20), C8(21), C8(21), C8(22), C8(22), C8(23), C8(23), /* ..1024 */
+const uint8_t
+    pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1] =
+        {
+            0,      0,      1,      2,      3,      4,
+            5,      6,      7, /* s = 0..64, step 8 */
+            8,      8,      9,      9,      10,     10,
+            11,     11, /* 72..128: 80, 96, 112, 128 */
+            12,     12,     12,     12,     13,     13,
+            13,     13,     14,     14,     14,     14,
+            15,     15,     15,     15,     /* ..256 */
+            C8(16), C8(17), C8(18), C8(19), /* ..512 */
+            C8(20), C8(20), C8(21), C8(21), C8(22), C8(22),
+            C8(23), C8(23), /* ..1024 */
 };
 #undef C8
 
@@ -38,9 +45,9 @@ pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts) {
   o.max_blocks_per_chunk =
       clamp(o.max_blocks_per_chunk, PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK,
             PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
-  size_t largest = clamp(o.largest_required_pool_block,
-                         PMR_POOL_DEFAULT_LARGEST_BLOCK,
-                         PMR_POOL_MAX_LARGEST_BLOCK);
+  size_t largest =
+      clamp(o.largest_required_pool_block, PMR_POOL_DEFAULT_LARGEST_BLOCK,
+            PMR_POOL_MAX_LARGEST_BLOCK);
   o.largest_required_pool_block =
       pmr_impl_pool_class_size(pmr_impl_pool_class_of(largest));
   return o;
@@ -72,8 +79,9 @@ static void reset_classes(pmr_impl_pool_core *c) {
   c->empty.next_blocks = 0;
 }
 
-void pmr_impl_pool_core_init(pmr_impl_pool_core *c, const pmr_pool_options *opts,
-                         pmr_mem_resource *upstream) {
+void pmr_impl_pool_core_init(pmr_impl_pool_core *c,
+                             const pmr_pool_options *opts,
+                             pmr_mem_resource *upstream) {
   pmr_pool_options o = pmr_impl_pool_effective_options(opts);
   c->upstream = pmr_resource_or_default(upstream);
   c->largest = o.largest_required_pool_block;
@@ -93,7 +101,8 @@ void pmr_impl_pool_core_release(pmr_impl_pool_core *c) {
   chunk *ch = c->chunks;
   while (ch != NULL) {
     chunk *next = ch->next;
-    PMR_IMPL_UNDEFINED(ch->start, (size_t)((char *)ch - ch->start)); /* open again */
+    PMR_IMPL_UNDEFINED(ch->start,
+                       (size_t)((char *)ch - ch->start)); /* open again */
     pmr_deallocate(c->upstream, ch->start, ch->size, ch->alignment);
     ch = next;
   }
@@ -102,12 +111,14 @@ void pmr_impl_pool_core_release(pmr_impl_pool_core *c) {
 }
 
 pmr_impl_pool_class *pmr_impl_pool_find_large(pmr_impl_pool_core *c, size_t s,
-                                      size_t alignment) {
-  if (s > c->largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN) return &c->empty;
+                                              size_t alignment) {
+  if (s > c->largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN)
+    return &c->empty;
   return &c->classes[pmr_impl_pool_class_of(s)];
 }
 
-size_t pmr_impl_pool_core_reserve(pmr_impl_pool_core *c, pmr_impl_pool_class *k) {
+size_t pmr_impl_pool_core_reserve(pmr_impl_pool_core *c,
+                                  pmr_impl_pool_class *k) {
   size_t n = k->next_blocks;
   /* Geometric growth up to the block and byte caps. */
   size_t cap = PMR_IMPL_POOL_MAX_CHUNK_BYTES / k->block;
@@ -117,8 +128,8 @@ size_t pmr_impl_pool_core_reserve(pmr_impl_pool_core *c, pmr_impl_pool_class *k)
   return n;
 }
 
-char *pmr_impl_pool_core_new_chunk(pmr_impl_pool_core *c, size_t block, size_t n,
-                               struct pmr_impl_pool_chunk **out) {
+char *pmr_impl_pool_core_new_chunk(pmr_impl_pool_core *c, size_t block,
+                                   size_t n, struct pmr_impl_pool_chunk **out) {
   size_t bytes = n * block; /* <= 2^20 blocks of <= 1 MiB: no overflow */
   size_t size = bytes + sizeof(chunk);
   size_t align = chunk_alignment(block);
@@ -134,7 +145,8 @@ char *pmr_impl_pool_core_new_chunk(pmr_impl_pool_core *c, size_t block, size_t n
   return start;
 }
 
-void pmr_impl_pool_core_link_chunk(pmr_impl_pool_core *c, struct pmr_impl_pool_chunk *ch) {
+void pmr_impl_pool_core_link_chunk(pmr_impl_pool_core *c,
+                                   struct pmr_impl_pool_chunk *ch) {
   ch->next = c->chunks;
   c->chunks = ch;
 }
@@ -156,8 +168,8 @@ void *pmr_impl_pool_core_refill(pmr_impl_pool_core *c, pmr_impl_pool_class *k) {
 }
 
 bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
-                          const void *resource, void *p, size_t bytes,
-                          size_t alignment, bool pooled) {
+                              const void *resource, void *p, size_t bytes,
+                              size_t alignment, bool pooled) {
   size_t b = 0, a = 0;
   switch (pmr_impl_track_remove(t, p, bytes, alignment, pooled, &b, &a)) {
     case PMR_IMPL_TRACK_OK:
@@ -183,7 +195,8 @@ bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
   }
 }
 
-/* ---- oversize blocks ------------------------------------------------------ */
+/* ---- oversize blocks ------------------------------------------------------
+ */
 
 #define BIG_TRAILER sizeof(pmr_impl_big_block)
 
@@ -193,7 +206,8 @@ static size_t big_offset(size_t bytes) {
 }
 
 void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
-                     pmr_mem_resource *upstream, size_t bytes, size_t alignment) {
+                         pmr_mem_resource *upstream, size_t bytes,
+                         size_t alignment) {
   if (bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER - alignment) {
     errno = ENOMEM;
     return NULL;
@@ -215,7 +229,7 @@ void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
 }
 
 void pmr_impl_big_free(void *lock, pmr_mem_resource *upstream, void *p,
-                   size_t bytes, size_t alignment) {
+                       size_t bytes, size_t alignment) {
   size_t off = big_offset(bytes);
   pmr_impl_big_block *b = (pmr_impl_big_block *)((char *)p + off);
   (void)alignment; /* the trailer knows what upstream got */
@@ -226,7 +240,8 @@ void pmr_impl_big_free(void *lock, pmr_mem_resource *upstream, void *p,
   pmr_deallocate(upstream, p, b->size, b->alignment);
 }
 
-void pmr_impl_big_release(pmr_impl_big_block *list, pmr_mem_resource *upstream) {
+void pmr_impl_big_release(pmr_impl_big_block *list,
+                          pmr_mem_resource *upstream) {
   pmr_impl_big_block *b = list->next;
   while (b != list) {
     pmr_impl_big_block *next = b->next;

@@ -25,7 +25,8 @@ extern "C" {
 /* ... and chunks double up to this many bytes (or one block, if larger). */
 #define PMR_IMPL_POOL_MAX_CHUNK_BYTES ((size_t)1 << 20)
 
-extern const uint8_t pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
+extern const uint8_t
+    pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
 
 /* The class of a request, given that its size rounded up to its alignment is
  * s (s <= 1 MiB). */
@@ -45,9 +46,9 @@ static inline size_t pmr_impl_pool_class_size(unsigned idx) {
 
 /* 32 bytes, so a class is found with a shift. */
 typedef struct pmr_impl_pool_class {
-  void *free;      /* intrusive free list, most recently freed first */
-  char *cur, *end; /* the part of the newest chunk not carved yet */
-  uint32_t block;  /* block size (UINT32_MAX for the empty class) */
+  void *free;           /* intrusive free list, most recently freed first */
+  char *cur, *end;      /* the part of the newest chunk not carved yet */
+  uint32_t block;       /* block size (UINT32_MAX for the empty class) */
   uint32_t next_blocks; /* blocks in this class's next chunk */
 } pmr_impl_pool_class;
 
@@ -70,19 +71,21 @@ typedef struct pmr_impl_pool_core {
 /* Resolves options (NULL = defaults) to their effective values. */
 pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts);
 
-void pmr_impl_pool_core_init(pmr_impl_pool_core *c, const pmr_pool_options *opts,
-                         pmr_mem_resource *upstream);
+void pmr_impl_pool_core_init(pmr_impl_pool_core *c,
+                             const pmr_pool_options *opts,
+                             pmr_mem_resource *upstream);
 /* Returns every chunk to upstream and empties every class. */
 void pmr_impl_pool_core_release(pmr_impl_pool_core *c);
 
 /* Class lookup for sizes above the table: &c->empty when not pooled. */
 pmr_impl_pool_class *pmr_impl_pool_find_large(pmr_impl_pool_core *c, size_t s,
-                                      size_t alignment);
+                                              size_t alignment);
 
 /* The class that serves (bytes, alignment), or &c->empty when the request is
  * not pooled (0 bytes: see pmr_impl_pool_find_nonzero; oversize). */
-static inline pmr_impl_pool_class *pmr_impl_pool_find(pmr_impl_pool_core *c, size_t bytes,
-                                              size_t alignment) {
+static inline pmr_impl_pool_class *pmr_impl_pool_find(pmr_impl_pool_core *c,
+                                                      size_t bytes,
+                                                      size_t alignment) {
   size_t s = (bytes + (alignment - 1)) & ~(alignment - 1);
   if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
     return (pmr_impl_pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
@@ -92,20 +95,18 @@ static inline pmr_impl_pool_class *pmr_impl_pool_find(pmr_impl_pool_core *c, siz
 /* The fast-path lookup: like pmr_impl_pool_find for requests that round up to
  * at most 1024 bytes; NULL for larger ones (no call on this path, so the
  * caller's fast path can stay a leaf function). */
-static inline pmr_impl_pool_class *pmr_impl_pool_find_small(pmr_impl_pool_core *c,
-                                                    size_t bytes,
-                                                    size_t alignment) {
+static inline pmr_impl_pool_class *pmr_impl_pool_find_small(
+    pmr_impl_pool_core *c, size_t bytes, size_t alignment) {
   size_t s = (bytes + (alignment - 1)) & ~(alignment - 1);
   if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
     return (pmr_impl_pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
   return NULL;
 }
 
-/* As pmr_impl_pool_find, with 0 bytes counted as 1 (a 0-byte request gets a block
- * of its alignment); &c->empty means oversize. */
-static inline pmr_impl_pool_class *pmr_impl_pool_find_nonzero(pmr_impl_pool_core *c,
-                                                      size_t bytes,
-                                                      size_t alignment) {
+/* As pmr_impl_pool_find, with 0 bytes counted as 1 (a 0-byte request gets a
+ * block of its alignment); &c->empty means oversize. */
+static inline pmr_impl_pool_class *pmr_impl_pool_find_nonzero(
+    pmr_impl_pool_core *c, size_t bytes, size_t alignment) {
   return pmr_impl_pool_find(c, bytes + (bytes == 0), alignment);
 }
 
@@ -145,10 +146,12 @@ void *pmr_impl_pool_core_refill(pmr_impl_pool_core *c, pmr_impl_pool_class *k);
  *     record in *out, or NULL;
  *   - link_chunk: records it for release (under the lock that guards
  *     c->chunks). */
-size_t pmr_impl_pool_core_reserve(pmr_impl_pool_core *c, pmr_impl_pool_class *k);
-char *pmr_impl_pool_core_new_chunk(pmr_impl_pool_core *c, size_t block, size_t n,
-                               struct pmr_impl_pool_chunk **out);
-void pmr_impl_pool_core_link_chunk(pmr_impl_pool_core *c, struct pmr_impl_pool_chunk *ch);
+size_t pmr_impl_pool_core_reserve(pmr_impl_pool_core *c,
+                                  pmr_impl_pool_class *k);
+char *pmr_impl_pool_core_new_chunk(pmr_impl_pool_core *c, size_t block,
+                                   size_t n, struct pmr_impl_pool_chunk **out);
+void pmr_impl_pool_core_link_chunk(pmr_impl_pool_core *c,
+                                   struct pmr_impl_pool_chunk *ch);
 
 /* Oversize blocks: straight from upstream, with a small trailer that links
  * them into a doubly linked list, so any one is freed in O(1) and release
@@ -169,10 +172,11 @@ static inline void pmr_impl_big_init(pmr_impl_big_block *list) {
  * that C++ tests can; NULL: none) guards the list; it is held only while
  * the list changes, never while upstream runs. */
 void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
-                     pmr_mem_resource *upstream, size_t bytes, size_t alignment);
+                         pmr_mem_resource *upstream, size_t bytes,
+                         size_t alignment);
 /* Unlinks p (under lock, NULL: none) and gives it back to upstream. */
 void pmr_impl_big_free(void *lock, pmr_mem_resource *upstream, void *p,
-                   size_t bytes, size_t alignment);
+                       size_t bytes, size_t alignment);
 /* Frees every block still on the list (a sentinel). */
 void pmr_impl_big_release(pmr_impl_big_block *list, pmr_mem_resource *upstream);
 
@@ -181,8 +185,8 @@ void pmr_impl_big_release(pmr_impl_big_block *list, pmr_mem_resource *upstream);
  * the deallocation may proceed. pooled: the block belongs to a size class. */
 struct pmr_impl_track;
 bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
-                          const void *resource, void *p, size_t bytes,
-                          size_t alignment, bool pooled);
+                              const void *resource, void *p, size_t bytes,
+                              size_t alignment, bool pooled);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -27,8 +27,8 @@ class Input {
 
 }  // namespace pmrfuzz
 
-#define PMR_FUZZ_CHECK(cond, detail) \
-  do {                               \
+#define PMR_FUZZ_CHECK(cond, detail)               \
+  do {                                             \
     if (!(cond)) ::pmrfuzz::Fail(#cond, (detail)); \
   } while (0)
 

@@ -24,7 +24,8 @@ template <size_t kBufferBytes>
 class FuzzResources {
  public:
   FuzzResources() {
-    pmr_monotonic_buffer_init_with_buffer(&mono_, buffer_ + 1, sizeof buffer_ - 1, up.get());
+    pmr_monotonic_buffer_init_with_buffer(&mono_, buffer_ + 1,
+                                          sizeof buffer_ - 1, up.get());
   }
   ~FuzzResources() {
     pmr_monotonic_buffer_destroy(&mono_);
@@ -38,9 +39,12 @@ class FuzzResources {
 
   pmr_mem_resource* get(int res) {
     switch (res) {
-      case kCountA: return a.get();
-      case kCountB: return b.get();
-      default: return &mono_.base;
+      case kCountA:
+        return a.get();
+      case kCountB:
+        return b.get();
+      default:
+        return &mono_.base;
     }
   }
 
@@ -60,9 +64,12 @@ class FuzzResources {
   }
 
   size_t Failed() const {
-    return a.failed_allocations() + b.failed_allocations() + up.failed_allocations();
+    return a.failed_allocations() + b.failed_allocations() +
+           up.failed_allocations();
   }
-  size_t Attempts() const { return a.allocations() + b.allocations() + up.allocations() + Failed(); }
+  size_t Attempts() const {
+    return a.allocations() + b.allocations() + up.allocations() + Failed();
+  }
   // Since Begin: an allocation failed / none was attempted.
   bool FailedSinceBegin() const { return Failed() > failed_before_; }
   bool NoAllocationSinceBegin() const { return Attempts() == attempts_before_; }

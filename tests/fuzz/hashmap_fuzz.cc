@@ -95,7 +95,9 @@ size_t CapacityFor(size_t n) {
   while (MaxLoad(c) < n) c *= 2;
   return c;
 }
-bool ValidCapacity(size_t c) { return c == 0 || (c >= 16 && (c & (c - 1)) == 0); }
+bool ValidCapacity(size_t c) {
+  return c == 0 || (c >= 16 && (c & (c - 1)) == 0);
+}
 
 bool Trace() {
   static const bool on = getenv("PMRFUZZ_TRACE") != nullptr;
@@ -120,16 +122,20 @@ class Fuzz;
 // A key to pass to the map, made from its bytes (the oracle's key).
 class Probe {
  public:
-  Probe(int kind, const std::string& canon, pmr_mem_resource* tmp, bool long_form)
+  Probe(int kind, const std::string& canon, pmr_mem_resource* tmp,
+        bool long_form)
       : kind_(kind) {
     switch (kind) {
-      case kU64: case kU64Set: case kBadHash:
+      case kU64:
+      case kU64Set:
+      case kBadHash:
         memcpy(&u_, canon.data(), 8);
         break;
       case kString:
         pmr_string_init(&s_, tmp);
         if (long_form) PMR_FUZZ_CHECK(pmr_string_reserve(&s_, 64), 0);
-        PMR_FUZZ_CHECK(pmr_string_assign_bytes(&s_, canon.data(), canon.size()), 0);
+        PMR_FUZZ_CHECK(pmr_string_assign_bytes(&s_, canon.data(), canon.size()),
+                       0);
         break;
       case kCstr:
         c_ = canon.size() == 1 && canon[0] == '\0' ? nullptr : canon.c_str();
@@ -149,10 +155,16 @@ class Probe {
 
   const void* get() const {
     switch (kind_) {
-      case kU64: case kU64Set: case kBadHash: return &u_;
-      case kString: return &s_;
-      case kCstr: return &c_;
-      default: return b_;
+      case kU64:
+      case kU64Set:
+      case kBadHash:
+        return &u_;
+      case kString:
+        return &s_;
+      case kCstr:
+        return &c_;
+      default:
+        return b_;
     }
   }
   uint64_t u64() const { return u_; }
@@ -168,7 +180,9 @@ class Probe {
 // The oracle's key of a key stored in (or passed to) a map of `kind`.
 std::string Canon(int kind, const void* key) {
   switch (kind) {
-    case kU64: case kU64Set: case kBadHash:
+    case kU64:
+    case kU64Set:
+    case kBadHash:
       return std::string(static_cast<const char*>(key), 8);
     case kString: {
       const pmr_string* s = static_cast<const pmr_string*>(key);
@@ -203,9 +217,12 @@ uint64_t ReadValue(int kind, const void* v) {
 
 uint64_t Mask(int kind, uint64_t v) {
   switch (kValueSize[kind]) {
-    case 8: return v;
-    case 2: return v & 0xFFFF;
-    default: return 0;
+    case 8:
+      return v;
+    case 2:
+      return v & 0xFFFF;
+    default:
+      return 0;
   }
 }
 
@@ -216,7 +233,8 @@ class Fuzz {
       std::string t;
       if (k != 0) {
         t = "k" + std::to_string(k);
-        if (k % 5 == 0) t += std::string(20 + k, static_cast<char>('a' + k % 26));
+        if (k % 5 == 0)
+          t += std::string(20 + k, static_cast<char>('a' + k % 26));
       }
       texts_.push_back(t);
       texts2_.push_back(t);  // the same texts at other addresses
@@ -260,19 +278,32 @@ class Fuzz {
     pmr_mem_resource* r = R(s.res);
     bool ok = false;
     switch (s.kind) {
-      case kU64: ok = pmr_hashmap_init(m, 8, 8, 8, 8, r); break;
-      case kU64Set: ok = pmr_hashmap_init(m, 8, 8, 0, 1, r); break;
-      case kBadHash:
-        ok = pmr_hashmap_init_custom(m, 8, 8, 8, 8, BadHash, BadEqual, &ctx_tag, r);
+      case kU64:
+        ok = pmr_hashmap_init(m, 8, 8, 8, 8, r);
         break;
-      case kString: ok = pmr_hashmap_init_string(m, 8, 8, r); break;
-      case kCstr: ok = pmr_hashmap_init_cstr(m, 8, 8, r); break;
-      case kBytes12: ok = pmr_hashmap_init(m, 12, 4, 2, 2, r); break;
+      case kU64Set:
+        ok = pmr_hashmap_init(m, 8, 8, 0, 1, r);
+        break;
+      case kBadHash:
+        ok = pmr_hashmap_init_custom(m, 8, 8, 8, 8, BadHash, BadEqual, &ctx_tag,
+                                     r);
+        break;
+      case kString:
+        ok = pmr_hashmap_init_string(m, 8, 8, r);
+        break;
+      case kCstr:
+        ok = pmr_hashmap_init_cstr(m, 8, 8, r);
+        break;
+      case kBytes12:
+        ok = pmr_hashmap_init(m, 12, 4, 2, 2, r);
+        break;
       case kHashOnly:
-        ok = pmr_hashmap_init_custom(m, 16, 8, 8, 8, Hash16, nullptr, &ctx_tag, r);
+        ok = pmr_hashmap_init_custom(m, 16, 8, 8, 8, Hash16, nullptr, &ctx_tag,
+                                     r);
         break;
       default:
-        ok = pmr_hashmap_init_custom(m, 16, 8, 8, 8, nullptr, Equal16, &ctx_tag, r);
+        ok = pmr_hashmap_init_custom(m, 16, 8, 8, 8, nullptr, Equal16, &ctx_tag,
+                                     r);
         break;
     }
     CHECK(ok);
@@ -291,35 +322,41 @@ class Fuzz {
     CHECK(memcmp(&m, &copy, sizeof m) == 0);
   }
 
-
   // Keys of each kind, from the input. Small universes, so keys repeat.
   std::string KeyCanon(int kind, Input& in) {
     uint8_t sel = in.byte();
     switch (kind) {
-      case kU64: case kU64Set: case kBadHash: {
+      case kU64:
+      case kU64Set:
+      case kBadHash: {
         uint64_t u = sel < 0xC0 ? sel % 64 : in.u32() * 0x9E3779B97F4A7C15ull;
         return std::string(reinterpret_cast<const char*>(&u), 8);
       }
-      case kString: return StringKey(sel % 48);
+      case kString:
+        return StringKey(sel % 48);
       case kCstr: {
         size_t id = sel % (kTexts + 1);
         return id == kTexts ? std::string(1, '\0') : texts_[id];
       }
-      default: return KeyBytes(kind, sel % 64);
+      default:
+        return KeyBytes(kind, sel % 64);
     }
   }
 
   static std::string StringKey(size_t id) {
-    static const size_t kLens[12] = {0, 1, 3, 7, 15, 22, 23, 24, 25, 31, 47, 100};
+    static const size_t kLens[12] = {0,  1,  3,  7,  15, 22,
+                                     23, 24, 25, 31, 47, 100};
     std::string k(kLens[id % 12], '\0');
     for (size_t j = 0; j < k.size(); ++j)
-      k[j] = (id + j) % 7 == 0 ? '\0' : static_cast<char>('a' + (id * 3 + j) % 26);
+      k[j] =
+          (id + j) % 7 == 0 ? '\0' : static_cast<char>('a' + (id * 3 + j) % 26);
     return k;
   }
 
   static std::string KeyBytes(int kind, size_t id) {
     std::string k(KeySize(kind), '\0');
-    for (size_t j = 0; j < k.size(); ++j) k[j] = static_cast<char>(id * (j + 1) * 37);
+    for (size_t j = 0; j < k.size(); ++j)
+      k[j] = static_cast<char>(id * (j + 1) * 37);
     return k;
   }
 
@@ -327,20 +364,26 @@ class Fuzz {
   const char* StoredText(const std::string& canon, bool second) {
     if (canon.size() == 1 && canon[0] == '\0') return nullptr;
     for (size_t k = 0; k < kTexts; ++k)
-      if (texts_[k] == canon) return second ? texts2_[k].c_str() : texts_[k].c_str();
+      if (texts_[k] == canon)
+        return second ? texts2_[k].c_str() : texts_[k].c_str();
     Fail("unknown text", 0);
   }
 
   // The key to pass for an insertion (C strings from the long-lived texts).
-  std::unique_ptr<Probe> KeyFor(const Slot& s, const std::string& canon, uint8_t sel) {
-    if (s.kind == kCstr) return std::unique_ptr<Probe>(new Probe(StoredText(canon, sel & 1)));
-    return std::unique_ptr<Probe>(new Probe(s.kind, canon, tmp_.get(), sel & 2));
+  std::unique_ptr<Probe> KeyFor(const Slot& s, const std::string& canon,
+                                uint8_t sel) {
+    if (s.kind == kCstr)
+      return std::unique_ptr<Probe>(new Probe(StoredText(canon, sel & 1)));
+    return std::unique_ptr<Probe>(
+        new Probe(s.kind, canon, tmp_.get(), sel & 2));
   }
 
   Places Where(const Slot& s) {
     Places p;
-    pmr_hashmap_iter it = pmr_hashmap_iter_begin(const_cast<pmr_hashmap*>(&s.m));
-    while (pmr_hashmap_iter_next(&it)) p[Canon(s.kind, it.key)] = {it.key, it.value};
+    pmr_hashmap_iter it =
+        pmr_hashmap_iter_begin(const_cast<pmr_hashmap*>(&s.m));
+    while (pmr_hashmap_iter_next(&it))
+      p[Canon(s.kind, it.key)] = {it.key, it.value};
     return p;
   }
 
@@ -394,10 +437,12 @@ class Fuzz {
       if (s.kind == kU64 || s.kind == kU64Set || s.kind == kBadHash)
         CHECK(pmr_hashmap_find_u64(m, p.u64()) == v);
     }
-    if (s.kind == kString || s.kind == kBytes12 || s.kind >= kHashOnly)  // other key sizes
+    if (s.kind == kString || s.kind == kBytes12 ||
+        s.kind >= kHashOnly)  // other key sizes
       CHECK(pmr_hashmap_find_u64(m, 0) == nullptr);
     if (s.kind == kCstr)  // 0 is the NULL key
-      CHECK((pmr_hashmap_find_u64(m, 0) != nullptr) == (s.o.count(std::string(1, '\0')) != 0));
+      CHECK((pmr_hashmap_find_u64(m, 0) != nullptr) ==
+            (s.o.count(std::string(1, '\0')) != 0));
   }
 
   void VerifyAll() {
@@ -411,14 +456,18 @@ class Fuzz {
         for (const auto& kv : s.o)
           if (kv.first.size() > PMR_STRING_INLINE_CAPACITY) ++blocks[s.res];
     }
-    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0], res_.a.outstanding_blocks());
-    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1], res_.b.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0],
+                   res_.a.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1],
+                   res_.b.outstanding_blocks());
     PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
-    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 && res_.up.mismatches() == 0 &&
-          tmp_.mismatches() == 0);
+    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 &&
+          res_.up.mismatches() == 0 && tmp_.mismatches() == 0);
   }
 
-  uint64_t Value(Input& in) { return in.u32() | static_cast<uint64_t>(in.byte()) << 40; }
+  uint64_t Value(Input& in) {
+    return in.u32() | static_cast<uint64_t>(in.byte()) << 40;
+  }
 
   // The insertions: insert (0), insert_or_assign (1), emplace (2).
   void Insert(int i, int how, Input& in) {
@@ -472,12 +521,14 @@ class Fuzz {
       out = v;
     } else {
       pmr_hashmap_status st =
-          how == 0 ? pmr_hashmap_insert(m, key->get(), vp, (sel & 16) ? nullptr : &out)
+          how == 0 ? pmr_hashmap_insert(m, key->get(), vp,
+                                        (sel & 16) ? nullptr : &out)
                    : pmr_hashmap_insert_or_assign(m, key->get(), vp);
-      CHECK(st == PMR_HASHMAP_NOMEM || st == (present ? PMR_HASHMAP_EXISTED
-                                                      : PMR_HASHMAP_INSERTED));
+      CHECK(st == PMR_HASHMAP_NOMEM ||
+            st == (present ? PMR_HASHMAP_EXISTED : PMR_HASHMAP_INSERTED));
       ok = st != PMR_HASHMAP_NOMEM;
-      if (how == 0 && present) value = s.o[canon];  // insert keeps the old value
+      if (how == 0 && present)
+        value = s.o[canon];  // insert keeps the old value
       if (how == 0 && !(sel & 16)) CHECK((out != nullptr) == ok);
     }
     if (present) {
@@ -513,19 +564,26 @@ class Fuzz {
     Slot& s = slots_[i];
     pmr_hashmap* m = &s.m;
     if (Trace())
-      fprintf(stderr, "op %d slot %d kind %d size %zu cap %zu\n", op, i, s.kind, s.o.size(),
-              pmr_hashmap_capacity(m));
+      fprintf(stderr, "op %d slot %d kind %d size %zu cap %zu\n", op, i, s.kind,
+              s.o.size(), pmr_hashmap_capacity(m));
     switch (op) {
-      case 0: case 1: case 2: case 3: case 4:
+      case 0:
+      case 1:
+      case 2:
+      case 3:
+      case 4:
         Insert(i, 0, in);
         break;
-      case 5: case 6:
+      case 5:
+      case 6:
         Insert(i, 1, in);
         break;
-      case 7: case 8:
+      case 7:
+      case 8:
         Insert(i, 2, in);
         break;
-      case 9: case 10: {  // lookups of a key that may be absent
+      case 9:
+      case 10: {  // lookups of a key that may be absent
         std::string canon = KeyCanon(s.kind, in);
         Probe p(s.kind, canon, tmp_.get(), in.byte() & 1);
         Places before = Where(s);
@@ -533,7 +591,8 @@ class Fuzz {
         void* v = pmr_hashmap_find(m, p.get());
         CHECK((v != nullptr) == (o != s.o.end()));
         CHECK(pmr_hashmap_contains(m, p.get()) == (o != s.o.end()));
-        CHECK((pmr_hashmap_find_key(m, p.get()) != nullptr) == (o != s.o.end()));
+        CHECK((pmr_hashmap_find_key(m, p.get()) != nullptr) ==
+              (o != s.o.end()));
         if (v != nullptr) CHECK(ReadValue(s.kind, v) == o->second);
         if (s.kind == kU64 || s.kind == kU64Set || s.kind == kBadHash)
           CHECK(pmr_hashmap_find_u64(m, p.u64()) == v);
@@ -541,7 +600,9 @@ class Fuzz {
         Stayed(s, before);
         break;
       }
-      case 11: case 12: case 13: {  // erase, maybe with the value
+      case 11:
+      case 12:
+      case 13: {  // erase, maybe with the value
         std::string canon = KeyCanon(s.kind, in);
         Probe p(s.kind, canon, tmp_.get(), in.byte() & 1);
         bool want_value = in.byte() & 1;
@@ -549,10 +610,12 @@ class Fuzz {
         const size_t cap = pmr_hashmap_capacity(m);
         auto o = s.o.find(canon);
         uint64_t out = 0x5555555555555555ull;
-        const bool by_u64 = !want_value && (in.byte() & 2) &&
-                            (s.kind == kU64 || s.kind == kU64Set || s.kind == kBadHash);
-        bool ok = by_u64 ? pmr_hashmap_erase_u64(m, p.u64())
-                         : pmr_hashmap_erase(m, p.get(), want_value ? &out : nullptr);
+        const bool by_u64 =
+            !want_value && (in.byte() & 2) &&
+            (s.kind == kU64 || s.kind == kU64Set || s.kind == kBadHash);
+        bool ok =
+            by_u64 ? pmr_hashmap_erase_u64(m, p.u64())
+                   : pmr_hashmap_erase(m, p.get(), want_value ? &out : nullptr);
         CHECK(ok == (o != s.o.end()));
         if (ok) {
           if (want_value && kValueSize[s.kind] != 0)
@@ -566,7 +629,8 @@ class Fuzz {
         s.reserved = 0;
         break;
       }
-      case 14: case 15: {  // iteration, erasing some elements on the way
+      case 14:
+      case 15: {  // iteration, erasing some elements on the way
         uint32_t bits = in.u32();
         uint8_t mode = in.byte() % 3;
         Places before = Where(s);
@@ -624,7 +688,8 @@ class Fuzz {
         bool ok = pmr_hashmap_shrink_to_fit(m);
         MayFailOnlyIfAllocFailed(ok);
         if (ok) {
-          CHECK(pmr_hashmap_capacity(m) == (s.o.empty() ? 0 : CapacityFor(s.o.size())));
+          CHECK(pmr_hashmap_capacity(m) ==
+                (s.o.empty() ? 0 : CapacityFor(s.o.size())));
           s.reserved = 0;
         } else {
           CHECK(pmr_hashmap_capacity(m) == cap);
@@ -670,7 +735,8 @@ class Fuzz {
           d.o = s.o;
           CHECK(pmr_hashmap_capacity(&d.m) == pmr_hashmap_capacity(m));
           // The same iteration order.
-          pmr_hashmap_iter a = pmr_hashmap_iter_begin(m), b = pmr_hashmap_iter_begin(&d.m);
+          pmr_hashmap_iter a = pmr_hashmap_iter_begin(m),
+                           b = pmr_hashmap_iter_begin(&d.m);
           while (pmr_hashmap_iter_next(&a)) {
             CHECK(pmr_hashmap_iter_next(&b));
             CHECK(Canon(s.kind, a.key) == Canon(s.kind, b.key));
@@ -731,7 +797,8 @@ class Fuzz {
         touched_[j] = true;
         Slot& d = slots_[j];
         Places before_s = Where(s), before_d = Where(d);
-        const size_t cap_s = pmr_hashmap_capacity(m), cap_d = pmr_hashmap_capacity(&d.m);
+        const size_t cap_s = pmr_hashmap_capacity(m),
+                     cap_d = pmr_hashmap_capacity(&d.m);
         bool ok = pmr_hashmap_move_assign(&d.m, m);
         if (j != i && d.kind != s.kind) {
           CHECK(!ok);
@@ -751,7 +818,8 @@ class Fuzz {
             CHECK(pmr_hashmap_capacity(m) == 0);
           }
         } else {
-          CHECK(pmr_hashmap_capacity(m) == cap_s && pmr_hashmap_capacity(&d.m) == cap_d);
+          CHECK(pmr_hashmap_capacity(m) == cap_s &&
+                pmr_hashmap_capacity(&d.m) == cap_d);
           Stayed(s, before_s);
           Stayed(d, before_d);
         }
@@ -771,19 +839,27 @@ class Fuzz {
         Init(s);
         break;
       }
-      case 25: case 26: case 27: {  // a burst of new keys, to reach larger tables
+      case 25:
+      case 26:
+      case 27: {  // a burst of new keys, to reach larger tables
         size_t count = in.byte() % 64;
         uint32_t base = in.u16();
         for (size_t k = 0; k < count && s.o.size() < kMaxSize; ++k) {
           std::string canon;
           switch (s.kind) {
-            case kU64: case kU64Set: case kBadHash: {
+            case kU64:
+            case kU64Set:
+            case kBadHash: {
               uint64_t u = base + k;
               canon.assign(reinterpret_cast<const char*>(&u), 8);
               break;
             }
-            case kString: canon = StringKey(base + k) + std::to_string(base + k); break;
-            case kCstr: canon = texts_[(base + k) % kTexts]; break;
+            case kString:
+              canon = StringKey(base + k) + std::to_string(base + k);
+              break;
+            case kCstr:
+              canon = texts_[(base + k) % kTexts];
+              break;
             default:
               canon = KeyBytes(s.kind, base + k);
               canon[0] = static_cast<char>(k);
@@ -792,7 +868,8 @@ class Fuzz {
           if (s.o.count(canon) != 0) continue;
           auto key = KeyFor(s, canon, static_cast<uint8_t>(k));
           uint64_t v = Mask(s.kind, base * 1000003ull + k);
-          pmr_hashmap_status st = pmr_hashmap_insert(m, key->get(), &v, nullptr);
+          pmr_hashmap_status st =
+              pmr_hashmap_insert(m, key->get(), &v, nullptr);
           if (st == PMR_HASHMAP_NOMEM) {
             CHECK(res_.FailedSinceBegin());
             break;
@@ -824,7 +901,7 @@ class Fuzz {
   }
 
   FuzzResources<1025> res_;
-  pmrtest::CountingResource tmp_;         // probe keys, never failing
+  pmrtest::CountingResource tmp_;            // probe keys, never failing
   std::vector<std::string> texts_, texts2_;  // C-string keys point here
   Slot slots_[kSlots];
   bool touched_[kSlots] = {true, true, true};

@@ -23,11 +23,13 @@ int main(int argc, char** argv) {
     }
     while (dirent* e = readdir(dir)) {
       if (e->d_name[0] == '.') continue;
-      std::ifstream in(std::string(argv[i]) + "/" + e->d_name, std::ios::binary);
+      std::ifstream in(std::string(argv[i]) + "/" + e->d_name,
+                       std::ios::binary);
       std::stringstream ss;
       ss << in.rdbuf();
       std::string s = ss.str();
-      LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+      LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()),
+                             s.size());
       ++files;
     }
     closedir(dir);
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
     LLVMFuzzerTestOneInput(data.data(), data.size());
     ++generated;
   }
-  printf("replayed %zu corpus files and %zu generated inputs\n", files, generated);
+  printf("replayed %zu corpus files and %zu generated inputs\n", files,
+         generated);
   return files == 0 && argc > 1 ? 1 : 0;  // an empty corpus is a mistake
 }

@@ -2,7 +2,8 @@
 // allocate / deallocate / resize / mark-rewind-reset-release operations on one
 // resource (chosen at build time by PMR_FUZZ_RESOURCE), checked against a
 // model of the live blocks after every step:
-//   - every block is aligned as asked and lies apart from every other live block;
+//   - every block is aligned as asked and lies apart from every other live
+//   block;
 //   - every block keeps the bytes written into it until it is freed;
 //   - after destroy, the counting upstream has every block back, each with the
 //     size and alignment it was allocated with.
@@ -41,8 +42,8 @@ class Fuzz {
     pmr_pool_options small = {4, 512};
     switch (kind_) {
       case kMonotonic:
-        pmr_monotonic_buffer_init_with_buffer(&mono_, buffer_ + 1, sizeof buffer_ - 1,
-                                              up_.get());
+        pmr_monotonic_buffer_init_with_buffer(&mono_, buffer_ + 1,
+                                              sizeof buffer_ - 1, up_.get());
         r_ = &mono_.base;
         break;
       case kUnsyncPool:
@@ -66,10 +67,18 @@ class Fuzz {
 
   ~Fuzz() {
     switch (kind_) {
-      case kMonotonic: pmr_monotonic_buffer_destroy(&mono_); break;
-      case kUnsyncPool: pmr_unsynchronized_pool_destroy(&unsync_); break;
-      case kSyncPool: pmr_synchronized_pool_destroy(&sync_); break;
-      case kThreadCache: pmr_thread_cache_destroy(&tc_); break;
+      case kMonotonic:
+        pmr_monotonic_buffer_destroy(&mono_);
+        break;
+      case kUnsyncPool:
+        pmr_unsynchronized_pool_destroy(&unsync_);
+        break;
+      case kSyncPool:
+        pmr_synchronized_pool_destroy(&sync_);
+        break;
+      case kThreadCache:
+        pmr_thread_cache_destroy(&tc_);
+        break;
     }
     PMR_FUZZ_CHECK(up_.outstanding_blocks() == 0, up_.outstanding_blocks());
     PMR_FUZZ_CHECK(up_.mismatches() == 0, up_.mismatches());
@@ -79,11 +88,26 @@ class Fuzz {
     while (!in.done()) {
       uint8_t op = in.byte();
       switch (op % 8) {
-        case 0: case 1: case 2: Allocate(in); break;
-        case 3: case 4: Free(in); break;
-        case 5: Resize(in); break;
-        case 6: DropAll(in); break;
-        case 7: up_.fail_after(in.byte() % 4); Allocate(in); up_.never_fail(); break;
+        case 0:
+        case 1:
+        case 2:
+          Allocate(in);
+          break;
+        case 3:
+        case 4:
+          Free(in);
+          break;
+        case 5:
+          Resize(in);
+          break;
+        case 6:
+          DropAll(in);
+          break;
+        case 7:
+          up_.fail_after(in.byte() % 4);
+          Allocate(in);
+          up_.never_fail();
+          break;
       }
     }
     for (auto it = live_.begin(); it != live_.end();) it = FreeAt(it);
@@ -145,10 +169,12 @@ class Fuzz {
     if (it == live_.end()) return;
     Verify(*it);
     void* p = reinterpret_cast<void*>(it->first);
-    if (!pmr_try_resize(r_, p, it->second.bytes, to, it->second.alignment)) return;
+    if (!pmr_try_resize(r_, p, it->second.bytes, to, it->second.alignment))
+      return;
     PMR_FUZZ_CHECK(kind_ == kMonotonic, to);  // only the arena resizes
     auto next = std::next(it);
-    if (next != live_.end()) PMR_FUZZ_CHECK(it->first + (to ? to : 1) <= next->first, to);
+    if (next != live_.end())
+      PMR_FUZZ_CHECK(it->first + (to ? to : 1) <= next->first, to);
     size_t keep = to < it->second.bytes ? to : it->second.bytes;
     memset(static_cast<uint8_t*>(p) + keep, it->second.fill, to - keep);
     it->second.bytes = to;
@@ -173,14 +199,21 @@ class Fuzz {
           return;
         }
         break;
-      case kUnsyncPool: pmr_unsynchronized_pool_release(&unsync_); break;
-      case kSyncPool: pmr_synchronized_pool_release(&sync_); break;
-      case kThreadCache: pmr_thread_cache_release(&tc_); break;
+      case kUnsyncPool:
+        pmr_unsynchronized_pool_release(&unsync_);
+        break;
+      case kSyncPool:
+        pmr_synchronized_pool_release(&sync_);
+        break;
+      case kThreadCache:
+        pmr_thread_cache_release(&tc_);
+        break;
     }
     live_.clear();
     // Everything went back to upstream (reset is the one that keeps chunks).
-    PMR_FUZZ_CHECK(up_.outstanding_blocks() == 0 || (kind_ == kMonotonic && how == 1),
-                   up_.outstanding_blocks());
+    PMR_FUZZ_CHECK(
+        up_.outstanding_blocks() == 0 || (kind_ == kMonotonic && how == 1),
+        up_.outstanding_blocks());
   }
 
   Kind kind_;

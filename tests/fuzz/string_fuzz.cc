@@ -53,7 +53,7 @@ static_assert(kNpos == std::string::npos, "the same 'not found'");
 
 struct Slot {
   pmr_string s;
-  std::string o;        // the oracle
+  std::string o;         // the oracle
   size_t cap = kInline;  // the capacity the policy gives
   int res = kCountA;
 };
@@ -87,7 +87,9 @@ std::string Fmt(const char* format, ...) {
 }
 
 // The capacity of a string initialised with n characters.
-size_t InitCap(size_t n) { return n > kInline ? std::max(2 * kInline, n) : kInline; }
+size_t InitCap(size_t n) {
+  return n > kInline ? std::max(2 * kInline, n) : kInline;
+}
 
 bool Trace() {
   static const bool on = getenv("PMRFUZZ_TRACE") != nullptr;
@@ -99,7 +101,8 @@ class Fuzz {
   ~Fuzz() {
     for (Slot& s : slots_) {
       pmr_string_destroy(&s.s);
-      CHECK(pmr_string_length(&s.s) == 0 && pmr_string_capacity(&s.s) == kInline);
+      CHECK(pmr_string_length(&s.s) == 0 &&
+            pmr_string_capacity(&s.s) == kInline);
       pmr_string_destroy(&s.s);  // destroying again is allowed
     }
     PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
@@ -108,8 +111,9 @@ class Fuzz {
   }
 
   void Run(Input& in) {
-    CHECK(pmr_string_max_size() ==
-          std::min<uint64_t>((uint64_t{1} << 48) - 2, uint64_t{PTRDIFF_MAX} - 1));
+    CHECK(
+        pmr_string_max_size() ==
+        std::min<uint64_t>((uint64_t{1} << 48) - 2, uint64_t{PTRDIFF_MAX} - 1));
     for (Slot& s : slots_) {
       s.res = in.byte() % kNumRes;
       pmr_string_init(&s.s, R(s.res));
@@ -128,9 +132,9 @@ class Fuzz {
  private:
   pmr_mem_resource* R(int res) { return res_.get(res); }
 
-
   static Snap Take(const Slot& s) {
-    return {pmr_string_c_str(&s.s), pmr_string_length(&s.s), pmr_string_capacity(&s.s)};
+    return {pmr_string_c_str(&s.s), pmr_string_length(&s.s),
+            pmr_string_capacity(&s.s)};
   }
 
   bool Expect(bool ok, bool invalid) const { return res_.Expect(ok, invalid); }
@@ -155,8 +159,8 @@ class Fuzz {
     pmr_string* p = &s.s;
     const size_t len = pmr_string_length(p);
     if (Trace())
-      fprintf(stderr, "  len %zu (oracle %zu) cap %zu (model %zu)\n", len, s.o.size(),
-              pmr_string_capacity(p), s.cap);
+      fprintf(stderr, "  len %zu (oracle %zu) cap %zu (model %zu)\n", len,
+              s.o.size(), pmr_string_capacity(p), s.cap);
     CHECK(pmr_string_resource(p) == R(s.res));
     CHECK(len == s.o.size());
     CHECK(pmr_string_empty(p) == s.o.empty());
@@ -177,13 +181,17 @@ class Fuzz {
         bytes[s.res] += s.cap + 1;
       }
     }
-    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0], res_.a.outstanding_blocks());
-    PMR_FUZZ_CHECK(res_.a.outstanding_bytes() == bytes[0], res_.a.outstanding_bytes());
-    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1], res_.b.outstanding_blocks());
-    PMR_FUZZ_CHECK(res_.b.outstanding_bytes() == bytes[1], res_.b.outstanding_bytes());
+    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0],
+                   res_.a.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.a.outstanding_bytes() == bytes[0],
+                   res_.a.outstanding_bytes());
+    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1],
+                   res_.b.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.b.outstanding_bytes() == bytes[1],
+                   res_.b.outstanding_bytes());
     PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
-    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 && res_.up.mismatches() == 0 &&
-          tmp_.mismatches() == 0);
+    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 &&
+          res_.up.mismatches() == 0 && tmp_.mismatches() == 0);
   }
 
   static std::string Bytes(Input& in, size_t n) {
@@ -194,7 +202,8 @@ class Fuzz {
 
   static std::string Pattern(size_t n, uint8_t seed) {
     std::string r(n, '\0');
-    for (size_t k = 0; k < n; ++k) r[k] = Letter(static_cast<uint8_t>(seed + k * 7 + k / 5));
+    for (size_t k = 0; k < n; ++k)
+      r[k] = Letter(static_cast<uint8_t>(seed + k * 7 + k / 5));
     return r;
   }
 
@@ -223,7 +232,8 @@ class Fuzz {
     const size_t len = s.o.size();
     uint8_t sel = in.byte();
     switch (sel % 6) {
-      case 0: case 1: {
+      case 0:
+      case 1: {
         r.bytes = Bytes(in, in.byte() % 12);
         break;
       }
@@ -281,9 +291,11 @@ class Fuzz {
     Slot& s = slots_[i];
     pmr_string* p = &s.s;
     const size_t len = s.o.size();
-    if (Trace()) fprintf(stderr, "op %d slot %d len %zu cap %zu\n", op, i, len, s.cap);
+    if (Trace())
+      fprintf(stderr, "op %d slot %d len %zu cap %zu\n", op, i, len, s.cap);
     switch (op) {
-      case 0: case 1: {  // push_back
+      case 0:
+      case 1: {  // push_back
         if (len >= kMaxLen) return;
         char c = Letter(in.byte());
         if (Expect(pmr_string_push_back(p, c), false)) {
@@ -295,10 +307,12 @@ class Fuzz {
         }
         break;
       }
-      case 2: case 3: {  // append_bytes
+      case 2:
+      case 3: {  // append_bytes
         Src src = Source(in, i);
         if (len + src.m > kMaxLen) return;
-        if (Expect(pmr_string_append_bytes(p, src.p, src.m), src.null_with_len)) {
+        if (Expect(pmr_string_append_bytes(p, src.p, src.m),
+                   src.null_with_len)) {
           Grow(s, len + src.m);
           s.o += src.bytes;
           SameStorageIfSameCapacity(i);
@@ -342,7 +356,8 @@ class Fuzz {
         }
         break;
       }
-      case 6: case 7: {  // append_format: short (one pass) and long (two passes)
+      case 6:
+      case 7: {  // append_format: short (one pass) and long (two passes)
         std::string t = Text(in), t2 = Text(in);
         unsigned num = in.u32();
         int width = in.u16() % 700;
@@ -351,30 +366,53 @@ class Fuzz {
         bool ok = false;
         uint8_t f = in.byte() % 7;
         switch (f) {
-          case 0: want = Fmt("%u:%s", num, t.c_str()); break;
-          case 1: want = Fmt("%*u", width, num); break;
-          case 2: want = Fmt("%c%c", c1, c2); break;
-          case 3: want = Fmt("%.*s|%s", width % 40, t.c_str(), t2.c_str()); break;
-          case 4: want = Fmt("%s", ""); break;
-          case 5: break;  // an encoding error: refused
-          default: want = Fmt("%0*d%s", width, static_cast<int>(num), t.c_str()); break;
+          case 0:
+            want = Fmt("%u:%s", num, t.c_str());
+            break;
+          case 1:
+            want = Fmt("%*u", width, num);
+            break;
+          case 2:
+            want = Fmt("%c%c", c1, c2);
+            break;
+          case 3:
+            want = Fmt("%.*s|%s", width % 40, t.c_str(), t2.c_str());
+            break;
+          case 4:
+            want = Fmt("%s", "");
+            break;
+          case 5:
+            break;  // an encoding error: refused
+          default:
+            want = Fmt("%0*d%s", width, static_cast<int>(num), t.c_str());
+            break;
         }
         if (len + want.size() > kMaxLen) return;
         switch (f) {
-          case 0: ok = pmr_string_append_format(p, "%u:%s", num, t.c_str()); break;
-          case 1: ok = pmr_string_append_format(p, "%*u", width, num); break;
-          case 2: ok = pmr_string_append_format(p, "%c%c", c1, c2); break;
-          case 3:
-            ok = pmr_string_append_format(p, "%.*s|%s", width % 40, t.c_str(), t2.c_str());
+          case 0:
+            ok = pmr_string_append_format(p, "%u:%s", num, t.c_str());
             break;
-          case 4: ok = pmr_string_append_format(p, "%s", ""); break;
+          case 1:
+            ok = pmr_string_append_format(p, "%*u", width, num);
+            break;
+          case 2:
+            ok = pmr_string_append_format(p, "%c%c", c1, c2);
+            break;
+          case 3:
+            ok = pmr_string_append_format(p, "%.*s|%s", width % 40, t.c_str(),
+                                          t2.c_str());
+            break;
+          case 4:
+            ok = pmr_string_append_format(p, "%s", "");
+            break;
           case 5:  // a wide character the C locale cannot encode
-            ok = pmr_string_append_format(p, "%s%lc", t.c_str(),
-                                          static_cast<wint_t>(0x100 + num % 0x1000));
+            ok = pmr_string_append_format(
+                p, "%s%lc", t.c_str(),
+                static_cast<wint_t>(0x100 + num % 0x1000));
             break;
           default:
-            ok = pmr_string_append_format(p, "%0*d%s", width, static_cast<int>(num),
-                                          t.c_str());
+            ok = pmr_string_append_format(p, "%0*d%s", width,
+                                          static_cast<int>(num), t.c_str());
             break;
         }
         if (Expect(ok, f == 5)) {
@@ -395,7 +433,8 @@ class Fuzz {
         }
         break;
       }
-      case 9: case 10: {  // insert_bytes
+      case 9:
+      case 10: {  // insert_bytes
         size_t pos = in.u16() % (len + 2);
         Src src = Source(in, i);
         if (len + src.m > kMaxLen) return;
@@ -423,7 +462,8 @@ class Fuzz {
         }
         break;
       }
-      case 12: case 13: {  // erase
+      case 12:
+      case 13: {  // erase
         size_t pos = in.u16() % (len + 2);
         uint8_t sel = in.byte();
         size_t n = sel == 0xFF ? kNpos : sel & 0x80 ? in.u16() : sel % 8;
@@ -435,7 +475,8 @@ class Fuzz {
         }
         break;
       }
-      case 14: case 15: {  // replace
+      case 14:
+      case 15: {  // replace
         size_t pos = in.u16() % (len + 2);
         uint8_t sel = in.byte();
         size_t n = sel == 0xFF ? kNpos : sel & 0x80 ? in.u16() : sel % 8;
@@ -452,11 +493,14 @@ class Fuzz {
         }
         break;
       }
-      case 16: case 17: {  // find, find_cstr, find_char
+      case 16:
+      case 17: {  // find, find_cstr, find_char
         std::string nd = Needle(in, s.o);
         size_t pos = SearchPos(in, len);
-        CHECK(pmr_string_find(p, nd.data(), nd.size(), pos) == s.o.find(nd.data(), pos, nd.size()));
-        CHECK(pmr_string_find_cstr(p, nd.c_str(), pos) == s.o.find(nd.c_str(), pos));
+        CHECK(pmr_string_find(p, nd.data(), nd.size(), pos) ==
+              s.o.find(nd.data(), pos, nd.size()));
+        CHECK(pmr_string_find_cstr(p, nd.c_str(), pos) ==
+              s.o.find(nd.c_str(), pos));
         char c = nd.empty() ? 'a' : nd[0];
         CHECK(pmr_string_find_char(p, c, pos) == s.o.find(c, pos));
         // A needle inside the string itself.
@@ -467,12 +511,14 @@ class Fuzz {
         }
         break;
       }
-      case 18: case 19: {  // rfind, rfind_cstr, rfind_char
+      case 18:
+      case 19: {  // rfind, rfind_cstr, rfind_char
         std::string nd = Needle(in, s.o);
         size_t pos = SearchPos(in, len);
         CHECK(pmr_string_rfind(p, nd.data(), nd.size(), pos) ==
               s.o.rfind(nd.data(), pos, nd.size()));
-        CHECK(pmr_string_rfind_cstr(p, nd.c_str(), pos) == s.o.rfind(nd.c_str(), pos));
+        CHECK(pmr_string_rfind_cstr(p, nd.c_str(), pos) ==
+              s.o.rfind(nd.c_str(), pos));
         char c = nd.empty() ? '\0' : nd[0];
         CHECK(pmr_string_rfind_char(p, c, pos) == s.o.rfind(c, pos));
         break;
@@ -492,7 +538,8 @@ class Fuzz {
         }
         CHECK(pmr_string_compare_bytes(p, other.data(), other.size()) ==
               Sign(s.o.compare(other)));
-        CHECK(pmr_string_compare_cstr(p, other.c_str()) == Sign(s.o.compare(other.c_str())));
+        CHECK(pmr_string_compare_cstr(p, other.c_str()) ==
+              Sign(s.o.compare(other.c_str())));
         break;
       }
       case 21: {  // substr into slot j (destroyed first)
@@ -539,14 +586,16 @@ class Fuzz {
         }
         break;
       }
-      case 24: case 25: {  // resize
+      case 24:
+      case 25: {  // resize
         size_t want = in.u16() % (kMaxLen + 1);
         uint8_t sel = in.byte();
         if (sel & 1) want %= 64;
         if (sel == 0xFF) want = pmr_string_max_size() + 1;
         if (sel == 0xFD) want = SIZE_MAX;
         char fill = Letter(in.byte());
-        if (Expect(pmr_string_resize(p, want, fill), want > pmr_string_max_size())) {
+        if (Expect(pmr_string_resize(p, want, fill),
+                   want > pmr_string_max_size())) {
           Grow(s, want);
           s.o.resize(want, fill);
           SameStorageIfSameCapacity(i);
@@ -565,7 +614,8 @@ class Fuzz {
       case 27: {  // assign_bytes (maybe from itself), assign_cstr
         if (in.byte() & 1) {
           Src src = Source(in, i);
-          if (Expect(pmr_string_assign_bytes(p, src.p, src.m), src.null_with_len)) {
+          if (Expect(pmr_string_assign_bytes(p, src.p, src.m),
+                     src.null_with_len)) {
             Grow(s, src.m);
             s.o = src.bytes;
             SameStorageIfSameCapacity(i);
@@ -736,9 +786,11 @@ class Fuzz {
         pmr_string x, y;
         bool okx = pmr_string_init_bytes(&x, t.data(), t.size(), tmp_.get());
         pmr_string_init(&y, tmp_.get());
-        bool oky = pmr_string_reserve(&y, 64) && pmr_string_assign_bytes(&y, t.data(), t.size());
+        bool oky = pmr_string_reserve(&y, 64) &&
+                   pmr_string_assign_bytes(&y, t.data(), t.size());
         CHECK(okx && oky);
-        CHECK(pmr_string_equal(&x, &y) && pmr_string_hash(&x) == pmr_string_hash(&y));
+        CHECK(pmr_string_equal(&x, &y) &&
+              pmr_string_hash(&x) == pmr_string_hash(&y));
         CHECK(pmr_string_equal(&x, p) == (t == s.o));
         if (t == s.o) CHECK(pmr_string_hash(&x) == pmr_string_hash(p));
         CHECK(pmr_string_compare(&x, p) == Sign(t.compare(s.o)));
@@ -765,7 +817,7 @@ class Fuzz {
   }
 
   FuzzResources<257> res_;
-  pmrtest::CountingResource tmp_;         // scratch strings, never failing
+  pmrtest::CountingResource tmp_;  // scratch strings, never failing
   Slot slots_[kSlots];
   Snap before_[kSlots];
 };

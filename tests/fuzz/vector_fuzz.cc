@@ -44,7 +44,7 @@ namespace {
 struct Type {
   size_t size, align;
 };
-const Type kTypes[] = {{1, 1},  {2, 2},  {3, 1},  {4, 4},  {8, 8},  {8, 4},
+const Type kTypes[] = {{1, 1},  {2, 2},   {3, 1},  {4, 4},  {8, 8},  {8, 4},
                        {12, 4}, {16, 16}, {24, 8}, {40, 8}, {64, 32}};
 constexpr size_t kNumTypes = sizeof kTypes / sizeof kTypes[0];
 constexpr size_t kMaxElems = 300;  // keeps every input cheap
@@ -101,9 +101,9 @@ class Fuzz {
  private:
   pmr_mem_resource* R(int res) { return res_.get(res); }
 
-
   static Snap Take(const Slot& s) {
-    return {pmr_vector_data(&s.v), pmr_vector_size(&s.v), pmr_vector_capacity(&s.v)};
+    return {pmr_vector_data(&s.v), pmr_vector_size(&s.v),
+            pmr_vector_capacity(&s.v)};
   }
 
   bool Expect(bool ok, bool invalid) const { return res_.Expect(ok, invalid); }
@@ -129,7 +129,8 @@ class Fuzz {
 
   std::string Elem(const Slot& s, uint8_t seed) {
     std::string e(kTypes[s.type].size, '\0');
-    for (size_t j = 0; j < e.size(); ++j) e[j] = static_cast<char>(seed + j * 29);
+    for (size_t j = 0; j < e.size(); ++j)
+      e[j] = static_cast<char>(seed + j * 29);
     return e;
   }
 
@@ -153,7 +154,8 @@ class Fuzz {
     CHECK(pmr_vector_empty(v) == s.o.empty());
     CHECK(pmr_vector_capacity(v) == s.cap);
     CHECK(s.cap >= s.o.size());
-    const unsigned char* d = static_cast<const unsigned char*>(pmr_vector_data(v));
+    const unsigned char* d =
+        static_cast<const unsigned char*>(pmr_vector_data(v));
     CHECK((d == nullptr) == (s.cap == 0));
     CHECK(reinterpret_cast<uintptr_t>(d) % t.align == 0);
     for (size_t i = 0; i < s.o.size(); ++i) {
@@ -179,11 +181,16 @@ class Fuzz {
         bytes[s.res] += s.cap * kTypes[s.type].size;
       }
     }
-    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0], res_.a.outstanding_blocks());
-    PMR_FUZZ_CHECK(res_.a.outstanding_bytes() == bytes[0], res_.a.outstanding_bytes());
-    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1], res_.b.outstanding_blocks());
-    PMR_FUZZ_CHECK(res_.b.outstanding_bytes() == bytes[1], res_.b.outstanding_bytes());
-    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 && res_.up.mismatches() == 0);
+    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0],
+                   res_.a.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.a.outstanding_bytes() == bytes[0],
+                   res_.a.outstanding_bytes());
+    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1],
+                   res_.b.outstanding_blocks());
+    PMR_FUZZ_CHECK(res_.b.outstanding_bytes() == bytes[1],
+                   res_.b.outstanding_bytes());
+    CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 &&
+          res_.up.mismatches() == 0);
   }
 
   // Reads a position in [0, size + 1]: size + 1 is out of range.
@@ -195,9 +202,13 @@ class Fuzz {
     pmr_vector* v = &s.v;
     const size_t n = s.o.size();
     const size_t es = kTypes[s.type].size;
-    if (Trace()) fprintf(stderr, "op %d slot %d size %zu cap %zu\n", op, i, n, s.cap);
+    if (Trace())
+      fprintf(stderr, "op %d slot %d size %zu cap %zu\n", op, i, n, s.cap);
     switch (op) {
-      case 0: case 1: case 2: case 3: {  // push_back, maybe of its own element
+      case 0:
+      case 1:
+      case 2:
+      case 3: {  // push_back, maybe of its own element
         if (n >= kMaxElems) return;
         uint8_t sel = in.byte();
         std::string e;
@@ -227,7 +238,8 @@ class Fuzz {
         }
         break;
       }
-      case 4: case 5: {  // pop_back, with or without out
+      case 4:
+      case 5: {  // pop_back, with or without out
         bool want = in.byte() & 1;
         std::string out(es, '\x77');
         bool ok = pmr_vector_pop_back(v, want ? &out[0] : nullptr);
@@ -242,7 +254,8 @@ class Fuzz {
         }
         break;
       }
-      case 6: case 7: {  // emplace_back
+      case 6:
+      case 7: {  // emplace_back
         if (n >= kMaxElems) return;
         void* p = pmr_vector_emplace_back(v);
         if (Expect(p != nullptr, false)) {
@@ -258,7 +271,9 @@ class Fuzz {
         }
         break;
       }
-      case 8: case 9: case 10: {  // insert, maybe of its own element
+      case 8:
+      case 9:
+      case 10: {  // insert, maybe of its own element
         if (n >= kMaxElems) return;
         size_t pos = Pos(in, n);
         uint8_t sel = in.byte();
@@ -282,7 +297,9 @@ class Fuzz {
         }
         break;
       }
-      case 11: case 12: case 13: {  // insert_range: outside, own elements, NULL
+      case 11:
+      case 12:
+      case 13: {  // insert_range: outside, own elements, NULL
         size_t pos = Pos(in, n);
         uint8_t sel = in.byte();
         std::vector<std::string> es_in;
@@ -318,7 +335,8 @@ class Fuzz {
         }
         break;
       }
-      case 14: case 15: {  // erase
+      case 14:
+      case 15: {  // erase
         size_t pos = in.u16() % (n + 1);
         if (in.byte() == 0xFF) pos = SIZE_MAX;
         bool ok = pmr_vector_erase(v, pos);
@@ -330,7 +348,8 @@ class Fuzz {
         }
         break;
       }
-      case 16: case 17: {  // erase_range
+      case 16:
+      case 17: {  // erase_range
         size_t first = Pos(in, n), last = Pos(in, n);
         bool ok = pmr_vector_erase_range(v, first, last);
         if (Expect(ok, first > last || last > n)) {
@@ -341,7 +360,8 @@ class Fuzz {
         }
         break;
       }
-      case 18: case 19: {  // reserve
+      case 18:
+      case 19: {  // reserve
         uint8_t sel = in.byte();
         size_t want = in.u16() % 512;
         size_t max = pmr_vector_max_size(v);
@@ -356,7 +376,8 @@ class Fuzz {
         }
         break;
       }
-      case 20: case 21: {  // resize
+      case 20:
+      case 21: {  // resize
         uint8_t sel = in.byte();
         size_t want = in.u16() % (kMaxElems + 1);
         size_t max = pmr_vector_max_size(v);
@@ -387,19 +408,23 @@ class Fuzz {
         CHECK(Take(s).data == before_[i].data);
         break;
       }
-      case 24: case 25: {  // write through at / data / the typed accessors
+      case 24:
+      case 25: {  // write through at / data / the typed accessors
         if (n == 0) return;
         size_t k = in.u16() % n;
         std::string e = Elem(s, in.byte());
         memcpy(pmr_vector_at(v, k), e.data(), es);
         s.o[k] = e;
         if (es == 8 && kTypes[s.type].align == 8) {
-          CHECK(PMR_VECTOR_AT_T(v, uint64_t, k) == &PMR_VECTOR_GET_T(v, uint64_t, k));
-          CHECK(PMR_VECTOR_FRONT_T(v, uint64_t) == PMR_VECTOR_DATA_T(v, uint64_t));
+          CHECK(PMR_VECTOR_AT_T(v, uint64_t, k) ==
+                &PMR_VECTOR_GET_T(v, uint64_t, k));
+          CHECK(PMR_VECTOR_FRONT_T(v, uint64_t) ==
+                PMR_VECTOR_DATA_T(v, uint64_t));
         }
         break;
       }
-      case 26: case 27: {  // swap (also with itself)
+      case 26:
+      case 27: {  // swap (also with itself)
         int j = in.byte() % kSlots;
         pmr_vector_swap(v, &slots_[j].v);
         if (j != i) {
@@ -410,7 +435,8 @@ class Fuzz {
         }
         break;
       }
-      case 28: case 29: {  // destroy slot j, init_copy of slot i into it
+      case 28:
+      case 29: {  // destroy slot j, init_copy of slot i into it
         int j = in.byte() % kSlots;
         int r = in.byte() % kNumRes;
         if (j == i) return;
@@ -443,7 +469,8 @@ class Fuzz {
         CHECK(pmr_vector_data(&d.v) == before_[i].data);
         break;
       }
-      case 31: case 32: {  // copy_assign slot i into slot j
+      case 31:
+      case 32: {  // copy_assign slot i into slot j
         int j = in.byte() % kSlots;
         Slot& d = slots_[j];
         bool ok = pmr_vector_copy_assign(&d.v, v);
@@ -459,7 +486,8 @@ class Fuzz {
         Unchanged(i);
         break;
       }
-      case 33: case 34: {  // move_assign slot i into slot j
+      case 33:
+      case 34: {  // move_assign slot i into slot j
         int j = in.byte() % kSlots;
         Slot& d = slots_[j];
         bool ok = pmr_vector_move_assign(&d.v, v);
@@ -484,7 +512,8 @@ class Fuzz {
       case 35: {  // destroy (twice) and init again, maybe another type/resource
         pmr_vector_destroy(v);
         CHECK(pmr_vector_size(v) == 0 && pmr_vector_capacity(v) == 0);
-        CHECK(pmr_vector_resource(v) == R(s.res) && pmr_vector_elem_size(v) == es);
+        CHECK(pmr_vector_resource(v) == R(s.res) &&
+              pmr_vector_elem_size(v) == es);
         s.o.clear();
         s.cap = 0;
         Verify(s);
@@ -496,7 +525,8 @@ class Fuzz {
         }
         s.type = in.byte() % kNumTypes;
         s.res = in.byte() % kNumRes;
-        CHECK(pmr_vector_init(v, kTypes[s.type].size, kTypes[s.type].align, R(s.res)));
+        CHECK(pmr_vector_init(v, kTypes[s.type].size, kTypes[s.type].align,
+                              R(s.res)));
         break;
       }
       case 36: {  // operations that must never allocate

@@ -40,8 +40,8 @@ void* CountingResource::Allocate(pmr_mem_resource* self, size_t bytes,
   return p;
 }
 
-void CountingResource::Deallocate(pmr_mem_resource* self, void* p,
-                                  size_t bytes, size_t alignment) {
+void CountingResource::Deallocate(pmr_mem_resource* self, void* p, size_t bytes,
+                                  size_t alignment) {
   CountingResource* c = reinterpret_cast<Hook*>(self)->owner;
   std::lock_guard<std::mutex> lock(c->mu_);
   c->calls_.push_back({Call::kDeallocate, p, bytes, alignment});

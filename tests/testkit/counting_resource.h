@@ -36,10 +36,10 @@ class CountingResource {
   // The abstract resource to hand to the code under test.
   pmr_mem_resource* get() { return &hook_.base; }
 
-  size_t allocations() const;          // successful allocate calls
-  size_t failed_allocations() const;   // allocate calls that returned NULL
-  size_t deallocations() const;        // deallocate calls
-  size_t outstanding_blocks() const;   // allocated and not yet deallocated
+  size_t allocations() const;         // successful allocate calls
+  size_t failed_allocations() const;  // allocate calls that returned NULL
+  size_t deallocations() const;       // deallocate calls
+  size_t outstanding_blocks() const;  // allocated and not yet deallocated
   size_t outstanding_bytes() const;
   size_t max_outstanding_bytes() const;
   // Deallocations of an unknown pointer, or with a size or alignment other
