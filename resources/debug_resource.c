@@ -58,7 +58,7 @@ typedef struct {
   unsigned shift;
   ring quarantine, history;
   size_t q_max_blocks, q_max_bytes, q_bytes;
-  pmr_debug_counts c;
+  pmr_debug_resource_stats c;
   uint64_t fail_countdown; /* 0: off */
   size_t byte_limit;
   bool byte_limit_on, fail_always, abort_on_misuse;
@@ -523,35 +523,34 @@ static const pmr_mem_resource_ops debug_ops = {
 /* ---- public functions ------------------------------------------------------
  */
 
-pmr_debug_resource_options pmr_debug_resource_default_options(void) {
-  pmr_debug_resource_options o;
-  o.name = NULL;
-  o.quarantine_blocks = 1024;
-  o.quarantine_bytes = (size_t)4 << 20;
-  o.abort_on_misuse = true;
-  return o;
-}
+enum { DEFAULT_Q_BLOCKS = 1024, DEFAULT_Q_BYTES = 4 << 20 };
 
-void pmr_debug_resource_init(pmr_debug_resource *d,
+bool pmr_debug_resource_init(pmr_debug_resource *d,
                              const pmr_debug_resource_options *opts,
                              pmr_mem_resource *upstream) {
-  pmr_debug_resource_options o =
-      opts != NULL ? *opts : pmr_debug_resource_default_options();
+  pmr_debug_resource_options o;
+  memset(&o, 0, sizeof o);
+  if (opts != NULL) o = *opts;
   d->base.ops = &debug_ops;
   state *s = state_of(&d->base);
   memset(s, 0, sizeof *s);
   s->upstream = pmr_resource_or_default(upstream);
   s->self = d;
   pthread_mutex_init(&s->lock, NULL);
-  s->q_max_blocks = o.quarantine_bytes == 0 ? 0 : o.quarantine_blocks;
-  s->q_max_bytes = o.quarantine_bytes;
-  s->abort_on_misuse = o.abort_on_misuse;
+  s->q_max_blocks = o.no_quarantine            ? 0
+                    : o.quarantine_blocks != 0 ? o.quarantine_blocks
+                                               : DEFAULT_Q_BLOCKS;
+  s->q_max_bytes = o.no_quarantine           ? 0
+                   : o.quarantine_bytes != 0 ? o.quarantine_bytes
+                                             : DEFAULT_Q_BYTES;
+  s->abort_on_misuse = !o.continue_on_misuse;
   if (o.name != NULL) {
     size_t n = strlen(o.name);
     if (n > sizeof s->name - 1) n = sizeof s->name - 1;
     memcpy(s->name, o.name, n);
     s->name[n] = '\0';
   }
+  return true;
 }
 
 static int by_serial(const void *a, const void *b) {
@@ -636,14 +635,30 @@ size_t pmr_debug_resource_flush_quarantine(pmr_debug_resource *d) {
   return problems;
 }
 
-pmr_debug_counts pmr_debug_resource_counts(const pmr_debug_resource *d) {
+pmr_debug_resource_stats pmr_debug_resource_get_stats(
+    const pmr_debug_resource *d) {
   state *s = mstate_of(d);
   pthread_mutex_lock(&s->lock);
-  pmr_debug_counts c = s->c;
+  pmr_debug_resource_stats c = s->c;
   c.quarantined_blocks = s->quarantine.len;
   c.quarantined_bytes = s->q_bytes;
   pthread_mutex_unlock(&s->lock);
   return c;
+}
+
+pmr_debug_resource_options pmr_debug_resource_get_options(
+    const pmr_debug_resource *d) {
+  state *s = state_of((pmr_mem_resource *)&d->base);
+  pmr_debug_resource_options o;
+  memset(&o, 0, sizeof o);
+  pthread_mutex_lock(&s->lock);
+  o.name = s->name[0] != '\0' ? s->name : NULL;
+  o.no_quarantine = s->q_max_blocks == 0;
+  o.quarantine_blocks = s->q_max_blocks;
+  o.quarantine_bytes = s->q_max_bytes;
+  o.continue_on_misuse = !s->abort_on_misuse;
+  pthread_mutex_unlock(&s->lock);
+  return o;
 }
 
 void pmr_debug_resource_set_abort_on_misuse(pmr_debug_resource *d, bool on) {

@@ -83,7 +83,7 @@ static const pmr_mem_resource_ops mono_ops = {
     .try_resize = mono_try_resize,
 };
 
-void pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
+bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            void *buffer, size_t size,
                                            pmr_mem_resource *upstream) {
   m->base.ops = &mono_ops;
@@ -97,14 +97,16 @@ void pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
   if (m->initial_size > first) first = m->initial_size;
   if (first > PMR_MONOTONIC_MAX_CHUNK) first = PMR_MONOTONIC_MAX_CHUNK;
   m->initial_next = m->next_size = first;
+  return true;
 }
 
-void pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
+bool pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
                                pmr_mem_resource *upstream) {
   pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
+  return true;
 }
 
-void pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
+bool pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
                                          size_t initial_size,
                                          pmr_mem_resource *upstream) {
   pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
@@ -115,6 +117,7 @@ void pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
       initial_size = PMR_MONOTONIC_MAX_CHUNK - HEADER_SIZE;
     m->initial_next = m->next_size = initial_size + HEADER_SIZE;
   }
+  return true;
 }
 
 static void free_list(pmr_mem_resource *upstream, chunk *c) {

@@ -27,8 +27,8 @@
  * (libc malloc, not upstream: upstream sees exactly one block per block), so
  * a foreign pointer is never read.
  *
- * After reporting, an operation that found misuse calls abort() when
- * abort_on_misuse is set (the default) and the default misuse handler
+ * After reporting, an operation that found misuse calls abort() unless
+ * continue_on_misuse is set, when the default misuse handler
  * (stderr) is installed: that is what a test allocator does (a test fails at
  * the first bug, with the message on stderr). A handler installed with
  * pmr_set_misuse_handler takes over instead (a test asserting on the
@@ -63,18 +63,17 @@ extern "C" {
 /* Guard bytes after each block; before it there are at least as many. */
 #define PMR_DEBUG_GUARD_BYTES 16
 
+/* Zeroed options (or NULL) are the defaults: no name, a quarantine of 1024
+ * blocks and 4 MiB, abort after reporting misuse. */
 typedef struct pmr_debug_resource_options {
   const char *name;         /* in every message; copied (63 bytes at most);
                                NULL or "" for none */
-  size_t quarantine_blocks; /* freed blocks kept back (default 1024; 0: none) */
-  size_t quarantine_bytes;  /* and their bytes at most (default 4 MiB; 0:
-                               none); a larger block skips the quarantine */
-  bool abort_on_misuse;     /* abort() after reporting (default true) */
+  size_t quarantine_blocks; /* freed blocks kept back (0: 1024) */
+  size_t quarantine_bytes;  /* and their bytes at most (0: 4 MiB); a larger
+                               block skips the quarantine */
+  bool no_quarantine;       /* true: freed blocks go back at once */
+  bool continue_on_misuse;  /* true: never abort() after reporting */
 } pmr_debug_resource_options;
-
-/* The defaults: no name, 1024 blocks, 4 MiB, abort_on_misuse. Start from
- * these (a zeroed struct means no quarantine and no abort). */
-pmr_debug_resource_options pmr_debug_resource_default_options(void);
 
 /* The state is private; its size is fixed here so the resource can live on
  * the stack or inside another struct. */
@@ -87,7 +86,7 @@ typedef struct pmr_debug_resource {
   } pmr_impl_state;
 } pmr_debug_resource;
 
-typedef struct pmr_debug_counts {
+typedef struct pmr_debug_resource_stats {
   uint64_t allocations;        /* successful; also the last serial number */
   uint64_t deallocations;      /* accepted ones (misuse is not counted) */
   uint64_t failed_allocations; /* injected or upstream failures */
@@ -95,12 +94,12 @@ typedef struct pmr_debug_counts {
   uint64_t misuse; /* problems reported so far, leaks included */
   size_t blocks_in_use, bytes_in_use, peak_bytes_in_use;
   size_t quarantined_blocks, quarantined_bytes;
-} pmr_debug_counts;
+} pmr_debug_resource_stats;
 
 /* Initialises d. opts == NULL means the defaults. upstream == NULL means
- * the default resource at this moment. Never fails, never calls upstream
- * (the tables are allocated at first use). */
-void pmr_debug_resource_init(pmr_debug_resource *d,
+ * the default resource at this moment. Never fails (returns true), never calls
+ * upstream (the tables are allocated at first use). */
+bool pmr_debug_resource_init(pmr_debug_resource *d,
                              const pmr_debug_resource_options *opts,
                              pmr_mem_resource *upstream);
 
@@ -108,8 +107,8 @@ void pmr_debug_resource_init(pmr_debug_resource *d,
  * reports each block still in use as a leak (in allocation order, with size,
  * alignment and serial number) and gives it back to upstream too, so nothing
  * is left. Returns the number of leaked blocks; aborts after reporting when
- * something was wrong and abort_on_misuse is set. d may be initialised again
- * afterwards. Not to be called while other threads use d. */
+ * something was wrong and continue_on_misuse is not set. d may be initialised
+ * again afterwards. Not to be called while other threads use d. */
 size_t pmr_debug_resource_destroy(pmr_debug_resource *d);
 
 pmr_mem_resource *pmr_debug_resource_upstream(const pmr_debug_resource *d);
@@ -123,9 +122,15 @@ size_t pmr_debug_resource_check(pmr_debug_resource *d);
  * Returns the number of problems found. Thread-safe. */
 size_t pmr_debug_resource_flush_quarantine(pmr_debug_resource *d);
 
-pmr_debug_counts pmr_debug_resource_counts(const pmr_debug_resource *d);
+pmr_debug_resource_stats pmr_debug_resource_get_stats(
+    const pmr_debug_resource *d);
 
-/* Changes the abort_on_misuse option. Thread-safe. */
+/* The options in effect: zeros replaced by the defaults, name pointing at
+ * d's own copy (valid until d is destroyed). */
+pmr_debug_resource_options pmr_debug_resource_get_options(
+    const pmr_debug_resource *d);
+
+/* Sets continue_on_misuse to !on. Thread-safe. */
 void pmr_debug_resource_set_abort_on_misuse(pmr_debug_resource *d, bool on);
 
 /* Failure injection; each is thread-safe and lasts until stop_failing.

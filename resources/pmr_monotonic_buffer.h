@@ -56,18 +56,18 @@ typedef struct pmr_monotonic_marker {
 } pmr_monotonic_marker;
 
 /* Initialises m with no initial buffer. upstream == NULL means the default
- * resource at this moment. Never fails, never calls upstream. */
-void pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
+ * resource at this moment. Never fails (returns true), never calls upstream. */
+bool pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
                                pmr_mem_resource *upstream);
 
 /* Same, with the size of the first chunk to ask of upstream (0 = default). */
-void pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
+bool pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
                                          size_t initial_size,
                                          pmr_mem_resource *upstream);
 
 /* Same, serving from buffer[0, size) first. The buffer is borrowed: it must
  * outlive m, and is never given to upstream. Any alignment is fine. */
-void pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
+bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            void *buffer, size_t size,
                                            pmr_mem_resource *upstream);
 

@@ -62,7 +62,7 @@ typedef struct pmr_statistics {
 /* A copy of the counters. Each field is exact on its own; the fields are
  * read one after another, so while other threads allocate they may not
  * agree with each other (when no call is running they do). */
-typedef struct pmr_statistics_counts {
+typedef struct pmr_statistics_stats {
   uint64_t allocations;        /* successful allocate calls */
   uint64_t failed_allocations; /* allocate calls upstream failed */
   uint64_t deallocations;
@@ -72,11 +72,12 @@ typedef struct pmr_statistics_counts {
   size_t peak_bytes_in_use; /* since init or the last reset_peak */
   uint64_t total_bytes_allocated;
   uint64_t histogram[PMR_STATISTICS_BUCKETS]; /* successful allocations */
-} pmr_statistics_counts;
+} pmr_statistics_stats;
 
 /* Initialises s with every counter at zero. upstream == NULL means the
- * default resource at this moment. Never fails, never calls upstream. */
-void pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream);
+ * default resource at this moment. Never fails (returns true), never calls
+ * upstream. */
+bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream);
 
 /* Ends s. s owns no memory: blocks still in use belong to upstream and may
  * be given back to it directly. Counters are no longer available. */
@@ -84,8 +85,8 @@ void pmr_statistics_destroy(pmr_statistics *s);
 
 pmr_mem_resource *pmr_statistics_upstream(const pmr_statistics *s);
 
-/* The counters now. Thread-safe (see pmr_statistics_counts). */
-pmr_statistics_counts pmr_statistics_snapshot(const pmr_statistics *s);
+/* The counters now. Thread-safe (see pmr_statistics_stats). */
+pmr_statistics_stats pmr_statistics_get_stats(const pmr_statistics *s);
 
 /* Sets the peak to the bytes in use now, to measure the peak of a phase.
  * Thread-safe; allocations racing with it may be left out of the new peak. */

@@ -46,9 +46,9 @@ typedef struct pmr_synchronized_pool {
 } pmr_synchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.
- * upstream == NULL means the default resource at this moment. Never fails,
- * never calls upstream. */
-void pmr_synchronized_pool_init(pmr_synchronized_pool *p,
+ * upstream == NULL means the default resource at this moment. Never fails
+ * (returns true), never calls upstream. */
+bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,
                                 pmr_mem_resource *upstream);
 
@@ -61,7 +61,8 @@ void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p);
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p);
 
 /* The effective options (see pmr_unsynchronized_pool_options). */
-pmr_pool_options pmr_synchronized_pool_options(const pmr_synchronized_pool *p);
+pmr_pool_options pmr_synchronized_pool_get_options(
+    const pmr_synchronized_pool *p);
 
 pmr_mem_resource *pmr_synchronized_pool_upstream(
     const pmr_synchronized_pool *p);

@@ -47,9 +47,9 @@ typedef struct pmr_unsynchronized_pool {
 } pmr_unsynchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.
- * upstream == NULL means the default resource at this moment. Never fails,
- * never calls upstream. */
-void pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
+ * upstream == NULL means the default resource at this moment. Never fails
+ * (returns true), never calls upstream. */
+bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream);
 
@@ -63,7 +63,7 @@ void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p);
 
 /* The effective options: zeros replaced by the defaults, large values
  * clamped, largest_required_pool_block rounded up to its size class. */
-pmr_pool_options pmr_unsynchronized_pool_options(
+pmr_pool_options pmr_unsynchronized_pool_get_options(
     const pmr_unsynchronized_pool *p);
 
 pmr_mem_resource *pmr_unsynchronized_pool_upstream(

@@ -106,7 +106,7 @@ static const pmr_mem_resource_ops stats_ops = {
     .try_resize = stats_try_resize,
 };
 
-void pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
+bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
   s->base.ops = &stats_ops;
   state *st = state_of(&s->base);
   st->upstream = pmr_resource_or_default(upstream);
@@ -120,6 +120,7 @@ void pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
   atomic_init(&st->peak, 0);
   for (unsigned i = 0; i < PMR_STATISTICS_BUCKETS; ++i)
     atomic_init(&st->histogram[i], 0);
+  return true;
 }
 
 /* Nothing to free: the counters live in s and the blocks belong to upstream. */
@@ -129,9 +130,9 @@ pmr_mem_resource *pmr_statistics_upstream(const pmr_statistics *s) {
   return cstate_of(s)->upstream;
 }
 
-pmr_statistics_counts pmr_statistics_snapshot(const pmr_statistics *s) {
+pmr_statistics_stats pmr_statistics_get_stats(const pmr_statistics *s) {
   const state *st = cstate_of(s);
-  pmr_statistics_counts c;
+  pmr_statistics_stats c;
   c.allocations = LOAD(st->allocations);
   c.failed_allocations = LOAD(st->failed);
   c.deallocations = LOAD(st->deallocations);
@@ -151,7 +152,7 @@ void pmr_statistics_reset_peak(pmr_statistics *s) {
 }
 
 bool pmr_statistics_report(const pmr_statistics *s, FILE *out) {
-  pmr_statistics_counts c = pmr_statistics_snapshot(s);
+  pmr_statistics_stats c = pmr_statistics_get_stats(s);
   bool ok = true;
   ok &= fprintf(out, "pmr_statistics %p (upstream %p)\n", (const void *)s,
                 (void *)cstate_of(s)->upstream) >= 0;

@@ -242,7 +242,7 @@ static const pmr_mem_resource_ops sync_ops = {
     .deallocate = sync_deallocate,
 };
 
-void pmr_synchronized_pool_init(pmr_synchronized_pool *p,
+bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,
                                 pmr_mem_resource *upstream) {
   p->base.ops = &sync_ops;
@@ -262,6 +262,7 @@ void pmr_synchronized_pool_init(pmr_synchronized_pool *p,
 #else
   s->debug = NULL;
 #endif
+  return true;
 }
 
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
@@ -284,7 +285,8 @@ void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
   s->debug = NULL;
 }
 
-pmr_pool_options pmr_synchronized_pool_options(const pmr_synchronized_pool *p) {
+pmr_pool_options pmr_synchronized_pool_get_options(
+    const pmr_synchronized_pool *p) {
   return cstate_of(p)->opts;
 }
 

@@ -81,7 +81,7 @@ static const pmr_mem_resource_ops unsync_ops = {
     .deallocate = unsync_deallocate,
 };
 
-void pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
+bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream) {
   p->base.ops = &unsync_ops;
@@ -93,6 +93,7 @@ void pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
 #else
   s->debug = NULL;
 #endif
+  return true;
 }
 
 void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p) {
@@ -109,7 +110,7 @@ void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p) {
   s->debug = NULL;
 }
 
-pmr_pool_options pmr_unsynchronized_pool_options(
+pmr_pool_options pmr_unsynchronized_pool_get_options(
     const pmr_unsynchronized_pool *p) {
   const state *s = cstate_of(p);
   pmr_pool_options o = {s->core.max_blocks, s->core.largest};

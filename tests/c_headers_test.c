@@ -84,7 +84,7 @@ int main(void) {
     pmr_hashmap_destroy(&h);
   }
   CHECK(pmr_debug_resource_destroy(&dbg) == 0);
-  CHECK(pmr_statistics_snapshot(&stats).blocks_in_use == 0);
+  CHECK(pmr_statistics_get_stats(&stats).blocks_in_use == 0);
   pmr_statistics_destroy(&stats);
   pmr_thread_cache_destroy(&tc);
   pmr_synchronized_pool_destroy(&sync);

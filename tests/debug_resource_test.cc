@@ -47,11 +47,12 @@ class Messages {
 
 pmr_debug_resource_options Opts(const char* name, size_t q_blocks = 1024,
                                 size_t q_bytes = 4 << 20) {
-  pmr_debug_resource_options o = pmr_debug_resource_default_options();
+  pmr_debug_resource_options o{};
   o.name = name;
   o.quarantine_blocks = q_blocks;
   o.quarantine_bytes = q_bytes;
-  o.abort_on_misuse = false;
+  o.no_quarantine = q_blocks == 0 && q_bytes == 0;
+  o.continue_on_misuse = true;
   return o;
 }
 
@@ -77,7 +78,9 @@ class DebugTest : public ::testing::Test {
     Init(o);
   }
   pmr_mem_resource* r() { return &d_.base; }
-  pmr_debug_counts C() const { return pmr_debug_resource_counts(&d_); }
+  pmr_debug_resource_stats C() const {
+    return pmr_debug_resource_get_stats(&d_);
+  }
   const std::string& Only() {
     EXPECT_EQ(m_.v_.size(), 1u);
     static const std::string none;
@@ -110,7 +113,7 @@ TEST_F(DebugTest, CorrectUseIsSilentAndCountedExactly) {
       live.push_back({p, n, a});
       bytes += n;
     }
-  pmr_debug_counts c = C();
+  pmr_debug_resource_stats c = C();
   EXPECT_EQ(c.allocations, live.size());
   EXPECT_EQ(c.blocks_in_use, live.size());
   EXPECT_EQ(c.bytes_in_use, bytes);
@@ -219,7 +222,7 @@ TEST_F(DebugTest, DoubleFreeWhileInQuarantine) {
   EXPECT_TRUE(Has(m, "deallocate(64 bytes, alignment 8)")) << m;
   EXPECT_TRUE(Has(m, "block #1 of 64 bytes, alignment 8")) << m;
   EXPECT_TRUE(Has(m, "in quarantine")) << m;
-  pmr_debug_counts c = C();
+  pmr_debug_resource_stats c = C();
   EXPECT_EQ(c.misuse, 1u);
   EXPECT_EQ(c.deallocations, 1u);  // the second one was ignored
   EXPECT_EQ(c.quarantined_blocks, 1u);
@@ -492,13 +495,13 @@ TEST(DebugResize, ForwardsToUpstreamAndMovesTheGuard) {
   EXPECT_EQ(p[99], 1);
   EXPECT_EQ(p[100], 0xCD);  // the new part is "fresh"
   std::memset(p, 2, 300);
-  EXPECT_EQ(pmr_debug_resource_counts(&d).bytes_in_use, 300u);
+  EXPECT_EQ(pmr_debug_resource_get_stats(&d).bytes_in_use, 300u);
   EXPECT_EQ(pmr_debug_resource_check(&d), 0u);
   p[300] = 0;  // the guard moved to the new end
   EXPECT_EQ(pmr_debug_resource_check(&d), 1u);
   ASSERT_TRUE(pmr_try_resize(&d.base, p, 300, 50, 8));
-  EXPECT_EQ(pmr_debug_resource_counts(&d).bytes_in_use, 50u);
-  EXPECT_EQ(pmr_debug_resource_counts(&d).peak_bytes_in_use, 300u);
+  EXPECT_EQ(pmr_debug_resource_get_stats(&d).bytes_in_use, 50u);
+  EXPECT_EQ(pmr_debug_resource_get_stats(&d).peak_bytes_in_use, 300u);
   // The old size no longer matches.
   EXPECT_FALSE(pmr_try_resize(&d.base, p, 300, 400, 8));
   ASSERT_EQ(m.v_.size(), 2u);
@@ -541,7 +544,7 @@ TEST_F(DebugTest, FailTheNthAllocation) {
   EXPECT_NE(a, nullptr);
   EXPECT_NE(b, nullptr);
   EXPECT_NE(c, nullptr);
-  pmr_debug_counts k = C();
+  pmr_debug_resource_stats k = C();
   EXPECT_EQ(k.allocations, 3u);
   EXPECT_EQ(k.failed_allocations, 1u);
   EXPECT_EQ(k.injected_failures, 1u);
@@ -630,10 +633,22 @@ TEST_F(DebugTest, EachAllocationOfAPoolCanBeFailed) {
 
 TEST(DebugAbort, DefaultOptionsAbortAfterTheMessage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  pmr_debug_resource_options o = pmr_debug_resource_default_options();
-  EXPECT_TRUE(o.abort_on_misuse);
-  EXPECT_EQ(o.quarantine_blocks, 1024u);
-  EXPECT_EQ(o.quarantine_bytes, size_t{4} << 20);
+  {
+    pmr_debug_resource d;
+    pmr_debug_resource_init(&d, nullptr, nullptr);
+    pmr_debug_resource_options o = pmr_debug_resource_get_options(&d);
+    EXPECT_FALSE(o.continue_on_misuse);
+    EXPECT_FALSE(o.no_quarantine);
+    EXPECT_EQ(o.quarantine_blocks, 1024u);
+    EXPECT_EQ(o.quarantine_bytes, size_t{4} << 20);
+    pmr_debug_resource_options zero{};
+    pmr_debug_resource_init(&d, &zero, nullptr);
+    o = pmr_debug_resource_get_options(&d);
+    EXPECT_FALSE(o.continue_on_misuse);
+    EXPECT_EQ(o.quarantine_blocks, 1024u);
+    EXPECT_EQ(o.quarantine_bytes, size_t{4} << 20);
+    pmr_debug_resource_destroy(&d);
+  }
   EXPECT_DEATH(
       {
         pmr_debug_resource d;
@@ -702,7 +717,7 @@ TEST_P(DebugThreads, EightThreadsGiveExactCounts) {
     });
   }
   for (auto& th : threads) th.join();
-  pmr_debug_counts c = pmr_debug_resource_counts(&d);
+  pmr_debug_resource_stats c = pmr_debug_resource_get_stats(&d);
   EXPECT_EQ(c.allocations, uint64_t{kThreads} * kRounds);
   EXPECT_EQ(c.deallocations, uint64_t{kThreads} * kRounds);
   EXPECT_EQ(c.blocks_in_use, 0u);
@@ -810,15 +825,15 @@ TEST(DebugStacking, WithStatisticsOnEitherSide) {
   pmr_statistics_init(&above, &d.base);
   void* p = pmr_allocate(&above.base, 100, 8);
   void* q = pmr_allocate(&above.base, 7, 64);
-  pmr_statistics_counts a = pmr_statistics_snapshot(&above);
-  pmr_statistics_counts b = pmr_statistics_snapshot(&below);
+  pmr_statistics_stats a = pmr_statistics_get_stats(&above);
+  pmr_statistics_stats b = pmr_statistics_get_stats(&below);
   EXPECT_EQ(a.bytes_in_use, 107u);
   EXPECT_EQ(b.allocations, 2u);
   EXPECT_GE(b.bytes_in_use, 107u + 4 * PMR_DEBUG_GUARD_BYTES);  // guards cost
   pmr_deallocate(&above.base, p, 100, 8);
   pmr_deallocate(&above.base, q, 7, 64);
-  EXPECT_EQ(pmr_statistics_snapshot(&below).bytes_in_use, 0u);
-  EXPECT_EQ(pmr_statistics_snapshot(&above).deallocations, 2u);
+  EXPECT_EQ(pmr_statistics_get_stats(&below).bytes_in_use, 0u);
+  EXPECT_EQ(pmr_statistics_get_stats(&above).deallocations, 2u);
   pmr_statistics_destroy(&above);
   EXPECT_EQ(pmr_debug_resource_destroy(&d), 0u);
   pmr_statistics_destroy(&below);
@@ -830,14 +845,13 @@ TEST(DebugStacking, WithStatisticsOnEitherSide) {
 
 namespace {
 
-// abort_on_misuse (the default) aborts only with the default handler: a
+// Aborting (the default) happens only with the default handler: a
 // handler of the user's takes over, and the program goes on.
 TEST(DebugResourceHandler, AUsersHandlerTakesOverFromAbort) {
   pmrtest::CountingResource up;
   pmr_debug_resource d;
-  pmr_debug_resource_options o = pmr_debug_resource_default_options();
+  pmr_debug_resource_options o{};
   o.name = "handled";
-  ASSERT_TRUE(o.abort_on_misuse);
   pmr_debug_resource_init(&d, &o, up.get());
   Messages m;
   void* p = pmr_allocate(&d.base, 16, 8);

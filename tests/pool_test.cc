@@ -43,7 +43,7 @@ class Unsync : public Pool {
   pmr_mem_resource* get() override { return &p_.base; }
   void release() override { pmr_unsynchronized_pool_release(&p_); }
   pmr_pool_options options() override {
-    return pmr_unsynchronized_pool_options(&p_);
+    return pmr_unsynchronized_pool_get_options(&p_);
   }
   pmr_mem_resource* upstream() override {
     return pmr_unsynchronized_pool_upstream(&p_);
@@ -62,7 +62,7 @@ class Sync : public Pool {
   pmr_mem_resource* get() override { return &p_.base; }
   void release() override { pmr_synchronized_pool_release(&p_); }
   pmr_pool_options options() override {
-    return pmr_synchronized_pool_options(&p_);
+    return pmr_synchronized_pool_get_options(&p_);
   }
   pmr_mem_resource* upstream() override {
     return pmr_synchronized_pool_upstream(&p_);

@@ -31,7 +31,7 @@ class StatisticsTest : public ::testing::Test {
     EXPECT_EQ(up_.mismatches(), 0u) << up_.last_mismatch();
   }
   pmr_mem_resource* r() { return &s_.base; }
-  pmr_statistics_counts C() const { return pmr_statistics_snapshot(&s_); }
+  pmr_statistics_stats C() const { return pmr_statistics_get_stats(&s_); }
 
   CountingResource up_;
   pmr_statistics s_;
@@ -62,7 +62,7 @@ TEST(StatisticsBuckets, PowerOfTwoBoundaries) {
 }
 
 TEST_F(StatisticsTest, StartsAtZeroAndKnowsItsUpstream) {
-  pmr_statistics_counts c = C();
+  pmr_statistics_stats c = C();
   EXPECT_EQ(c.allocations, 0u);
   EXPECT_EQ(c.bytes_in_use, 0u);
   EXPECT_EQ(c.peak_bytes_in_use, 0u);
@@ -84,7 +84,7 @@ TEST_F(StatisticsTest, CountsAreExactAfterAKnownSequence) {
     ps.push_back(p);
     total += sizes[i];
   }
-  pmr_statistics_counts c = C();
+  pmr_statistics_stats c = C();
   EXPECT_EQ(c.allocations, 8u);
   EXPECT_EQ(c.deallocations, 0u);
   EXPECT_EQ(c.failed_allocations, 0u);
@@ -140,7 +140,7 @@ TEST_F(StatisticsTest, FailedAllocationsAreCountedAndErrnoKept) {
   EXPECT_EQ(pmr_allocate(r(), 64, 3), nullptr);
   EXPECT_EQ(pmr_allocate(r(), SIZE_MAX, 8), nullptr);
   void* p = pmr_allocate(r(), 64, 8);
-  pmr_statistics_counts c = C();
+  pmr_statistics_stats c = C();
   EXPECT_EQ(c.failed_allocations, 1u);
   EXPECT_EQ(c.allocations, 1u);
   EXPECT_EQ(c.histogram[3], 1u);
@@ -207,14 +207,14 @@ TEST(StatisticsResize, ForwardsTryResizeAndAdjustsCounts) {
   pmr_statistics_init(&s, &m.base);
   void* p = pmr_allocate(&s.base, 100, 8);
   ASSERT_TRUE(pmr_try_resize(&s.base, p, 100, 300, 8));
-  pmr_statistics_counts c = pmr_statistics_snapshot(&s);
+  pmr_statistics_stats c = pmr_statistics_get_stats(&s);
   EXPECT_EQ(c.resizes, 1u);
   EXPECT_EQ(c.allocations, 1u);
   EXPECT_EQ(c.bytes_in_use, 300u);
   EXPECT_EQ(c.peak_bytes_in_use, 300u);
   EXPECT_EQ(c.total_bytes_allocated, 300u);
   ASSERT_TRUE(pmr_try_resize(&s.base, p, 300, 50, 8));
-  c = pmr_statistics_snapshot(&s);
+  c = pmr_statistics_get_stats(&s);
   EXPECT_EQ(c.resizes, 2u);
   EXPECT_EQ(c.bytes_in_use, 50u);
   EXPECT_EQ(c.peak_bytes_in_use, 300u);
@@ -222,12 +222,12 @@ TEST(StatisticsResize, ForwardsTryResizeAndAdjustsCounts) {
   void* q = pmr_allocate(&s.base, 10, 8);
   // Not the latest block any more: the arena refuses, nothing changes.
   EXPECT_FALSE(pmr_try_resize(&s.base, p, 50, 60, 8));
-  c = pmr_statistics_snapshot(&s);
+  c = pmr_statistics_get_stats(&s);
   EXPECT_EQ(c.resizes, 2u);
   EXPECT_EQ(c.bytes_in_use, 60u);
   pmr_deallocate(&s.base, q, 10, 8);
   pmr_deallocate(&s.base, p, 50, 8);
-  EXPECT_EQ(pmr_statistics_snapshot(&s).bytes_in_use, 0u);
+  EXPECT_EQ(pmr_statistics_get_stats(&s).bytes_in_use, 0u);
   pmr_statistics_destroy(&s);
   pmr_monotonic_buffer_destroy(&m);
 
@@ -236,8 +236,8 @@ TEST(StatisticsResize, ForwardsTryResizeAndAdjustsCounts) {
   pmr_statistics_init(&h, pmr_malloc_resource());
   void* x = pmr_allocate(&h.base, 10, 8);
   EXPECT_FALSE(pmr_try_resize(&h.base, x, 10, 20, 8));
-  EXPECT_EQ(pmr_statistics_snapshot(&h).resizes, 0u);
-  EXPECT_EQ(pmr_statistics_snapshot(&h).bytes_in_use, 10u);
+  EXPECT_EQ(pmr_statistics_get_stats(&h).resizes, 0u);
+  EXPECT_EQ(pmr_statistics_get_stats(&h).bytes_in_use, 10u);
   pmr_deallocate(&h.base, x, 10, 8);
   pmr_statistics_destroy(&h);
 }
@@ -332,7 +332,7 @@ TEST(StatisticsThreads, EightThreadsGiveExactTotals) {
     max_one = std::max(max_one, most);
     sum_of_max += most;
   }
-  pmr_statistics_counts c = pmr_statistics_snapshot(&s);
+  pmr_statistics_stats c = pmr_statistics_get_stats(&s);
   EXPECT_EQ(c.allocations, uint64_t{kThreads} * kRounds);
   EXPECT_EQ(c.deallocations, uint64_t{kThreads} * kRounds);
   EXPECT_EQ(c.failed_allocations, 0u);
@@ -360,13 +360,13 @@ TEST(StatisticsStacking, AsTheUpstreamOfAPoolAndAnArena) {
   for (int i = 0; i < 1000; ++i) v.push_back(pmr_allocate(&pool.base, 48, 8));
   v.push_back(
       pmr_allocate(&pool.base, 100000, 8));  // oversize: straight through
-  pmr_statistics_counts c = pmr_statistics_snapshot(&s);
+  pmr_statistics_stats c = pmr_statistics_get_stats(&s);
   EXPECT_EQ(c.allocations, up.allocations());
   EXPECT_EQ(c.bytes_in_use, up.outstanding_bytes());
   EXPECT_EQ(c.blocks_in_use, up.outstanding_blocks());
   EXPECT_GE(c.bytes_in_use, 1000u * 48 + 100000);
   pmr_unsynchronized_pool_destroy(&pool);
-  c = pmr_statistics_snapshot(&s);
+  c = pmr_statistics_get_stats(&s);
   EXPECT_EQ(c.blocks_in_use, 0u);
   EXPECT_EQ(c.bytes_in_use, 0u);
   EXPECT_EQ(c.deallocations, c.allocations);
@@ -375,11 +375,11 @@ TEST(StatisticsStacking, AsTheUpstreamOfAPoolAndAnArena) {
   pmr_monotonic_buffer_init(&m, &s.base);
   for (int i = 0; i < 100; ++i)
     ASSERT_NE(pmr_allocate(&m.base, 100, 8), nullptr);
-  c = pmr_statistics_snapshot(&s);
+  c = pmr_statistics_get_stats(&s);
   EXPECT_EQ(c.bytes_in_use, up.outstanding_bytes());
   EXPECT_GE(c.bytes_in_use, 10000u);
   pmr_monotonic_buffer_destroy(&m);
-  EXPECT_EQ(pmr_statistics_snapshot(&s).bytes_in_use, 0u);
+  EXPECT_EQ(pmr_statistics_get_stats(&s).bytes_in_use, 0u);
   pmr_statistics_destroy(&s);
   EXPECT_EQ(up.outstanding_blocks(), 0u);
   EXPECT_EQ(up.mismatches(), 0u) << up.last_mismatch();
@@ -394,13 +394,13 @@ TEST(StatisticsStacking, InFrontOfAPoolAndAnArena) {
   pmr_statistics_init(&s, &pool.base);
   std::vector<void*> v;
   for (int i = 0; i < 100; ++i) v.push_back(pmr_allocate(&s.base, 24, 8));
-  pmr_statistics_counts c = pmr_statistics_snapshot(&s);
+  pmr_statistics_stats c = pmr_statistics_get_stats(&s);
   EXPECT_EQ(c.allocations, 100u);
   EXPECT_EQ(c.bytes_in_use, 2400u);
   EXPECT_EQ(c.histogram[2], 100u);
   EXPECT_LT(up.allocations(), 100u);  // the pool took few chunks
   for (void* p : v) pmr_deallocate(&s.base, p, 24, 8);
-  EXPECT_EQ(pmr_statistics_snapshot(&s).bytes_in_use, 0u);
+  EXPECT_EQ(pmr_statistics_get_stats(&s).bytes_in_use, 0u);
   pmr_statistics_destroy(&s);
   pmr_unsynchronized_pool_destroy(&pool);
 
@@ -408,8 +408,8 @@ TEST(StatisticsStacking, InFrontOfAPoolAndAnArena) {
   pmr_monotonic_buffer_init(&m, up.get());
   pmr_statistics_init(&s, &m.base);
   for (int i = 0; i < 10; ++i) pmr_allocate(&s.base, 1000, 16);
-  EXPECT_EQ(pmr_statistics_snapshot(&s).bytes_in_use, 10000u);
-  EXPECT_EQ(pmr_statistics_snapshot(&s).histogram[7], 10u);
+  EXPECT_EQ(pmr_statistics_get_stats(&s).bytes_in_use, 10000u);
+  EXPECT_EQ(pmr_statistics_get_stats(&s).histogram[7], 10u);
   pmr_statistics_destroy(&s);
   pmr_monotonic_buffer_destroy(&m);
   EXPECT_EQ(up.outstanding_blocks(), 0u);
