@@ -13,20 +13,35 @@ extern "C" {
 #define PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK ((size_t)4096)
 #define PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK ((size_t)1 << 20)
 #define PMR_POOL_DEFAULT_LARGEST_BLOCK ((size_t)4096)
-#define PMR_POOL_MAX_LARGEST_BLOCK ((size_t)1 << 20) /* 1 MiB */
+#define PMR_POOL_MAX_LARGEST_BLOCK ((size_t)1 << 20)      /* 1 MiB */
+#define PMR_POOL_DEFAULT_MAX_FREE_BYTES ((size_t)1 << 20) /* 1 MiB */
+/* The pool resources (not the thread cache) serve blocks up to this size
+ * from pages; a larger largest_required_pool_block is clamped to it. */
+#define PMR_POOL_PAGE_LARGEST_BLOCK ((size_t)8192)
 
 typedef struct pmr_pool_options {
-  /* The most blocks a chunk from upstream holds. Chunks of a size class start
-   * at about 4 KiB (at least one block, at most this many blocks) and double
-   * until they hold this many blocks or reach 1 MiB (or one block, if a
-   * block is larger). */
+  /* The pools: the most blocks one 64 KiB page serves (fewer when fewer
+   * fit). The thread cache: the most blocks a chunk from upstream holds;
+   * chunks of a size class start at about 4 KiB and double until they hold
+   * this many blocks or reach 1 MiB (or one block, if a block is larger). */
   size_t max_blocks_per_chunk;
   /* The largest request served from the pools; larger ones go straight to
    * upstream. Rounded up to a size class: the effective value reported by
-   * the pool's options() is exactly the threshold (one byte more goes to
+   * the pool's get_options is exactly the threshold (one byte more goes to
    * upstream). A request counts by its size rounded up to its alignment. */
   size_t largest_required_pool_block;
+  /* The pools: bytes of free pages kept for reuse by any size class; beyond
+   * that, segments whose pages are all free go back to upstream (0: 1 MiB;
+   * less than one page: none kept). Not used by the thread cache. */
+  size_t max_free_bytes;
 } pmr_pool_options;
+
+/* A snapshot of what a pool holds from upstream. */
+typedef struct pmr_pool_stats {
+  size_t held_bytes;      /* all of it: pages and oversize blocks */
+  size_t free_page_bytes; /* of which pages with no block in use */
+  size_t oversize_bytes;  /* of which oversize blocks, in use */
+} pmr_pool_stats;
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,26 +1,32 @@
 /* pmr_synchronized_pool: std::pmr::synchronized_pool_resource.
  *
- * The size classes of pmr_unsynchronized_pool (same options, same class
- * table, same alignment and oversize rules), safe to use from many threads
- * at once, and built to scale rather than to serialise: the pool is split
- * into shards (PMR_SYNC_POOL_SHARDS), each a complete set of size classes
- * behind its own small lock. A thread keeps to one shard and moves to another
- * when it finds its shard busy, so threads rarely meet on a lock and the
- * common path is one uncontended atomic exchange and a plain store around a
- * pooled allocation. Shards are created on first use (from upstream).
+ * The pages and size classes of pmr_unsynchronized_pool (same options, same
+ * classes, alignment and oversize rules), safe to use from many threads at
+ * once, built to scale rather than to serialise: classes live in shards
+ * (PMR_SYNC_POOL_SHARDS), each behind its own small lock, over one shared set
+ * of segments and free pages. A thread keeps to one shard and moves to
+ * another when it finds its shard busy.
  *
- *   - Any thread may free any block, including blocks from threads that have
- *     exited: blocks are not owned by threads. A freed block joins the
- *     freeing thread's shard; a shard that runs dry takes the free blocks of
- *     another shard before asking upstream for a chunk, so a producer thread
- *     and a consumer thread recycle the same memory instead of growing it.
- *   - Oversize requests go to upstream under one separate lock.
+ *   - Any thread may free any block, including blocks of threads that have
+ *     exited. A block goes back to the page it came from: under the owning
+ *     shard's lock when that is free, else onto the page's lock-free remote
+ *     list, which the shard collects before it takes a new page. So memory
+ *     held follows the working set whatever the threads and contention:
+ *     threads that come and go reuse the same shards and pages, and a busy
+ *     lock never makes the pool take new memory.
+ *   - Deallocation never calls upstream and never waits for a lock. Pages
+ *     with no block in use go to the shared free set (for any class and any
+ *     shard); segments beyond max_free_bytes go back to upstream from a
+ *     later allocation, or at once with pmr_synchronized_pool_trim.
+ *   - Shards (about 1.5 KiB each) are taken from upstream by a thread's first
+ *     allocation, never by init or deallocation.
  *   - The upstream must itself be thread-safe (the malloc resource, or
  *     another synchronized pool); it is called from several threads.
  *
- * Thread safety: allocate, deallocate, is_equal, options and upstream may be
- * called from any threads at once. init, release and destroy may not run
- * concurrently with anything else on the same pool.
+ * Thread safety: allocate, deallocate, try_resize, is_equal, get_options,
+ * get_stats, trim and upstream may be called from any threads at once. init,
+ * release and destroy may not run concurrently with anything else on the
+ * same pool.
  * Failure: NULL when upstream fails; the pool stays usable.
  * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool. */
 #ifndef PMR_RESOURCES_SYNCHRONIZED_POOL_H
@@ -41,7 +47,7 @@ typedef struct pmr_synchronized_pool {
   pmr_mem_resource base; /* first: the abstract resource */
   union {
     void *align;
-    unsigned char bytes[256];
+    unsigned char bytes[512];
   } pmr_impl_state;
 } pmr_synchronized_pool;
 
@@ -61,6 +67,14 @@ void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p);
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p);
 
 /* The effective options (see pmr_unsynchronized_pool_options). */
+/* Gives every segment with no block in use back to upstream now (after
+ * collecting blocks freed across threads), and returns the bytes given back.
+ * Blocks in use stay valid. */
+size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p);
+
+/* What p holds from upstream now: pages, oversize blocks and shards. */
+pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p);
+
 pmr_pool_options pmr_synchronized_pool_get_options(
     const pmr_synchronized_pool *p);
 

@@ -1,23 +1,30 @@
 /* pmr_unsynchronized_pool: std::pmr::unsynchronized_pool_resource.
  *
- * Size classes, each an intrusive free list carved lazily from chunks got
- * from upstream. For many small blocks of mixed sizes allocated and freed in
- * any order by one thread: a node-based container, a parser's AST, a
- * per-connection cache.
+ * Size classes served from pages. For many small blocks of mixed sizes
+ * allocated and freed in any order by one thread: a node-based container, a
+ * parser's AST, an interpreter's objects, a per-connection cache.
  *
  *   - Classes: 8, 16, ..., 64, then four per power of two (80, 96, 112, 128,
- *     160, ..., 1 MiB). A request goes to the smallest class that holds its
+ *     160, ..., 8 KiB). A request goes to the smallest class that holds its
  *     size rounded up to its alignment; its block is aligned for it. Waste is
  *     at most 25% for requests of more than 24 bytes (at most 20% above 64);
- *     below that, at most 7 bytes (blocks are multiples of 8 so that a free
- *     block can hold the free-list link).
- *   - No per-block header: pmr_deallocate's size selects the class in O(1);
- *     freed blocks are reused most recently freed first; pooled deallocation
- *     never calls upstream.
+ *     below that, at most 7 bytes.
+ *   - Pages: memory comes from upstream in segments of up to 1 MiB (16 pages
+ *     of 64 KiB, aligned to 64 KiB; fewer pages when upstream cannot give
+ *     that much). A page serves one class at a time, with its own free list,
+ *     and allocation works through one page before the next: blocks
+ *     allocated together lie together, whatever order they were freed in.
+ *     No per-block header: a block's page is found from its address.
+ *   - Memory goes back: a page whose blocks are all free can serve any class;
+ *     free pages beyond max_free_bytes (see pmr_pool_options) go back to
+ *     upstream a segment at a time, and pmr_unsynchronized_pool_trim gives
+ *     back every segment with no block in use now.
  *   - Requests above the largest class (see pmr_pool_options), or aligned
  *     above 4096, go straight to upstream and back on deallocate, in O(1);
  *     release frees them too.
- *   - Chunks: see pmr_pool_options. Init never calls upstream.
+ *   - try_resize (pmr_try_resize, pmr_reallocate) succeeds in place when the
+ *     new size stays in the block's class.
+ *   - Init never calls upstream.
  *
  * Thread safety: none. One thread at a time per instance (see
  * pmr_synchronized_pool for the thread-safe one).
@@ -53,13 +60,22 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream);
 
-/* Releases everything. p may be initialised again afterwards. */
+/* Releases everything. p may be initialised again afterwards; destroying
+ * twice is harmless. */
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p);
 
 /* Returns every chunk and every oversize block to upstream, including blocks
  * never deallocated; all pointers from p become invalid. Idempotent; p stays
  * usable. */
 void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p);
+
+/* Gives every segment with no block in use back to upstream now, and
+ * returns the bytes given back. Blocks in use stay valid. */
+size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p);
+
+/* What p holds from upstream now. */
+pmr_pool_stats pmr_unsynchronized_pool_get_stats(
+    const pmr_unsynchronized_pool *p);
 
 /* The effective options: zeros replaced by the defaults, large values
  * clamped, largest_required_pool_block rounded up to its size class. */

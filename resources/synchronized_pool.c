@@ -1,27 +1,28 @@
-/* pmr_synchronized_pool: shards of pool cores, each behind a spin lock. */
+/* pmr_synchronized_pool: shards of page heaps over one shared page source. */
 #include "resources/pmr_synchronized_pool.h"
 
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "resources/internal/debug_track.h"
-#include "resources/internal/pool_core.h"
+#include "resources/internal/page_heap.h"
 #include "resources/internal/spin_lock.h"
 
 typedef struct shard {
   alignas(64) pmr_impl_spin lock; /* own cache line: shards never false-share */
-  pmr_impl_pool_core core;
+  pmr_impl_page_heap heap;
 } shard;
 
 typedef struct {
   _Atomic(shard *) shards[PMR_SYNC_POOL_SHARDS];
-  pmr_mem_resource *upstream;
+  pmr_impl_page_source src;
   pmr_pool_options opts;  /* effective */
-  size_t largest;         /* = opts.largest_required_pool_block */
   size_t small_limit;     /* min(largest, table limit): the fast path's sizes */
   pmr_impl_spin big_lock; /* guards big and debug */
   pmr_impl_big_block big;
   pmr_impl_track *debug; /* PMR_DEBUG builds only */
+  bool live;
 } state;
 
 _Static_assert(sizeof(state) <=
@@ -33,6 +34,10 @@ static state *state_of(pmr_mem_resource *self) {
 }
 static const state *cstate_of(const pmr_synchronized_pool *p) {
   return (const state *)(const void *)p->pmr_impl_state.bytes;
+}
+
+static shard *shard_of(pmr_impl_page_heap *h) {
+  return (shard *)(void *)((char *)h - offsetof(shard, heap));
 }
 
 /* Each thread's preferred shard (the same index in every pool), handed out
@@ -64,29 +69,31 @@ static inline shard *try_my_shard(state *s) {
   return NULL;
 }
 
+/* Shards are bookkeeping from upstream, made by allocation only. */
 static shard *create_shard(state *s, unsigned i) {
-  shard *sh = (shard *)pmr_allocate(s->upstream, sizeof(shard), alignof(shard));
+  shard *sh =
+      (shard *)pmr_allocate(s->src.upstream, sizeof(shard), alignof(shard));
   if (sh == NULL) return NULL;
   atomic_init(&sh->lock, 0);
-  pmr_impl_pool_core_init(&sh->core, &s->opts, s->upstream);
+  pmr_impl_heap_init(&sh->heap, &s->src, s->opts.largest_required_pool_block,
+                     false);
   shard *expected = NULL;
   if (!atomic_compare_exchange_strong_explicit(&s->shards[i], &expected, sh,
                                                memory_order_acq_rel,
                                                memory_order_acquire)) {
-    pmr_deallocate(s->upstream, sh, sizeof(shard), alignof(shard));
+    pmr_deallocate(s->src.upstream, sh, sizeof(shard), alignof(shard));
     return expected; /* another thread created it first */
   }
   return sh;
 }
 
-/* Locks and returns the calling thread's shard, moving the thread to a free
+/* Locks and returns the calling thread's shard, moving the thread to an idle
  * shard if its own is busy. NULL only when no shard exists and none can be
  * created. */
 PMR_NOINLINE static shard *lock_my_shard(state *s) {
   unsigned i = my_hint();
   shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
   if (PMR_LIKELY(sh != NULL && pmr_impl_spin_try_lock(&sh->lock))) return sh;
-  /* Busy (or not created yet): look for an idle shard, creating ours first. */
   if (sh == NULL && (sh = create_shard(s, i)) != NULL &&
       pmr_impl_spin_try_lock(&sh->lock))
     return sh;
@@ -99,7 +106,6 @@ PMR_NOINLINE static shard *lock_my_shard(state *s) {
     }
   }
   if (sh == NULL) {
-    /* Could not create our own shard: wait for any existing one. */
     for (unsigned j = 0; j < PMR_SYNC_POOL_SHARDS && sh == NULL; ++j)
       sh = atomic_load_explicit(&s->shards[j], memory_order_acquire);
     if (sh == NULL) return NULL;
@@ -108,63 +114,28 @@ PMR_NOINLINE static shard *lock_my_shard(state *s) {
   return sh;
 }
 
-/* The class of index `at` (a byte offset) in another shard. */
-static pmr_impl_pool_class *same_class(shard *sh,
-                                       const pmr_impl_pool_core *mine,
-                                       const pmr_impl_pool_class *k) {
-  return (
-      pmr_impl_pool_class *)(void *)((char *)&sh->core +
-                                     ((const char *)k - (const char *)mine));
-}
-
-/* Own shard's class k is empty: take another shard's free list whole. */
-static bool steal(state *s, shard *mine, pmr_impl_pool_class *k) {
-  for (unsigned j = 0; j < PMR_SYNC_POOL_SHARDS; ++j) {
-    shard *other = atomic_load_explicit(&s->shards[j], memory_order_acquire);
-    if (other == NULL || other == mine) continue;
-    if (!pmr_impl_spin_try_lock(&other->lock)) continue;
-    pmr_impl_pool_class *theirs = same_class(other, &mine->core, k);
-    void *list = theirs->free;
-    theirs->free = NULL;
-    pmr_impl_spin_unlock(&other->lock);
-    if (list != NULL) {
-      k->free = list;
-      return true;
-    }
-  }
-  return false;
-}
-
-/* Under sh's lock: the class is empty; steal, or refill from upstream. */
-PMR_NOINLINE static void *sync_take_slow(state *s, shard *sh,
-                                         pmr_impl_pool_class *k) {
-  if (steal(s, sh, k)) return pmr_impl_pool_take(k);
-  return pmr_impl_pool_core_refill(&sh->core, k);
-}
-
-/* Pooled: the request's size, rounded up to its alignment (0 counted as 1),
- * is at most the largest block, and the alignment within the chunks'. */
-static inline bool is_pooled(const state *s, size_t bytes, size_t alignment) {
-  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
-  return sz <= s->largest && alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN;
-}
-
-/* Everything but the fast path: shard creation or contention, refills,
- * stealing, sizes above 1024, 0 bytes, oversize, debug tracking. */
+/* Everything but the fast path: shard creation or contention, page changes,
+ * sizes above 1024, 0 bytes, oversize, debug tracking, giving segments back
+ * that deallocation left for later. */
 PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
                                              size_t alignment) {
   void *p;
-  if (PMR_LIKELY(is_pooled(s, bytes, alignment))) {
+  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(sz <= s->opts.largest_required_pool_block &&
+                 alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN)) {
     shard *sh = lock_my_shard(s);
     if (PMR_UNLIKELY(sh == NULL)) return NULL;
-    pmr_impl_pool_class *k =
-        pmr_impl_pool_find_nonzero(&sh->core, bytes, alignment);
-    p = pmr_impl_pool_take(k);
-    if (PMR_UNLIKELY(p == NULL)) p = sync_take_slow(s, sh, k);
+    p = pmr_impl_heap_alloc(&sh->heap,
+                            &sh->heap.classes[pmr_impl_pool_class_of(sz)]);
     pmr_impl_spin_unlock(&sh->lock);
   } else {
-    p = pmr_impl_big_alloc(&s->big, &s->big_lock, s->upstream, bytes,
+    p = pmr_impl_big_alloc(&s->big, &s->big_lock, s->src.upstream, bytes,
                            alignment);
+  }
+  if (PMR_UNLIKELY(
+          atomic_load_explicit(&s->src.shrink_wanted, memory_order_relaxed))) {
+    atomic_store_explicit(&s->src.shrink_wanted, false, memory_order_relaxed);
+    pmr_impl_source_trim(&s->src, s->src.retain_pages);
   }
 #ifdef PMR_DEBUG
   if (p != NULL) {
@@ -181,25 +152,47 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   state *s = state_of(self);
 #ifndef PMR_DEBUG /* debug builds track every block: always the slow path */
   size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(sz <= s->small_limit)) {
+  if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
     shard *sh = try_my_shard(s);
     if (PMR_LIKELY(sh != NULL)) {
-      pmr_impl_pool_class *k =
-          (pmr_impl_pool_class *)(void *)((char *)&sh->core +
-                                          sh->core.small[(sz + 7) >> 3]);
-      void *p = pmr_impl_pool_take(k);
+      pmr_impl_page_class *k =
+          (pmr_impl_page_class *)(void *)((char *)&sh->heap +
+                                          sh->heap.small[(sz + 7) >> 3]);
+      pmr_impl_page *pg = k->current;
+      void *b = pg->free;
+      if (PMR_LIKELY(b != NULL)) {
+        pg->free = pmr_impl_link_get(b);
+        pg->used++;
+        pmr_impl_spin_unlock(&sh->lock);
+        PMR_IMPL_UNDEFINED(b, pg->block);
+        return b;
+      }
       pmr_impl_spin_unlock(&sh->lock);
-      if (PMR_LIKELY(p != NULL)) return p;
     }
   }
 #endif
   return sync_allocate_slow(s, bytes, alignment);
 }
 
+/* A pooled block back to the shard that owns its page: under that shard's
+ * lock when it is free, else onto the page's remote list. Never calls
+ * upstream and never waits for a lock. */
+static inline void free_pooled(void *p) {
+  shard *sh = shard_of(pmr_impl_page_of(p)->heap);
+  if (PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
+    pmr_impl_heap_free(p);
+    pmr_impl_spin_unlock(&sh->lock);
+  } else {
+    pmr_impl_heap_free_remote(p);
+  }
+}
+
 PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
                                               size_t bytes, size_t alignment) {
   state *s = state_of(self);
-  bool pooled = is_pooled(s, bytes, alignment);
+  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  bool pooled = sz <= s->opts.largest_required_pool_block &&
+                alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN;
 #ifdef PMR_DEBUG
   pmr_impl_spin_lock(&s->big_lock);
   bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p,
@@ -207,14 +200,11 @@ PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
   pmr_impl_spin_unlock(&s->big_lock);
   if (!ok) return;
 #endif
-  if (PMR_LIKELY(pooled)) {
-    shard *sh = lock_my_shard(s); /* never NULL: p came from some shard */
-    pmr_impl_pool_put(pmr_impl_pool_find_nonzero(&sh->core, bytes, alignment),
-                      p);
-    pmr_impl_spin_unlock(&sh->lock);
-  } else {
-    pmr_impl_big_free(&s->big_lock, s->upstream, p, bytes, alignment);
-  }
+  if (PMR_LIKELY(pooled))
+    free_pooled(p);
+  else
+    pmr_impl_big_free(&s->big, &s->big_lock, s->src.upstream, p, bytes,
+                      alignment);
 }
 
 static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
@@ -223,23 +213,41 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   state *s = state_of(self);
   size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
   if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
-    shard *sh = try_my_shard(s);
-    if (PMR_LIKELY(sh != NULL)) {
-      pmr_impl_pool_put(
-          (pmr_impl_pool_class *)(void *)((char *)&sh->core +
-                                          sh->core.small[(sz + 7) >> 3]),
-          p);
-      pmr_impl_spin_unlock(&sh->lock);
-      return;
-    }
+    free_pooled(p);
+    return;
   }
 #endif
   sync_deallocate_slow(self, p, bytes, alignment);
 }
 
+static bool sync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
+                            size_t new_bytes, size_t alignment) {
+  state *s = state_of(self);
+  size_t largest = s->opts.largest_required_pool_block;
+  size_t a =
+      ((old_bytes + (old_bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  size_t b =
+      ((new_bytes + (new_bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  if (a > largest || b > largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN ||
+      pmr_impl_pool_class_of(a) != pmr_impl_pool_class_of(b))
+    return false;
+#ifdef PMR_DEBUG
+  pmr_impl_spin_lock(&s->big_lock);
+  bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p,
+                                     old_bytes, alignment, true);
+  if (ok) pmr_impl_track_add(s->debug, p, new_bytes, alignment);
+  pmr_impl_spin_unlock(&s->big_lock);
+  return ok;
+#else
+  (void)p;
+  return true;
+#endif
+}
+
 static const pmr_mem_resource_ops sync_ops = {
     .allocate = sync_allocate,
     .deallocate = sync_deallocate,
+    .try_resize = sync_try_resize,
 };
 
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
@@ -249,12 +257,13 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   state *s = state_of(&p->base);
   for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i)
     atomic_init(&s->shards[i], NULL);
-  s->upstream = pmr_resource_or_default(upstream);
-  s->opts = pmr_impl_pool_effective_options(opts);
-  s->largest = s->opts.largest_required_pool_block;
-  s->small_limit = s->largest < PMR_IMPL_POOL_TABLE_LIMIT
-                       ? s->largest
-                       : PMR_IMPL_POOL_TABLE_LIMIT;
+  s->opts = pmr_impl_heap_options(opts);
+  pmr_impl_source_init(&s->src, upstream, s->opts.max_blocks_per_chunk,
+                       s->opts.max_free_bytes, true);
+  s->small_limit =
+      s->opts.largest_required_pool_block < PMR_IMPL_POOL_TABLE_LIMIT
+          ? s->opts.largest_required_pool_block
+          : PMR_IMPL_POOL_TABLE_LIMIT;
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG
@@ -262,27 +271,61 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
 #else
   s->debug = NULL;
 #endif
+  s->live = true;
   return true;
 }
 
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
   state *s = state_of(&p->base);
+  if (!s->live) return;
   for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i) {
     shard *sh =
         atomic_exchange_explicit(&s->shards[i], NULL, memory_order_acq_rel);
-    if (sh == NULL) continue;
-    pmr_impl_pool_core_release(&sh->core);
-    pmr_deallocate(s->upstream, sh, sizeof(shard), alignof(shard));
+    if (sh != NULL)
+      pmr_deallocate(s->src.upstream, sh, sizeof(shard), alignof(shard));
   }
-  pmr_impl_big_release(&s->big, s->upstream);
+  pmr_impl_source_release(&s->src);
+  pmr_impl_big_release(&s->big, s->src.upstream);
   pmr_impl_track_clear(s->debug);
 }
 
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
-  pmr_synchronized_pool_release(p);
   state *s = state_of(&p->base);
+  if (!s->live) return;
+  pmr_synchronized_pool_release(p);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
+  s->live = false;
+}
+
+size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {
+  state *s = state_of(&p->base);
+  if (!s->live) return 0;
+  for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i) {
+    shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
+    if (sh == NULL) continue;
+    pmr_impl_spin_lock(&sh->lock);
+    pmr_impl_heap_trim(&sh->heap);
+    pmr_impl_spin_unlock(&sh->lock);
+  }
+  return pmr_impl_source_trim(&s->src, 0);
+}
+
+pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p) {
+  state *s = (state *)(void *)p->pmr_impl_state.bytes; /* locks are taken */
+  pmr_pool_stats st = {0, 0, 0};
+  if (!s->live) return st;
+  pmr_impl_spin_lock(&s->big_lock);
+  st.oversize_bytes = s->big.size;
+  pmr_impl_spin_unlock(&s->big_lock);
+  pmr_impl_spin_lock(&s->src.lock);
+  st.free_page_bytes = s->src.free_count * PMR_IMPL_PAGE_SIZE;
+  st.held_bytes = s->src.segment_bytes + st.oversize_bytes;
+  pmr_impl_spin_unlock(&s->src.lock);
+  for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i)
+    if (atomic_load_explicit(&s->shards[i], memory_order_acquire) != NULL)
+      st.held_bytes += sizeof(shard);
+  return st;
 }
 
 pmr_pool_options pmr_synchronized_pool_get_options(
@@ -292,5 +335,5 @@ pmr_pool_options pmr_synchronized_pool_get_options(
 
 pmr_mem_resource *pmr_synchronized_pool_upstream(
     const pmr_synchronized_pool *p) {
-  return cstate_of(p)->upstream;
+  return cstate_of(p)->src.upstream;
 }

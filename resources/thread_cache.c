@@ -747,7 +747,8 @@ PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
   pmr_impl_pool_class *ck =
       pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
-    pmr_impl_big_free(&s->big_lock, s->core.upstream, p, bytes, alignment);
+    pmr_impl_big_free(&s->big, &s->big_lock, s->core.upstream, p, bytes,
+                      alignment);
     return;
   }
   unsigned idx = (unsigned)(ck - s->core.classes);

@@ -1,14 +1,18 @@
-/* pmr_unsynchronized_pool: a pool core, an oversize list, and (debug builds)
- * a table of live blocks. */
+/* pmr_unsynchronized_pool: one page heap over its own page source, an
+ * oversize list, and (debug builds) a table of live blocks. */
 #include "resources/pmr_unsynchronized_pool.h"
 
 #include "resources/internal/debug_track.h"
-#include "resources/internal/pool_core.h"
+#include "resources/internal/page_heap.h"
 
 typedef struct {
-  pmr_impl_pool_core core;
+  pmr_impl_page_heap heap;
+  pmr_impl_page_source src;
   pmr_impl_big_block big;
+  pmr_pool_options opts; /* effective */
+  size_t small_limit;    /* min(largest, table limit): the fast path's sizes */
   pmr_impl_track *debug; /* PMR_DEBUG builds only; NULL otherwise */
+  bool live;
 } state;
 
 _Static_assert(sizeof(state) <=
@@ -23,26 +27,29 @@ static const state *cstate_of(const pmr_unsynchronized_pool *p) {
   return (const state *)(const void *)p->pmr_impl_state.bytes;
 }
 
-/* Everything but the fast path: refills, sizes above 1024, 0 bytes,
+/* Everything but the fast path: page changes, sizes above 1024, 0 bytes,
  * oversize requests. Out of line so the fast path stays a leaf. */
 PMR_NOINLINE static void *unsync_allocate_slow(state *s, size_t bytes,
                                                size_t alignment) {
-  pmr_impl_pool_class *k =
-      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
-  if (k == &s->core.empty)
-    return pmr_impl_big_alloc(&s->big, NULL, s->core.upstream, bytes,
-                              alignment);
-  void *p = pmr_impl_pool_take(k);
-  return p != NULL ? p : pmr_impl_pool_core_refill(&s->core, k);
+  pmr_impl_page_class *k = pmr_impl_heap_class(&s->heap, bytes, alignment);
+  if (k == &s->heap.empty)
+    return pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, bytes, alignment);
+  return pmr_impl_heap_alloc(&s->heap, k);
 }
 
 static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
                              size_t alignment) {
   state *s = state_of(self);
-  void *p = NULL;
-  pmr_impl_pool_class *k = pmr_impl_pool_find_small(&s->core, bytes, alignment);
-  if (PMR_LIKELY(k != NULL)) p = pmr_impl_pool_take(k);
-  if (PMR_UNLIKELY(p == NULL)) p = unsync_allocate_slow(s, bytes, alignment);
+  void *p;
+  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
+    pmr_impl_page_class *k =
+        (pmr_impl_page_class *)(void *)((char *)&s->heap +
+                                        s->heap.small[(sz + 7) >> 3]);
+    p = pmr_impl_heap_alloc(&s->heap, k);
+  } else {
+    p = unsync_allocate_slow(s, bytes, alignment);
+  }
 #ifdef PMR_DEBUG
   if (p != NULL) pmr_impl_track_add(s->debug, p, bytes, alignment);
 #endif
@@ -51,12 +58,10 @@ static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
 
 PMR_NOINLINE static void unsync_deallocate_slow(state *s, void *p, size_t bytes,
                                                 size_t alignment) {
-  pmr_impl_pool_class *k =
-      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
-  if (k != &s->core.empty)
-    pmr_impl_pool_put(k, p);
+  if (pmr_impl_heap_class(&s->heap, bytes, alignment) != &s->heap.empty)
+    pmr_impl_heap_free(p);
   else
-    pmr_impl_big_free(NULL, s->core.upstream, p, bytes, alignment);
+    pmr_impl_big_free(&s->big, NULL, s->src.upstream, p, bytes, alignment);
 }
 
 static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
@@ -64,21 +69,40 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   state *s = state_of(self);
 #ifdef PMR_DEBUG
   bool pooled =
-      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment) != &s->core.empty;
+      pmr_impl_heap_class(&s->heap, bytes, alignment) != &s->heap.empty;
   if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p, bytes,
                                 alignment, pooled))
     return;
 #endif
-  pmr_impl_pool_class *k = pmr_impl_pool_find_small(&s->core, bytes, alignment);
-  if (PMR_LIKELY(k != NULL && k != &s->core.empty))
-    pmr_impl_pool_put(k, p);
+  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
+  if (PMR_LIKELY(sz - 1 < s->small_limit))
+    pmr_impl_heap_free(p);
   else
     unsync_deallocate_slow(s, p, bytes, alignment);
+}
+
+/* In place when the new size stays in the block's class (or both sizes go
+ * to upstream and round to the same request). */
+static bool unsync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
+                              size_t new_bytes, size_t alignment) {
+  state *s = state_of(self);
+  if (!pmr_impl_heap_same_class(&s->heap, old_bytes, new_bytes, alignment))
+    return false;
+#ifdef PMR_DEBUG
+  if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p,
+                                old_bytes, alignment, true))
+    return false;
+  pmr_impl_track_add(s->debug, p, new_bytes, alignment);
+#else
+  (void)p;
+#endif
+  return true;
 }
 
 static const pmr_mem_resource_ops unsync_ops = {
     .allocate = unsync_allocate,
     .deallocate = unsync_deallocate,
+    .try_resize = unsync_try_resize,
 };
 
 bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
@@ -86,38 +110,67 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   pmr_mem_resource *upstream) {
   p->base.ops = &unsync_ops;
   state *s = state_of(&p->base);
-  pmr_impl_pool_core_init(&s->core, opts, upstream);
+  s->opts = pmr_impl_heap_options(opts);
+  pmr_impl_source_init(&s->src, upstream, s->opts.max_blocks_per_chunk,
+                       s->opts.max_free_bytes, false);
+  pmr_impl_heap_init(&s->heap, &s->src, s->opts.largest_required_pool_block,
+                     true);
+  s->small_limit =
+      s->opts.largest_required_pool_block < PMR_IMPL_POOL_TABLE_LIMIT
+          ? s->opts.largest_required_pool_block
+          : PMR_IMPL_POOL_TABLE_LIMIT;
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #else
   s->debug = NULL;
 #endif
+  s->live = true;
   return true;
 }
 
 void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p) {
   state *s = state_of(&p->base);
-  pmr_impl_big_release(&s->big, s->core.upstream);
-  pmr_impl_pool_core_release(&s->core);
+  if (!s->live) return;
+  pmr_impl_big_release(&s->big, s->src.upstream);
+  pmr_impl_source_release(&s->src);
+  pmr_impl_heap_reset(&s->heap);
   pmr_impl_track_clear(s->debug);
 }
 
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p) {
-  pmr_unsynchronized_pool_release(p);
   state *s = state_of(&p->base);
+  if (!s->live) return;
+  pmr_unsynchronized_pool_release(p);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
+  s->live = false;
+}
+
+size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p) {
+  state *s = state_of(&p->base);
+  if (!s->live) return 0;
+  pmr_impl_heap_trim(&s->heap);
+  return pmr_impl_source_trim(&s->src, 0);
+}
+
+pmr_pool_stats pmr_unsynchronized_pool_get_stats(
+    const pmr_unsynchronized_pool *p) {
+  const state *s = cstate_of(p);
+  pmr_pool_stats st = {0, 0, 0};
+  if (!s->live) return st;
+  st.oversize_bytes = s->big.size;
+  st.free_page_bytes = s->src.free_count * PMR_IMPL_PAGE_SIZE;
+  st.held_bytes = s->src.segment_bytes + s->big.size;
+  return st;
 }
 
 pmr_pool_options pmr_unsynchronized_pool_get_options(
     const pmr_unsynchronized_pool *p) {
-  const state *s = cstate_of(p);
-  pmr_pool_options o = {s->core.max_blocks, s->core.largest};
-  return o;
+  return cstate_of(p)->opts;
 }
 
 pmr_mem_resource *pmr_unsynchronized_pool_upstream(
     const pmr_unsynchronized_pool *p) {
-  return cstate_of(p)->core.upstream;
+  return cstate_of(p)->src.upstream;
 }

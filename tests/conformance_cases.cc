@@ -22,7 +22,7 @@ static std::unique_ptr<ResourceUnderTest> Own(Init init, void (*destroy)(T*)) {
 }
 
 static pmr_pool_options SmallPool() {
-  pmr_pool_options o = {16, 256};  // tiny chunks, many oversize requests
+  pmr_pool_options o = {16, 256, 0};  // tiny chunks, many oversize requests
   return o;
 }
 

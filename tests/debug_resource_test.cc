@@ -604,28 +604,31 @@ TEST_F(DebugTest, UpstreamFailureIsCountedNotInjected) {
   EXPECT_EQ(C().injected_failures, 0u);
 }
 
-// A caller's out-of-memory path, tested by failing each allocation in turn:
-// a pool over the debug resource reports the failure and stays usable.
-TEST_F(DebugTest, EachAllocationOfAPoolCanBeFailed) {
-  for (uint64_t n = 1; n <= 4; ++n) {
-    pmr_unsynchronized_pool pool;
-    pmr_pool_options o = {4, 64};  // small chunks: several upstream calls
-    pmr_unsynchronized_pool_init(&pool, &o, r());
-    pmr_debug_resource_fail_nth(&d_, n);
-    int failed = 0;
-    std::vector<void*> v;
-    for (int i = 0; i < 20; ++i) {
-      void* p = pmr_allocate(&pool.base, 32, 8);
-      if (p == nullptr)
-        ++failed;
-      else
-        v.push_back(p);
-    }
-    EXPECT_EQ(failed, 1) << n;
-    for (void* p : v) pmr_deallocate(&pool.base, p, 32, 8);
-    pmr_unsynchronized_pool_destroy(&pool);
-    EXPECT_EQ(C().blocks_in_use, 0u);
+// A caller's out-of-memory path: a pool over the debug resource gets NULL
+// while upstream fails (after falling back to smaller segments), and works
+// again once upstream does.
+TEST_F(DebugTest, APoolOverAFailingUpstreamFailsCleanlyAndRecovers) {
+  pmr_unsynchronized_pool pool;
+  pmr_unsynchronized_pool_init(&pool, nullptr, r());
+  pmr_debug_resource_fail_always(&d_);
+  errno = 0;
+  EXPECT_EQ(pmr_allocate(&pool.base, 32, 8), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_GE(C().injected_failures, 1u);
+  pmr_debug_resource_stop_failing(&d_);
+  // One failure is absorbed: the pool asks for a smaller segment instead.
+  pmr_debug_resource_fail_nth(&d_, 1);
+  errno = 0;
+  std::vector<void*> v;
+  for (int i = 0; i < 20; ++i) {
+    void* p = pmr_allocate(&pool.base, 32, 8);
+    ASSERT_NE(p, nullptr) << i;
+    v.push_back(p);
   }
+  EXPECT_EQ(errno, 0);  // success leaves errno as it was
+  for (void* p : v) pmr_deallocate(&pool.base, p, 32, 8);
+  pmr_unsynchronized_pool_destroy(&pool);
+  EXPECT_EQ(C().blocks_in_use, 0u);
   EXPECT_TRUE(m_.v_.empty());
 }
 

@@ -32,6 +32,8 @@ class Pool {
   virtual void release() = 0;
   virtual pmr_pool_options options() = 0;
   virtual pmr_mem_resource* upstream() = 0;
+  virtual size_t trim() = 0;
+  virtual pmr_pool_stats stats() = 0;
 };
 
 class Unsync : public Pool {
@@ -47,6 +49,10 @@ class Unsync : public Pool {
   }
   pmr_mem_resource* upstream() override {
     return pmr_unsynchronized_pool_upstream(&p_);
+  }
+  size_t trim() override { return pmr_unsynchronized_pool_trim(&p_); }
+  pmr_pool_stats stats() override {
+    return pmr_unsynchronized_pool_get_stats(&p_);
   }
 
  private:
@@ -66,6 +72,10 @@ class Sync : public Pool {
   }
   pmr_mem_resource* upstream() override {
     return pmr_synchronized_pool_upstream(&p_);
+  }
+  size_t trim() override { return pmr_synchronized_pool_trim(&p_); }
+  pmr_pool_stats stats() override {
+    return pmr_synchronized_pool_get_stats(&p_);
   }
 
  private:
@@ -92,7 +102,7 @@ class PoolTest : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(PoolTest, ZeroOptionsMeanTheDefaults) {
-  pmr_pool_options zero = {0, 0};
+  pmr_pool_options zero = {0, 0, 0};
   for (const pmr_pool_options* o :
        {static_cast<const pmr_pool_options*>(nullptr),
         static_cast<const pmr_pool_options*>(&zero)}) {
@@ -107,29 +117,32 @@ TEST_P(PoolTest, ZeroOptionsMeanTheDefaults) {
 
 TEST_P(PoolTest, TooLargeOptionsClampToTheMaximumIncludingSizeMax) {
   // libstdc++ 12 clamps largest_required_pool_block = SIZE_MAX to its minimum.
-  pmr_pool_options o = {SIZE_MAX, SIZE_MAX};
+  pmr_pool_options o = {SIZE_MAX, SIZE_MAX, 0};
   auto p = Make(&o);
   EXPECT_EQ(p->options().max_blocks_per_chunk,
             PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
+  // The pools serve blocks up to PMR_POOL_PAGE_LARGEST_BLOCK from pages.
   EXPECT_EQ(p->options().largest_required_pool_block,
-            PMR_POOL_MAX_LARGEST_BLOCK);
+            PMR_POOL_PAGE_LARGEST_BLOCK);
   pmr_pool_options o2 = {PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK + 1,
-                         PMR_POOL_MAX_LARGEST_BLOCK + 1};
+                         PMR_POOL_MAX_LARGEST_BLOCK + 1, 0};
   auto q = Make(&o2);
   EXPECT_EQ(q->options().max_blocks_per_chunk,
             PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
   EXPECT_EQ(q->options().largest_required_pool_block,
-            PMR_POOL_MAX_LARGEST_BLOCK);
+            PMR_POOL_PAGE_LARGEST_BLOCK);
+  EXPECT_EQ(q->options().max_free_bytes, PMR_POOL_DEFAULT_MAX_FREE_BYTES);
 }
 
 TEST_P(PoolTest, OptionsRoundTrip) {
   for (size_t largest : {size_t{1}, size_t{8}, size_t{100}, size_t{1000},
                          size_t{4096}, size_t{5000}, size_t{65536}}) {
-    pmr_pool_options o = {7, largest};
+    pmr_pool_options o = {7, largest, 0};
     auto p = Make(&o);
     pmr_pool_options eff = p->options();
     EXPECT_EQ(eff.max_blocks_per_chunk, 7u);
-    EXPECT_GE(eff.largest_required_pool_block, largest);
+    EXPECT_GE(eff.largest_required_pool_block,
+              std::min(largest, PMR_POOL_PAGE_LARGEST_BLOCK));
     auto q = Make(&eff);
     EXPECT_EQ(q->options().max_blocks_per_chunk, eff.max_blocks_per_chunk);
     EXPECT_EQ(q->options().largest_required_pool_block,
@@ -139,7 +152,7 @@ TEST_P(PoolTest, OptionsRoundTrip) {
 
 TEST_P(PoolTest, ReportedLargestBlockIsTheTrueThreshold) {
   for (size_t asked : {size_t{100}, size_t{4096}, size_t{3000}}) {
-    pmr_pool_options o = {0, asked};
+    pmr_pool_options o = {0, asked, 0};
     auto p = Make(&o);
     size_t largest = p->options().largest_required_pool_block;
     // Pooled: after the first chunk, alloc/free of `largest` never calls
@@ -158,41 +171,129 @@ TEST_P(PoolTest, ReportedLargestBlockIsTheTrueThreshold) {
 }
 
 TEST_P(PoolTest, InitNeverCallsUpstream) {
-  pmr_pool_options o = {3, 100000};
+  pmr_pool_options o = {3, 100000, 0};
   auto p = Make(&o);
   auto q = Make();
   EXPECT_EQ(up_.calls().size(), 0u);
 }
 
-TEST_P(PoolTest, FirstChunkRespectsMaxBlocksPerChunkAndChunksGrowToACap) {
-  pmr_pool_options o = {4, 0};
+constexpr uintptr_t kPage = uintptr_t{1} << 16;
+
+uintptr_t PageOf(void* p) {
+  return reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
+}
+
+TEST_P(PoolTest, MaxBlocksPerChunkBoundsTheBlocksOfAPage) {
+  pmr_pool_options o = {4, 0, 0};
   auto p = Make(&o);
   std::vector<void*> live;
-  for (int i = 0; i < 20; ++i) live.push_back(pmr_allocate(p->get(), 64, 8));
-  std::vector<Call> chunks = UpAllocs();
-  // The synchronized pool's first upstream call makes the thread's shard.
-  if (GetParam()) chunks.erase(chunks.begin());
-  ASSERT_EQ(chunks.size(), 5u);
-  for (const Call& c : chunks) {
-    EXPECT_GE(c.bytes, 4 * 64u);
-    EXPECT_LT(c.bytes, 5 * 64u);  // 4 blocks and a small trailer
-  }
+  for (int i = 0; i < 12; ++i) live.push_back(pmr_allocate(p->get(), 64, 8));
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(PageOf(live[i]) == PageOf(live[i / 4 * 4]), true) << i;
+  EXPECT_NE(PageOf(live[0]), PageOf(live[4]));
+  EXPECT_NE(PageOf(live[4]), PageOf(live[8]));
   for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
 }
 
-TEST_P(PoolTest, ChunksGrowGeometricallyUpToTheCap) {
-  auto p = Make();  // default: up to 4096 blocks per chunk
+TEST_P(PoolTest, SegmentsArePageAlignedAndGrowToOneMebibyte) {
+  auto p = Make();
   std::vector<void*> live;
   for (int i = 0; i < 40000; ++i) live.push_back(pmr_allocate(p->get(), 64, 8));
-  std::vector<size_t> blocks;
+  std::vector<Call> segs;
   for (const Call& c : UpAllocs())
-    if (c.bytes >= 4096) blocks.push_back(c.bytes / 64);
-  ASSERT_GE(blocks.size(), 6u);
-  EXPECT_EQ(blocks[0], 4096u / 64);  // about 4 KiB first
-  for (size_t i = 1; i < blocks.size(); ++i)
-    EXPECT_EQ(blocks[i], std::min<size_t>(2 * blocks[i - 1], 4096)) << i;
-  EXPECT_EQ(blocks.back(), 4096u);
+    if (c.alignment == kPage) segs.push_back(c);
+  ASSERT_GE(segs.size(), 3u);
+  EXPECT_EQ(segs[0].bytes, 4 * kPage);  // small programs stay small
+  for (const Call& c : segs) {
+    EXPECT_EQ(c.bytes % kPage, 0u);  // no page tail for malloc to waste
+    EXPECT_LE(c.bytes, 16 * kPage);
+  }
+  EXPECT_EQ(segs.back().bytes, 16 * kPage);
+  // 40000 blocks of 64 bytes: overhead (page headers, segment rounding)
+  // below 1%.
+  size_t held = p->stats().held_bytes;
+  EXPECT_LT(held, 40000 * 64 * 101 / 100 + 16 * kPage);
   for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
+}
+
+TEST_P(PoolTest, AfterAShuffledFreeAllocationStaysInOnePage) {
+  auto p = Make();
+  std::vector<void*> live;
+  for (int i = 0; i < 20000; ++i) live.push_back(pmr_allocate(p->get(), 64, 8));
+  std::mt19937 rng(7);
+  std::shuffle(live.begin(), live.end(), rng);
+  for (size_t i = 0; i < live.size(); i += 2)
+    pmr_deallocate(p->get(), live[i], 64, 8);  // half, scattered
+  std::set<uintptr_t> pages;
+  std::vector<void*> again;
+  for (int i = 0; i < 400; ++i) {
+    again.push_back(pmr_allocate(p->get(), 64, 8));
+    pages.insert(PageOf(again.back()));
+  }
+  EXPECT_LE(pages.size(), 2u);  // a LIFO list per class would touch ~all 20
+  for (size_t i = 1; i < live.size(); i += 2)
+    pmr_deallocate(p->get(), live[i], 64, 8);
+  for (void* b : again) pmr_deallocate(p->get(), b, 64, 8);
+}
+
+TEST_P(PoolTest, FreePagesServeAnyClassAndTrimGivesEverythingBack) {
+  pmr_pool_options o = {0, 0, size_t{64} << 20};  // keep every free page
+  auto p = Make(&o);
+  std::vector<void*> small;
+  for (int i = 0; i < 30000; ++i)
+    small.push_back(pmr_allocate(p->get(), 48, 8));
+  size_t held = p->stats().held_bytes;
+  EXPECT_GE(held, 30000u * 48);
+  for (void* b : small) pmr_deallocate(p->get(), b, 48, 8);
+  size_t calls = UpAllocs().size();
+  // The same bytes in another class come from the freed pages.
+  std::vector<void*> big;
+  for (int i = 0; i < 2600; ++i) big.push_back(pmr_allocate(p->get(), 512, 8));
+  EXPECT_EQ(UpAllocs().size(), calls);
+  EXPECT_EQ(p->stats().held_bytes, held);
+  for (void* b : big) pmr_deallocate(p->get(), b, 512, 8);
+  EXPECT_GT(p->stats().free_page_bytes, held / 2);
+  size_t given = p->trim();
+  EXPECT_GT(given, held * 9 / 10);
+  pmr_pool_stats st = p->stats();
+  EXPECT_EQ(st.free_page_bytes, 0u);
+  // What remains is bookkeeping (the synchronized pool's shards), not pages.
+  EXPECT_LT(st.held_bytes, held / 100);
+  EXPECT_EQ(up_.outstanding_bytes(), st.held_bytes);
+  // Still usable.
+  void* b = pmr_allocate(p->get(), 48, 8);
+  ASSERT_NE(b, nullptr);
+  pmr_deallocate(p->get(), b, 48, 8);
+}
+
+TEST_P(PoolTest, FreePagesBeyondTheBoundGoBackWithoutTrim) {
+  auto p = Make();  // max_free_bytes: 1 MiB
+  std::vector<void*> live;
+  for (int i = 0; i < 100000; ++i)
+    live.push_back(pmr_allocate(p->get(), 64, 8));
+  size_t peak = p->stats().held_bytes;
+  for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
+  // Deallocation of the unsynchronized pool gives segments back at once; the
+  // synchronized pool's next allocation slow path (here: a new class) does.
+  pmr_deallocate(p->get(), pmr_allocate(p->get(), 3000, 8), 3000, 8);
+  pmr_pool_stats st = p->stats();
+  EXPECT_LE(st.free_page_bytes, (size_t{1} << 20) + 16 * kPage);
+  EXPECT_LT(st.held_bytes, peak / 2);
+}
+
+TEST_P(PoolTest, TryResizeStaysInTheBlocksClass) {
+  auto p = Make();
+  void* b = pmr_allocate(p->get(), 100, 8);  // class 112
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(pmr_try_resize(p->get(), b, 100, 112, 8));
+  EXPECT_TRUE(pmr_try_resize(p->get(), b, 112, 97, 8));
+  EXPECT_FALSE(pmr_try_resize(p->get(), b, 97, 113, 8));  // class 128
+  EXPECT_FALSE(pmr_try_resize(p->get(), b, 97, 96, 8));   // class 96
+  memset(b, 1, 97);
+  pmr_deallocate(p->get(), b, 97, 8);
+  void* big = pmr_allocate(p->get(), 100000, 8);  // oversize: never in place
+  EXPECT_FALSE(pmr_try_resize(p->get(), big, 100000, 100001, 8));
+  pmr_deallocate(p->get(), big, 100000, 8);
 }
 
 TEST_P(PoolTest, EverySizeAndAlignmentPairIsAligned) {
@@ -294,9 +395,20 @@ TEST_P(PoolTest, PoolsKeepServingWhenUpstreamFails) {
   errno = 0;
   EXPECT_EQ(pmr_allocate(p->get(), 20000, 8), nullptr);  // oversize: upstream
   EXPECT_EQ(errno, ENOMEM);
-  EXPECT_EQ(pmr_allocate(p->get(), 2000, 8), nullptr);  // an empty class
+  // A class with no page yet takes a free page of a segment already held.
+  void* other = pmr_allocate(p->get(), 2000, 8);
+  EXPECT_NE(other, nullptr);
+  // Once every page is taken, a new class fails cleanly, then recovers.
+  std::vector<void*> fill;
+  for (void* b; (b = pmr_allocate(p->get(), 4000, 8)) != nullptr;)
+    fill.push_back(b);
+  EXPECT_EQ(errno, ENOMEM);
   up_.never_fail();
-  EXPECT_NE(pmr_allocate(p->get(), 2000, 8), nullptr);
+  void* later = pmr_allocate(p->get(), 4000, 8);
+  EXPECT_NE(later, nullptr);
+  pmr_deallocate(p->get(), later, 4000, 8);
+  for (void* b : fill) pmr_deallocate(p->get(), b, 4000, 8);
+  pmr_deallocate(p->get(), other, 2000, 8);
   for (void* b : again) pmr_deallocate(p->get(), b, 32, 8);
   p->release();
 }

@@ -40,7 +40,7 @@ static size_t clamp(size_t v, size_t dflt, size_t max) {
 }
 
 pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts) {
-  pmr_pool_options o = {0, 0};
+  pmr_pool_options o = {0, 0, 0};
   if (opts != NULL) o = *opts;
   o.max_blocks_per_chunk =
       clamp(o.max_blocks_per_chunk, PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK,
@@ -50,6 +50,7 @@ pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts) {
             PMR_POOL_MAX_LARGEST_BLOCK);
   o.largest_required_pool_block =
       pmr_impl_pool_class_size(pmr_impl_pool_class_of(largest));
+  if (o.max_free_bytes == 0) o.max_free_bytes = PMR_POOL_DEFAULT_MAX_FREE_BYTES;
   return o;
 }
 
@@ -220,6 +221,7 @@ void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
   b->size = off + BIG_TRAILER;
   b->alignment = align;
   if (lock != NULL) pmr_impl_spin_lock(lock);
+  list->size += b->size;
   b->prev = list;
   b->next = list->next;
   list->next->prev = b;
@@ -228,12 +230,14 @@ void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
   return p;
 }
 
-void pmr_impl_big_free(void *lock, pmr_mem_resource *upstream, void *p,
-                       size_t bytes, size_t alignment) {
+void pmr_impl_big_free(pmr_impl_big_block *list, void *lock,
+                       pmr_mem_resource *upstream, void *p, size_t bytes,
+                       size_t alignment) {
   size_t off = big_offset(bytes);
   pmr_impl_big_block *b = (pmr_impl_big_block *)((char *)p + off);
   (void)alignment; /* the trailer knows what upstream got */
   if (lock != NULL) pmr_impl_spin_lock(lock);
+  list->size -= b->size;
   b->prev->next = b->next;
   b->next->prev = b->prev;
   if (lock != NULL) pmr_impl_spin_unlock(lock);

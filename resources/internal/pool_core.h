@@ -158,13 +158,16 @@ void pmr_impl_pool_core_link_chunk(pmr_impl_pool_core *c,
  * finds them all. */
 typedef struct pmr_impl_big_block {
   struct pmr_impl_big_block *prev, *next;
-  size_t size;      /* total bytes asked of upstream, trailer included */
+  size_t size;      /* total bytes asked of upstream, trailer included;
+                       in the list's sentinel: the sum over the list */
   size_t alignment; /* alignment asked of upstream */
 } pmr_impl_big_block;
 
 /* An empty list (the sentinel points at itself). */
 static inline void pmr_impl_big_init(pmr_impl_big_block *list) {
   list->prev = list->next = list;
+  list->size = 0;
+  list->alignment = 0;
 }
 
 /* A block from upstream, linked into list; NULL when upstream fails. lock
@@ -175,8 +178,9 @@ void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
                          pmr_mem_resource *upstream, size_t bytes,
                          size_t alignment);
 /* Unlinks p (under lock, NULL: none) and gives it back to upstream. */
-void pmr_impl_big_free(void *lock, pmr_mem_resource *upstream, void *p,
-                       size_t bytes, size_t alignment);
+void pmr_impl_big_free(pmr_impl_big_block *list, void *lock,
+                       pmr_mem_resource *upstream, void *p, size_t bytes,
+                       size_t alignment);
 /* Frees every block still on the list (a sentinel). */
 void pmr_impl_big_release(pmr_impl_big_block *list, pmr_mem_resource *upstream);
 

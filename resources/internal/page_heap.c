@@ -1,0 +1,392 @@
+/* The page-based pool core: segments, pages, classes (see page_heap.h). */
+#include "resources/internal/page_heap.h"
+
+#include <errno.h>
+#include <string.h>
+
+pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
+  pmr_pool_options o = pmr_impl_pool_effective_options(opts);
+  if (o.largest_required_pool_block > PMR_IMPL_HEAP_LARGEST)
+    o.largest_required_pool_block = PMR_IMPL_HEAP_LARGEST;
+  return o;
+}
+
+/* ---- source: segments and free pages ------------------------------------ */
+
+/* The descriptor, rounded up so that blocks after it keep 16-byte alignment
+ * at least. */
+#define HEADER_BYTES \
+  ((sizeof(pmr_impl_page) + PMR_MAX_ALIGN - 1) & ~(PMR_MAX_ALIGN - 1))
+
+static void src_lock(pmr_impl_page_source *src) {
+  if (src->shared) pmr_impl_spin_lock(&src->lock);
+}
+static void src_unlock(pmr_impl_page_source *src) {
+  if (src->shared) pmr_impl_spin_unlock(&src->lock);
+}
+
+void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
+                          size_t max_blocks, size_t retained_bytes,
+                          bool shared) {
+  memset(src, 0, sizeof *src);
+  atomic_init(&src->lock, 0);
+  atomic_init(&src->shrink_wanted, false);
+  src->shared = shared;
+  src->upstream = pmr_resource_or_default(up);
+  src->max_blocks = max_blocks > UINT32_MAX ? UINT32_MAX : (unsigned)max_blocks;
+  if (retained_bytes == 0) retained_bytes = PMR_IMPL_DEFAULT_RETAINED_BYTES;
+  src->retain_pages = retained_bytes / PMR_IMPL_PAGE_SIZE;
+  src->next_pages = PMR_IMPL_SEGMENT_PAGES / 4; /* small programs stay small */
+}
+
+static void free_set_push(pmr_impl_page_source *src, pmr_impl_page *pg) {
+  pg->state = PMR_IMPL_PAGE_FREE;
+  pg->prev = NULL;
+  pg->next = src->free_pages;
+  if (src->free_pages != NULL) src->free_pages->prev = pg;
+  src->free_pages = pg;
+  src->free_count++;
+  pmr_impl_page *seg = pg->segment;
+  if (++seg->seg_free == seg->seg_pages) src->empty_segments++;
+}
+
+static void free_set_remove(pmr_impl_page_source *src, pmr_impl_page *pg) {
+  if (pg->prev != NULL)
+    pg->prev->next = pg->next;
+  else
+    src->free_pages = pg->next;
+  if (pg->next != NULL) pg->next->prev = pg->prev;
+  src->free_count--;
+  pmr_impl_page *seg = pg->segment;
+  if (seg->seg_free-- == seg->seg_pages) src->empty_segments--;
+}
+
+static size_t segment_bytes(const pmr_impl_page *seg) {
+  return (size_t)seg->seg_pages * PMR_IMPL_PAGE_SIZE;
+}
+
+/* Unlinks segment seg (all pages free) from src; the caller frees it. */
+static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
+  for (uint32_t i = 0; i < seg->seg_pages; ++i)
+    free_set_remove(src,
+                    (pmr_impl_page *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
+  if (seg->seg_prev != NULL)
+    seg->seg_prev->seg_next = seg->seg_next;
+  else
+    src->segments = seg->seg_next;
+  if (seg->seg_next != NULL) seg->seg_next->seg_prev = seg->seg_prev;
+  src->segment_bytes -= segment_bytes(seg);
+}
+
+static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
+  size_t bytes = segment_bytes(seg);
+  PMR_IMPL_UNDEFINED(seg, bytes);
+  pmr_deallocate(src->upstream, seg, bytes, PMR_IMPL_PAGE_SIZE);
+}
+
+/* A new segment from upstream, its pages in the free set (under no lock). */
+static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
+  int saved = errno;
+  unsigned n = src->next_pages;
+  char *mem = NULL;
+  for (; n >= 1; n /= 2) {
+    mem = (char *)pmr_allocate(src->upstream, (size_t)n * PMR_IMPL_PAGE_SIZE,
+                               PMR_IMPL_PAGE_SIZE);
+    if (mem != NULL) break;
+  }
+  if (mem == NULL) return NULL; /* errno as the last attempt left it */
+  errno = saved;
+  pmr_impl_page *seg = (pmr_impl_page *)(void *)mem;
+  for (unsigned i = 0; i < n; ++i) {
+    pmr_impl_page *pg =
+        (pmr_impl_page *)(void *)(mem + (size_t)i * PMR_IMPL_PAGE_SIZE);
+    memset(pg, 0, sizeof *pg);
+    atomic_init(&pg->remote, NULL);
+    pg->segment = seg;
+    PMR_IMPL_NOACCESS((char *)pg + HEADER_BYTES,
+                      PMR_IMPL_PAGE_SIZE - HEADER_BYTES);
+  }
+  seg->seg_pages = n;
+  return seg;
+}
+
+static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
+  seg->seg_prev = NULL;
+  seg->seg_next = src->segments;
+  if (src->segments != NULL) src->segments->seg_prev = seg;
+  src->segments = seg;
+  src->segment_bytes += segment_bytes(seg);
+  for (uint32_t i = 0; i < seg->seg_pages; ++i)
+    free_set_push(src, (pmr_impl_page *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
+  if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
+}
+
+/* A free page, from the free set or a new segment; NULL if upstream fails. */
+static pmr_impl_page *source_take(pmr_impl_page_source *src) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    src_lock(src);
+    pmr_impl_page *pg = src->free_pages;
+    if (pg != NULL) {
+      free_set_remove(src, pg);
+      src_unlock(src);
+      return pg;
+    }
+    src_unlock(src);
+    if (attempt == 1) break;
+    pmr_impl_page *seg = segment_new(src); /* no lock held */
+    if (seg == NULL) return NULL;
+    src_lock(src);
+    segment_link(src, seg);
+    src_unlock(src);
+  }
+  return NULL;
+}
+
+/* Segments whose pages are all free, while more than keep free pages would
+ * remain; unlinked under the lock, given back without it. */
+size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
+  size_t given = 0;
+  for (;;) {
+    src_lock(src);
+    pmr_impl_page *seg = NULL;
+    if (src->empty_segments != 0) {
+      for (seg = src->segments; seg != NULL; seg = seg->seg_next)
+        if (seg->seg_free == seg->seg_pages &&
+            src->free_count >= keep + seg->seg_pages)
+          break;
+    }
+    if (seg != NULL) segment_unlink(src, seg);
+    src_unlock(src);
+    if (seg == NULL) return given;
+    given += segment_bytes(seg);
+    segment_free(src, seg);
+  }
+}
+
+static void source_give(pmr_impl_page_source *src, pmr_impl_page *pg,
+                        bool give_back) {
+  src_lock(src);
+  free_set_push(src, pg);
+  pmr_impl_page *seg = pg->segment;
+  bool release = seg->seg_free == seg->seg_pages &&
+                 src->free_count >= src->retain_pages + seg->seg_pages;
+  if (release && !give_back) {
+    atomic_store_explicit(&src->shrink_wanted, true, memory_order_relaxed);
+    release = false;
+  }
+  if (release) segment_unlink(src, seg);
+  src_unlock(src);
+  if (release) segment_free(src, seg);
+}
+
+void pmr_impl_source_release(pmr_impl_page_source *src) {
+  pmr_impl_page *seg = src->segments;
+  while (seg != NULL) {
+    pmr_impl_page *next = seg->seg_next;
+    segment_free(src, seg);
+    seg = next;
+  }
+  src->segments = NULL;
+  src->free_pages = NULL;
+  src->free_count = 0;
+  src->empty_segments = 0;
+  src->segment_bytes = 0;
+  src->next_pages = PMR_IMPL_SEGMENT_PAGES / 4;
+}
+
+/* ---- heap: classes and their pages -------------------------------------- */
+
+static size_t block_alignment(size_t block) {
+  size_t a = block & (~block + 1);
+  if (a < PMR_MAX_ALIGN) a = PMR_MAX_ALIGN;
+  return a > PMR_IMPL_POOL_MAX_BLOCK_ALIGN ? PMR_IMPL_POOL_MAX_BLOCK_ALIGN : a;
+}
+
+void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
+  memset(&h->no_page, 0, sizeof h->no_page);
+  h->no_page.state = PMR_IMPL_PAGE_FULL;
+  atomic_init(&h->no_page.remote, NULL);
+  for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
+    h->classes[i].current = &h->no_page;
+    h->classes[i].partial = NULL;
+  }
+  h->empty.current = &h->no_page;
+  h->empty.partial = NULL;
+  atomic_init(&h->delayed, NULL);
+}
+
+void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
+                        size_t largest, bool give_back) {
+  h->src = src;
+  h->largest =
+      largest < PMR_IMPL_HEAP_LARGEST ? largest : PMR_IMPL_HEAP_LARGEST;
+  h->give_back = give_back;
+  for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
+    pmr_impl_page_class *k = &h->classes[i];
+    size_t block = pmr_impl_pool_class_size(i);
+    size_t first = (HEADER_BYTES + block_alignment(block) - 1) &
+                   ~(block_alignment(block) - 1);
+    size_t cap = (PMR_IMPL_PAGE_SIZE - first) / block;
+    if (cap > src->max_blocks) cap = src->max_blocks;
+    if (cap == 0) cap = 1;
+    k->block = (uint32_t)block;
+    k->capacity = (uint32_t)cap;
+    k->first = (uint32_t)first;
+    k->index = i;
+  }
+  memset(&h->empty, 0, sizeof h->empty);
+  pmr_impl_heap_reset(h);
+  for (size_t i = 0; i <= PMR_IMPL_POOL_TABLE_LIMIT / 8; ++i) {
+    size_t s = i * 8; /* the largest size with this index */
+    const pmr_impl_page_class *k =
+        i == 0 || s > h->largest ? &h->empty
+                                 : &h->classes[pmr_impl_pool_class_table[i]];
+    h->small[i] = (uint16_t)((const char *)k - (const char *)h);
+  }
+}
+
+static void partial_push(pmr_impl_page_class *k, pmr_impl_page *pg) {
+  pg->state = PMR_IMPL_PAGE_PARTIAL;
+  pg->prev = NULL;
+  pg->next = k->partial;
+  if (k->partial != NULL) k->partial->prev = pg;
+  k->partial = pg;
+}
+
+static void partial_remove(pmr_impl_page_class *k, pmr_impl_page *pg) {
+  if (pg->prev != NULL)
+    pg->prev->next = pg->next;
+  else
+    k->partial = pg->next;
+  if (pg->next != NULL) pg->next->prev = pg->prev;
+}
+
+/* pg has no block in use and is not current: back to the source. */
+static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
+  if (pg->state == PMR_IMPL_PAGE_PARTIAL)
+    partial_remove(&h->classes[pg->cls], pg);
+  PMR_IMPL_NOACCESS((char *)pg + HEADER_BYTES,
+                    PMR_IMPL_PAGE_SIZE - HEADER_BYTES);
+  pg->block = 0;
+  pg->heap = NULL;
+  pg->free = NULL;
+  source_give(h->src, pg, h->give_back);
+}
+
+void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
+  pmr_impl_page_heap *h = pg->heap;
+  if (pg->used == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
+    retire(h, pg);
+  } else if (pg->state == PMR_IMPL_PAGE_FULL) {
+    partial_push(&h->classes[pg->cls], pg);
+  }
+}
+
+void pmr_impl_heap_free_remote(void *p) {
+  pmr_impl_page *pg = pmr_impl_page_of(p);
+  PMR_IMPL_NOACCESS(p, pg->block);
+  void *head = atomic_load_explicit(&pg->remote, memory_order_relaxed);
+  do {
+    pmr_impl_link_set(p, head);
+  } while (!atomic_compare_exchange_weak_explicit(
+      &pg->remote, &head, p, memory_order_acq_rel, memory_order_relaxed));
+  /* acq_rel: when the list was empty, the owner's last collect (which read
+   * delayed_next before emptying it) happens before the write below. */
+  if (head != NULL) return; /* the page is queued already */
+  pmr_impl_page_heap *h = pg->heap;
+  pmr_impl_page *top = atomic_load_explicit(&h->delayed, memory_order_relaxed);
+  do {
+    pg->delayed_next = top;
+  } while (!atomic_compare_exchange_weak_explicit(
+      &h->delayed, &top, pg, memory_order_release, memory_order_relaxed));
+}
+
+/* Takes the remote frees of every queued page into its free list. */
+static void collect(pmr_impl_page_heap *h) {
+  pmr_impl_page *pg =
+      atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
+  while (pg != NULL) {
+    pmr_impl_page *next = pg->delayed_next;
+    void *list =
+        atomic_exchange_explicit(&pg->remote, NULL, memory_order_acq_rel);
+    uint32_t n = 1;
+    void *tail = list;
+    for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) ++n;
+    pmr_impl_link_set(tail, pg->free);
+    void *had = pg->free;
+    pg->free = list;
+    pg->used -= n;
+    if (pg->used == 0 && pg->state != PMR_IMPL_PAGE_CURRENT)
+      retire(h, pg);
+    else if (had == NULL && pg->state == PMR_IMPL_PAGE_FULL)
+      partial_push(&h->classes[pg->cls], pg);
+    pg = next;
+  }
+}
+
+static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
+                       pmr_impl_page *pg) {
+  pg->heap = h;
+  pg->block = k->block;
+  pg->cls = (uint8_t)k->index;
+  pg->used = 0;
+  pg->free = NULL;
+  pg->carve = (char *)pg + k->first;
+  pg->end = pg->carve + (size_t)k->capacity * k->block;
+  pg->state = PMR_IMPL_PAGE_CURRENT;
+}
+
+/* Up to 4 KiB of new blocks (at least one) onto pg's free list. */
+static void carve(pmr_impl_page *pg) {
+  size_t block = pg->block;
+  size_t n = (size_t)(pg->end - pg->carve) / block;
+  size_t want = 4096 / block;
+  if (want == 0) want = 1;
+  if (n > want) n = want;
+  char *b = pg->carve;
+  pg->carve += n * block;
+  void *next = NULL;
+  for (size_t i = n; i-- > 0;) {
+    pmr_impl_link_set(b + i * block, next);
+    next = b + i * block;
+  }
+  pg->free = next;
+}
+
+void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
+  if (k == &h->empty) return NULL;
+  if (atomic_load_explicit(&h->delayed, memory_order_relaxed) != NULL)
+    collect(h);
+  for (;;) {
+    pmr_impl_page *pg = k->current;
+    if (pg != &h->no_page) {
+      if (pg->free == NULL && pg->carve < pg->end) carve(pg);
+      if (pg->free != NULL) return pmr_impl_heap_alloc(h, k);
+      pg->state = PMR_IMPL_PAGE_FULL; /* exhausted */
+      k->current = &h->no_page;
+    }
+    pg = k->partial;
+    if (pg != NULL) {
+      partial_remove(k, pg);
+      pg->state = PMR_IMPL_PAGE_CURRENT;
+    } else {
+      pg = source_take(h->src);
+      if (pg == NULL) return NULL;
+      page_start(h, k, pg);
+    }
+    k->current = pg;
+  }
+}
+
+void pmr_impl_heap_trim(pmr_impl_page_heap *h) {
+  collect(h);
+  for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
+    pmr_impl_page_class *k = &h->classes[i];
+    pmr_impl_page *pg = k->current;
+    if (pg != &h->no_page && pg->used == 0) {
+      k->current = &h->no_page;
+      pg->state = PMR_IMPL_PAGE_FULL; /* in no list */
+      retire(h, pg);
+    }
+  }
+}

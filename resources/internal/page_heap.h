@@ -1,0 +1,203 @@
+/* PRIVATE: the page-based core under the pool resources.
+ *
+ * Memory comes from upstream in segments: runs of pages of 64 KiB, each page
+ * aligned to 64 KiB and starting with its own descriptor, so the page of any
+ * pooled block is found by masking its address (no per-block header). A page
+ * serves one size class at a time and keeps its own free list; allocation
+ * works through one page (the class's current page) before it moves to the
+ * next, so blocks allocated close in time lie close in memory whatever order
+ * they were freed in. Blocks are carved lazily, a few KiB at a time, so
+ * untouched memory stays untouched.
+ *
+ * A page whose blocks are all free leaves its class for the source's set of
+ * free pages, where any class (of any heap sharing the source) can take it.
+ * A segment whose pages are all free goes back to upstream once the free
+ * pages exceed the retention bound, or on trim.
+ *
+ *   source (segments, free pages; one per pool resource, shared by shards)
+ *     <- heap (size classes: current page + partial pages; one per shard)
+ *
+ * Threads: a heap is used under its owner's lock (or by one thread). Blocks
+ * freed by a thread that cannot take the owner's lock go to the page's
+ * atomic `remote` list; the page is then queued once on its heap's atomic
+ * `delayed` list and the owner collects it in its allocation slow path. A
+ * shared source has its own spin lock; upstream is never called with it
+ * held. Not for C++ translation units (C11 atomics). */
+#ifndef PMR_IMPL_PAGE_HEAP_H
+#define PMR_IMPL_PAGE_HEAP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/internal/mem_check.h"
+#include "resources/internal/pool_core.h"
+#include "resources/internal/spin_lock.h"
+#include "resources/pmr_pool_options.h"
+
+#define PMR_IMPL_PAGE_SHIFT 16
+#define PMR_IMPL_PAGE_SIZE ((size_t)1 << PMR_IMPL_PAGE_SHIFT)
+/* Pages a segment asks of upstream at most (1 MiB); fewer when upstream
+ * cannot give that much. */
+#define PMR_IMPL_SEGMENT_PAGES 16u
+/* The largest pooled block: at least 7 blocks fit a page. */
+#define PMR_IMPL_HEAP_LARGEST PMR_POOL_PAGE_LARGEST_BLOCK
+/* Classes 8 .. 8192 bytes of the class rule in pool_core.h. */
+#define PMR_IMPL_HEAP_CLASSES 36
+/* Free pages kept by default before segments go back to upstream. */
+#define PMR_IMPL_DEFAULT_RETAINED_BYTES ((size_t)1 << 20)
+
+enum {
+  PMR_IMPL_PAGE_FREE,    /* in the source's free set */
+  PMR_IMPL_PAGE_CURRENT, /* its class's current page */
+  PMR_IMPL_PAGE_PARTIAL, /* in its class's partial list */
+  PMR_IMPL_PAGE_FULL     /* no free block, in no list */
+};
+
+struct pmr_impl_page_heap;
+
+/* The descriptor at the start of every page. The first page of a segment
+ * also describes the segment. */
+typedef struct pmr_impl_page {
+  void *free;     /* free blocks, most recently freed first */
+  uint32_t used;  /* blocks handed out (remote frees not yet collected
+                     count as used) */
+  uint32_t block; /* block size; 0 when the page is free */
+  char *carve;    /* blocks never handed out start here ... */
+  char *end;      /* ... and end here */
+  struct pmr_impl_page_heap *heap;   /* owner while the page serves a class */
+  struct pmr_impl_page *prev, *next; /* partial list or free set */
+  struct pmr_impl_page *segment;     /* the first page of its segment */
+  uint8_t cls;
+  uint8_t state;
+  /* Blocks freed by other threads. The thread whose push finds it empty
+   * queues the page on heap->delayed; the owner empties it there. */
+  _Atomic(void *) remote;
+  struct pmr_impl_page *delayed_next;
+  /* First page of a segment only. */
+  uint32_t seg_pages, seg_free;
+  struct pmr_impl_page *seg_prev, *seg_next;
+} pmr_impl_page;
+
+typedef struct pmr_impl_page_source {
+  pmr_impl_spin lock; /* taken only when shared */
+  bool shared;
+  pmr_mem_resource *upstream;
+  pmr_impl_page *free_pages; /* doubly linked through prev/next */
+  size_t free_count;
+  pmr_impl_page *segments; /* doubly linked through seg_prev/seg_next */
+  size_t segment_bytes;    /* held from upstream for pages */
+  size_t retain_pages;     /* free pages kept before segments go back */
+  size_t empty_segments;   /* segments whose pages are all free */
+  unsigned next_pages;     /* pages of the next segment */
+  unsigned max_blocks;     /* most blocks a page serves (option) */
+  /* Set when a segment became all free beyond the retention bound while
+   * its pages could not go back (deallocation of a shared source); the
+   * next allocation slow path calls pmr_impl_source_trim. */
+  atomic_bool shrink_wanted;
+} pmr_impl_page_source;
+
+typedef struct pmr_impl_page_class {
+  pmr_impl_page *current; /* never NULL: the heap's no_page when none */
+  pmr_impl_page *partial; /* other pages with free blocks */
+  uint32_t block;         /* block size (0 for the empty class) */
+  uint32_t capacity;      /* blocks per page */
+  uint32_t first;         /* offset of the first block in a page */
+  uint32_t index;
+} pmr_impl_page_class;
+
+typedef struct pmr_impl_page_heap {
+  /* Byte offset from the heap of the class of a request whose size rounded
+   * up to its alignment is s <= 1024, by (s + 7) / 8; requests that are not
+   * pooled lead to `empty`, whose current page never has a block. */
+  uint16_t small[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
+  pmr_impl_page_class empty;
+  pmr_impl_page_class classes[PMR_IMPL_HEAP_CLASSES];
+  pmr_impl_page no_page;
+  pmr_impl_page_source *src;
+  _Atomic(pmr_impl_page *) delayed; /* pages with remote frees */
+  size_t largest;                   /* largest pooled size (a class size) */
+  bool give_back;                   /* deallocation may return segments */
+} pmr_impl_page_heap;
+
+/* Options with zeros replaced by the defaults, clamped to what pages serve
+ * (largest_required_pool_block at most PMR_POOL_PAGE_LARGEST_BLOCK). */
+pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts);
+
+/* ---- source ---- */
+void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
+                          size_t max_blocks, size_t retained_bytes,
+                          bool shared);
+/* Gives every segment back to upstream. */
+void pmr_impl_source_release(pmr_impl_page_source *src);
+/* Gives back segments whose pages are all free while more than `keep` free
+ * pages would remain; returns the bytes given back. */
+size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep);
+
+/* ---- heap ---- */
+void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
+                        size_t largest, bool give_back);
+/* Forgets every page (after the source released them). */
+void pmr_impl_heap_reset(pmr_impl_page_heap *h);
+/* Collects remote frees and moves pages with no block in use to the
+ * source. */
+void pmr_impl_heap_trim(pmr_impl_page_heap *h);
+
+/* The class for (bytes, alignment), 0 bytes counted as 1; &h->empty when
+ * not pooled. */
+static inline pmr_impl_page_class *pmr_impl_heap_class(pmr_impl_page_heap *h,
+                                                       size_t bytes,
+                                                       size_t alignment) {
+  size_t s = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  if (s > h->largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN)
+    return &h->empty;
+  return &h->classes[pmr_impl_pool_class_of(s)];
+}
+
+static inline pmr_impl_page *pmr_impl_page_of(const void *p) {
+  return (pmr_impl_page *)((uintptr_t)p & ~(uintptr_t)(PMR_IMPL_PAGE_SIZE - 1));
+}
+
+/* A block of class k, or NULL when upstream fails (k != &h->empty). */
+void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);
+
+static inline void *pmr_impl_heap_alloc(pmr_impl_page_heap *h,
+                                        pmr_impl_page_class *k) {
+  pmr_impl_page *pg = k->current;
+  void *b = pg->free;
+  if (PMR_LIKELY(b != NULL)) {
+    pg->free = pmr_impl_link_get(b);
+    pg->used++;
+    PMR_IMPL_UNDEFINED(b, pg->block);
+    return b;
+  }
+  return pmr_impl_heap_alloc_slow(h, k);
+}
+
+/* The page's free list was empty or its last block came back. */
+void pmr_impl_heap_free_slow(pmr_impl_page *pg);
+
+/* Gives back pooled block p; the caller owns pg->heap (its lock). */
+static inline void pmr_impl_heap_free(void *p) {
+  pmr_impl_page *pg = pmr_impl_page_of(p);
+  void *head = pg->free;
+  PMR_IMPL_NOACCESS(p, pg->block);
+  pmr_impl_link_set(p, head);
+  pg->free = p;
+  uint32_t used = --pg->used;
+  if (PMR_UNLIKELY(head == NULL || used == 0)) pmr_impl_heap_free_slow(pg);
+}
+
+/* Gives back pooled block p from a thread that does not own pg->heap. */
+void pmr_impl_heap_free_remote(void *p);
+
+/* Whether (old_bytes -> new_bytes, alignment) stays in one pooled class. */
+static inline bool pmr_impl_heap_same_class(pmr_impl_page_heap *h,
+                                            size_t old_bytes, size_t new_bytes,
+                                            size_t alignment) {
+  pmr_impl_page_class *a = pmr_impl_heap_class(h, old_bytes, alignment);
+  return a != &h->empty && a == pmr_impl_heap_class(h, new_bytes, alignment);
+}
+
+#endif /* PMR_IMPL_PAGE_HEAP_H */
