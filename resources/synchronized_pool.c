@@ -151,13 +151,11 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
                            size_t alignment) {
   state *s = state_of(self);
 #ifndef PMR_DEBUG /* debug builds track every block: always the slow path */
-  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
+  size_t key = pmr_impl_heap_key(bytes, alignment);
+  if (PMR_LIKELY(key < s->small_limit)) {
     shard *sh = try_my_shard(s);
     if (PMR_LIKELY(sh != NULL)) {
-      pmr_impl_page_class *k =
-          (pmr_impl_page_class *)(void *)((char *)&sh->heap +
-                                          sh->heap.small[(sz + 7) >> 3]);
+      pmr_impl_page_class *k = pmr_impl_heap_small(&sh->heap, key);
       pmr_impl_page *pg = k->current;
       void *b = pg->free;
       if (PMR_LIKELY(b != NULL)) {
@@ -174,17 +172,33 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   return sync_allocate_slow(s, bytes, alignment);
 }
 
+/* pmr_impl_heap_free's slow part, then the unlock (a tail call from
+ * free_pooled, so the fast path needs no stack frame). */
+PMR_NOINLINE static void free_slow_unlock(shard *sh, pmr_impl_page *pg) {
+  pmr_impl_heap_free_slow(pg);
+  pmr_impl_spin_unlock(&sh->lock);
+}
+
 /* A pooled block back to the shard that owns its page: under that shard's
  * lock when it is free, else onto the page's remote list. Never calls
  * upstream and never waits for a lock. */
 static inline void free_pooled(void *p) {
-  shard *sh = shard_of(pmr_impl_page_of(p)->heap);
+  pmr_impl_page *pg = pmr_impl_page_of(p);
+  shard *sh = shard_of(pg->heap);
   if (PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
-    pmr_impl_heap_free(p);
+    void *head = pg->free;
+    PMR_IMPL_NOACCESS(p, pg->block);
+    pmr_impl_link_set(p, head);
+    pg->free = p;
+    uint32_t used = --pg->used;
+    if (PMR_UNLIKELY(used - 1 >= pg->limit)) {
+      free_slow_unlock(sh, pg);
+      return;
+    }
     pmr_impl_spin_unlock(&sh->lock);
-  } else {
-    pmr_impl_heap_free_remote(p);
+    return;
   }
+  pmr_impl_heap_free_remote(p);
 }
 
 PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
@@ -211,8 +225,7 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                             size_t alignment) {
 #ifndef PMR_DEBUG
   state *s = state_of(self);
-  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
+  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
     free_pooled(p);
     return;
   }

@@ -10,7 +10,7 @@ typedef struct {
   pmr_impl_page_source src;
   pmr_impl_big_block big;
   pmr_pool_options opts; /* effective */
-  size_t small_limit;    /* min(largest, table limit): the fast path's sizes */
+  size_t small_limit;    /* min(largest, table limit): keys below it are fast */
   pmr_impl_track *debug; /* PMR_DEBUG builds only; NULL otherwise */
   bool live;
 } state;
@@ -27,33 +27,48 @@ static const state *cstate_of(const pmr_unsynchronized_pool *p) {
   return (const state *)(const void *)p->pmr_impl_state.bytes;
 }
 
+#ifdef PMR_DEBUG
+#define TRACK(s, p, bytes, alignment) \
+  ((p) != NULL ? pmr_impl_track_add((s)->debug, p, bytes, alignment) : (void)0)
+#else
+#define TRACK(s, p, bytes, alignment) ((void)0)
+#endif
+
 /* Everything but the fast path: page changes, sizes above 1024, 0 bytes,
- * oversize requests. Out of line so the fast path stays a leaf. */
-PMR_NOINLINE static void *unsync_allocate_slow(state *s, size_t bytes,
-                                               size_t alignment) {
-  pmr_impl_page_class *k = pmr_impl_heap_class(&s->heap, bytes, alignment);
+ * oversize requests. Out of line so the fast path stays a leaf. k: the
+ * class of a fast-path size whose current page ran dry, or NULL. */
+PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
+                                               pmr_impl_page_class *k,
+                                               size_t bytes, size_t alignment) {
+  state *s = state_of(self);
+  void *p;
+  if (k == NULL) k = pmr_impl_heap_class(&s->heap, bytes, alignment);
   if (k == &s->heap.empty)
-    return pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, bytes, alignment);
-  return pmr_impl_heap_alloc(&s->heap, k);
+    p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, bytes, alignment);
+  else
+    p = pmr_impl_heap_alloc(&s->heap, k);
+  TRACK(s, p, bytes, alignment);
+  return p;
 }
 
 static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
                              size_t alignment) {
   state *s = state_of(self);
-  void *p;
-  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(sz - 1 < s->small_limit)) { /* 0 < sz <= small_limit */
-    pmr_impl_page_class *k =
-        (pmr_impl_page_class *)(void *)((char *)&s->heap +
-                                        s->heap.small[(sz + 7) >> 3]);
-    p = pmr_impl_heap_alloc(&s->heap, k);
-  } else {
-    p = unsync_allocate_slow(s, bytes, alignment);
+  size_t key = pmr_impl_heap_key(bytes, alignment);
+  if (PMR_LIKELY(key < s->small_limit)) {
+    pmr_impl_page_class *k = pmr_impl_heap_small(&s->heap, key);
+    pmr_impl_page *pg = k->current;
+    void *b = pg->free;
+    if (PMR_LIKELY(b != NULL)) {
+      pg->free = pmr_impl_link_get(b);
+      pg->used++;
+      PMR_IMPL_UNDEFINED(b, pg->block);
+      TRACK(s, b, bytes, alignment);
+      return b;
+    }
+    return unsync_allocate_slow(self, k, bytes, alignment);
   }
-#ifdef PMR_DEBUG
-  if (p != NULL) pmr_impl_track_add(s->debug, p, bytes, alignment);
-#endif
-  return p;
+  return unsync_allocate_slow(self, NULL, bytes, alignment);
 }
 
 PMR_NOINLINE static void unsync_deallocate_slow(state *s, void *p, size_t bytes,
@@ -74,8 +89,7 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                                 alignment, pooled))
     return;
 #endif
-  size_t sz = (bytes + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(sz - 1 < s->small_limit))
+  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit))
     pmr_impl_heap_free(p);
   else
     unsync_deallocate_slow(s, p, bytes, alignment);

@@ -236,11 +236,11 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
   }
   memset(&h->empty, 0, sizeof h->empty);
   pmr_impl_heap_reset(h);
-  for (size_t i = 0; i <= PMR_IMPL_POOL_TABLE_LIMIT / 8; ++i) {
-    size_t s = i * 8; /* the largest size with this index */
+  for (size_t i = 0; i < PMR_IMPL_POOL_TABLE_LIMIT / 8; ++i) {
+    size_t s = i * 8 + 8; /* the largest size with this index */
     const pmr_impl_page_class *k =
-        i == 0 || s > h->largest ? &h->empty
-                                 : &h->classes[pmr_impl_pool_class_table[i]];
+        s > h->largest ? &h->empty
+                       : &h->classes[pmr_impl_pool_class_table[i + 1]];
     h->small[i] = (uint16_t)((const char *)k - (const char *)h);
   }
 }
@@ -273,6 +273,7 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   source_give(h->src, pg, h->give_back);
 }
 
+/* The page was full, became empty, or (capacity <= 2) anything. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
   pmr_impl_page_heap *h = pg->heap;
   if (pg->used == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
@@ -330,6 +331,7 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   pg->block = k->block;
   pg->cls = (uint8_t)k->index;
   pg->used = 0;
+  pg->limit = k->capacity - 2; /* wraps for capacity < 2: always slow */
   pg->free = NULL;
   pg->carve = (char *)pg + k->first;
   pg->end = pg->carve + (size_t)k->capacity * k->block;

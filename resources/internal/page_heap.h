@@ -60,13 +60,16 @@ struct pmr_impl_page_heap;
 /* The descriptor at the start of every page. The first page of a segment
  * also describes the segment. */
 typedef struct pmr_impl_page {
-  void *free;     /* free blocks, most recently freed first */
-  uint32_t used;  /* blocks handed out (remote frees not yet collected
-                     count as used) */
-  uint32_t block; /* block size; 0 when the page is free */
-  char *carve;    /* blocks never handed out start here ... */
-  char *end;      /* ... and end here */
-  struct pmr_impl_page_heap *heap;   /* owner while the page serves a class */
+  void *free;    /* free blocks, most recently freed first */
+  uint32_t used; /* blocks handed out (remote frees not yet collected
+                    count as used) */
+  /* capacity - 2: a deallocation that leaves used - 1 >= limit (unsigned)
+   * emptied the page or found it full, and takes the slow path. */
+  uint32_t limit;
+  uint32_t block;                  /* block size; 0 when the page is free */
+  char *carve;                     /* blocks never handed out start here ... */
+  char *end;                       /* ... and end here */
+  struct pmr_impl_page_heap *heap; /* owner while the page serves a class */
   struct pmr_impl_page *prev, *next; /* partial list or free set */
   struct pmr_impl_page *segment;     /* the first page of its segment */
   uint8_t cls;
@@ -109,9 +112,10 @@ typedef struct pmr_impl_page_class {
 
 typedef struct pmr_impl_page_heap {
   /* Byte offset from the heap of the class of a request whose size rounded
-   * up to its alignment is s <= 1024, by (s + 7) / 8; requests that are not
-   * pooled lead to `empty`, whose current page never has a block. */
-  uint16_t small[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
+   * up to its alignment is s <= 1024, by (s - 1) / 8 (see
+   * pmr_impl_heap_key); sizes that are not pooled lead to `empty`, whose
+   * current page never has a block. */
+  uint16_t small[PMR_IMPL_POOL_TABLE_LIMIT / 8];
   pmr_impl_page_class empty;
   pmr_impl_page_class classes[PMR_IMPL_HEAP_CLASSES];
   pmr_impl_page no_page;
@@ -155,6 +159,19 @@ static inline pmr_impl_page_class *pmr_impl_heap_class(pmr_impl_page_heap *h,
   return &h->classes[pmr_impl_pool_class_of(s)];
 }
 
+/* Size rounded up to the alignment, minus one: (bytes - 1) | (alignment - 1)
+ * for a power-of-two alignment. SIZE_MAX-ish for 0 bytes, so one unsigned
+ * comparison `key < limit` tells "1 <= rounded size <= limit". */
+static inline size_t pmr_impl_heap_key(size_t bytes, size_t alignment) {
+  return (bytes - 1) | (alignment - 1);
+}
+
+/* The class of a key below min(h->largest + 1, 1024). */
+static inline pmr_impl_page_class *pmr_impl_heap_small(pmr_impl_page_heap *h,
+                                                       size_t key) {
+  return (pmr_impl_page_class *)(void *)((char *)h + h->small[key >> 3]);
+}
+
 static inline pmr_impl_page *pmr_impl_page_of(const void *p) {
   return (pmr_impl_page *)((uintptr_t)p & ~(uintptr_t)(PMR_IMPL_PAGE_SIZE - 1));
 }
@@ -186,7 +203,7 @@ static inline void pmr_impl_heap_free(void *p) {
   pmr_impl_link_set(p, head);
   pg->free = p;
   uint32_t used = --pg->used;
-  if (PMR_UNLIKELY(head == NULL || used == 0)) pmr_impl_heap_free_slow(pg);
+  if (PMR_UNLIKELY(used - 1 >= pg->limit)) pmr_impl_heap_free_slow(pg);
 }
 
 /* Gives back pooled block p from a thread that does not own pg->heap. */
