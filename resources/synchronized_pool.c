@@ -1,10 +1,13 @@
 /* pmr_synchronized_pool: shards of pool cores, each behind a spin lock. */
 #include "resources/pmr_synchronized_pool.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 
 #include "resources/internal/debug_track.h"
+#include "resources/internal/fork_guard.h"
 #include "resources/internal/pool_core.h"
 #include "resources/internal/spin_lock.h"
 
@@ -13,7 +16,7 @@ typedef struct shard {
   pmr_impl_pool_core core;
 } shard;
 
-typedef struct {
+typedef struct state {
   _Atomic(shard *) shards[PMR_SYNC_POOL_SHARDS];
   pmr_mem_resource *upstream;
   pmr_pool_options opts;  /* effective */
@@ -22,6 +25,11 @@ typedef struct {
   pmr_impl_spin big_lock; /* guards big and debug */
   pmr_impl_big_block big;
   pmr_impl_track *debug; /* PMR_DEBUG builds only */
+  /* fork: shards are created under create_lock, so that fork's prepare,
+   * holding it, sees every shard; live pools are listed for it. */
+  pmr_impl_spin create_lock;
+  struct state *prev_live, *next_live; /* live_lock */
+  bool live;                           /* live_lock */
 } state;
 
 _Static_assert(sizeof(state) <=
@@ -65,17 +73,22 @@ static inline shard *try_my_shard(state *s) {
 }
 
 static shard *create_shard(state *s, unsigned i) {
-  shard *sh = (shard *)pmr_allocate(s->upstream, sizeof(shard), alignof(shard));
-  if (sh == NULL) return NULL;
+  pmr_impl_spin_lock(&s->create_lock);
+  shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
+  if (sh == NULL)
+    sh = (shard *)pmr_allocate(s->upstream, sizeof(shard), alignof(shard));
+  else
+    i = PMR_SYNC_POOL_SHARDS; /* made meanwhile */
+  if (sh == NULL || i == PMR_SYNC_POOL_SHARDS) {
+    pmr_impl_spin_unlock(&s->create_lock);
+    return sh;
+  }
   atomic_init(&sh->lock, 0);
   pmr_impl_pool_core_init(&sh->core, &s->opts, s->upstream);
   shard *expected = NULL;
-  if (!atomic_compare_exchange_strong_explicit(&s->shards[i], &expected, sh,
-                                               memory_order_acq_rel,
-                                               memory_order_acquire)) {
-    pmr_deallocate(s->upstream, sh, sizeof(shard), alignof(shard));
-    return expected; /* another thread created it first */
-  }
+  atomic_compare_exchange_strong_explicit(
+      &s->shards[i], &expected, sh, memory_order_acq_rel, memory_order_acquire);
+  pmr_impl_spin_unlock(&s->create_lock); /* (no other creator: the lock) */
   return sh;
 }
 
@@ -151,8 +164,11 @@ static inline bool is_pooled(const state *s, size_t bytes, size_t alignment) {
 
 /* Everything but the fast path: shard creation or contention, refills,
  * stealing, sizes above 1024, 0 bytes, oversize, debug tracking. */
+/* errno is kept on success: a shard that could not be created (upstream
+ * failed) does not fail a request another shard serves. */
 PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
                                              size_t alignment) {
+  int saved = errno;
   void *p;
   if (PMR_LIKELY(is_pooled(s, bytes, alignment))) {
     shard *sh = lock_my_shard(s);
@@ -173,6 +189,7 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
     pmr_impl_spin_unlock(&s->big_lock);
   }
 #endif
+  if (p != NULL) errno = saved;
   return p;
 }
 
@@ -196,8 +213,8 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   return sync_allocate_slow(s, bytes, alignment);
 }
 
-PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
-                                              size_t bytes, size_t alignment) {
+static void deallocate_slow(pmr_mem_resource *self, void *p, size_t bytes,
+                            size_t alignment) {
   state *s = state_of(self);
   bool pooled = is_pooled(s, bytes, alignment);
 #ifdef PMR_DEBUG
@@ -215,6 +232,14 @@ PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
   } else {
     pmr_impl_big_free(&s->big_lock, s->upstream, p, bytes, alignment);
   }
+}
+
+/* Deallocation never fails and leaves errno alone. */
+PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
+                                              size_t bytes, size_t alignment) {
+  int saved = errno;
+  deallocate_slow(self, p, bytes, alignment);
+  errno = saved;
 }
 
 static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
@@ -242,11 +267,123 @@ static const pmr_mem_resource_ops sync_ops = {
     .deallocate = sync_deallocate,
 };
 
+/* ---- fork ------------------------------------------------------------------
+ * Before fork(): every live pool's create_lock, big_lock and shard locks. */
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static state *live_pools; /* live_lock */
+
+#define LOCKS (PMR_SYNC_POOL_SHARDS + 2)
+
+/* The locks of s in one fixed order; returns how many. create_lock first:
+ * no shard appears after it is held. */
+static size_t list_locks(state *s, pmr_impl_spin *all[LOCKS]) {
+  size_t n = 0;
+  all[n++] = &s->create_lock;
+  all[n++] = &s->big_lock;
+  for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i) {
+    shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
+    if (sh != NULL) all[n++] = &sh->lock;
+  }
+  return n;
+}
+
+static void unlock_first(state *s, size_t n) {
+  pmr_impl_spin *all[LOCKS];
+  size_t have = list_locks(s, all);
+  if (n > have) n = have;
+  while (n > 0) pmr_impl_spin_unlock(all[--n]);
+}
+
+static void fork_release_all(void) {
+  for (state *s = live_pools; s != NULL; s = s->next_live)
+    unlock_first(s, LOCKS);
+  pthread_mutex_unlock(&live_lock);
+}
+
+static bool fork_take_all(void) {
+  if (!pmr_impl_fork_mutex_take(&live_lock)) return false;
+  for (state *s = live_pools; s != NULL; s = s->next_live) {
+    /* The list is read after create_lock: no shard is added meanwhile. */
+    if (!pmr_impl_fork_spin_take(&s->create_lock)) {
+      for (state *t = live_pools; t != s; t = t->next_live)
+        unlock_first(t, LOCKS);
+      pthread_mutex_unlock(&live_lock);
+      return false;
+    }
+    pmr_impl_spin *all[LOCKS];
+    size_t n = list_locks(s, all);
+    for (size_t k = 1; k < n; ++k) {
+      if (pmr_impl_fork_spin_take(all[k])) continue;
+      unlock_first(s, k);
+      for (state *t = live_pools; t != s; t = t->next_live)
+        unlock_first(t, LOCKS);
+      pthread_mutex_unlock(&live_lock);
+      return false;
+    }
+  }
+  return true;
+}
+
+static void fork_child(void) {
+  for (state *s = live_pools; s != NULL; s = s->next_live)
+    unlock_first(s, LOCKS);
+  pthread_mutex_init(&live_lock, NULL);
+}
+
+static const pmr_impl_fork_client fork_client = {fork_take_all,
+                                                 fork_release_all, fork_child};
+
+/* True when s is listed as live. Compares pointers only: s may be
+ * uninitialised memory. */
+static bool is_live(const state *s) {
+  pthread_mutex_lock(&live_lock);
+  const state *t = live_pools;
+  while (t != NULL && t != s) t = t->next_live;
+  pthread_mutex_unlock(&live_lock);
+  return t != NULL;
+}
+
+/* Lists s (initialised) as live. */
+static void list_live(state *s) {
+  pthread_mutex_lock(&live_lock);
+  s->prev_live = NULL;
+  s->next_live = live_pools;
+  if (live_pools != NULL) live_pools->prev_live = s;
+  live_pools = s;
+  s->live = true;
+  pthread_mutex_unlock(&live_lock);
+}
+
+static void unlist_live(state *s) {
+  pthread_mutex_lock(&live_lock);
+  if (s->live) {
+    if (s->prev_live != NULL)
+      s->prev_live->next_live = s->next_live;
+    else
+      live_pools = s->next_live;
+    if (s->next_live != NULL) s->next_live->prev_live = s->prev_live;
+    s->live = false;
+  }
+  pthread_mutex_unlock(&live_lock);
+}
+
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,
                                 pmr_mem_resource *upstream) {
-  p->base.ops = &sync_ops;
   state *s = state_of(&p->base);
+  if (is_live(s)) {
+    /* Init over a live pool: it is destroyed first (nothing leaks). */
+#ifdef PMR_DEBUG
+    pmr_report_misuse(
+        "synchronized_pool %p: initialised again while live (not "
+        "destroyed); destroying it first",
+        (void *)p);
+#endif
+    pmr_synchronized_pool_destroy(p);
+  }
+  pmr_impl_fork_register(&fork_client);
+  p->base.ops = &sync_ops;
   for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i)
     atomic_init(&s->shards[i], NULL);
   s->upstream = pmr_resource_or_default(upstream);
@@ -256,17 +393,21 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                        ? s->largest
                        : PMR_IMPL_POOL_TABLE_LIMIT;
   atomic_init(&s->big_lock, 0);
+  atomic_init(&s->create_lock, 0);
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #else
   s->debug = NULL;
 #endif
+  list_live(s);
   return true;
 }
 
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
   state *s = state_of(&p->base);
+  /* Not while fork's prepare holds the shards' locks. */
+  pthread_mutex_lock(&live_lock);
   for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i) {
     shard *sh =
         atomic_exchange_explicit(&s->shards[i], NULL, memory_order_acq_rel);
@@ -276,11 +417,13 @@ void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
   }
   pmr_impl_big_release(&s->big, s->upstream);
   pmr_impl_track_clear(s->debug);
+  pthread_mutex_unlock(&live_lock);
 }
 
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
-  pmr_synchronized_pool_release(p);
   state *s = state_of(&p->base);
+  unlist_live(s);
+  pmr_synchronized_pool_release(p);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
 }
