@@ -408,10 +408,14 @@ static inline bool tc_push(tc_class *k, void *p) {
   return true;
 }
 
+/* prev_count is cleared first: at every point prev's count is 0 or right,
+ * which fork's child relies on (adopt_vanished). */
 static void swap_magazines(tc_class *k) {
   tc_mag *m = loaded_of(k);
   size_t n = loaded_count(k);
-  load_mag(k, k->prev, get_count(&k->prev_count));
+  size_t p = get_count(&k->prev_count);
+  set_count(&k->prev_count, 0);
+  load_mag(k, k->prev, p);
   k->prev = m;
   set_count(&k->prev_count, n);
 }
@@ -927,6 +931,27 @@ static bool fork_take_all(void) {
   return true;
 }
 
+/* In fork's child: the magazines of cache c, whose thread vanished
+ * possibly in the middle of changing them, go to the central pool. A
+ * magazine seen twice is given once; a count that does not fit is taken as
+ * 0 (those blocks stay unused until release, like a magazine the thread
+ * held in a local variable). */
+static void adopt_vanished(tc_cache *c) {
+  tc_state *s = c->owner;
+  for (unsigned idx = 0; idx < PMR_IMPL_POOL_CLASSES; ++idx) {
+    tc_class *k = &c->cls[idx];
+    tc_mag *a = loaded_of(k), *b = k->prev;
+    size_t na = 0, nb = get_count(&k->prev_count);
+    if (a != NULL) {
+      uintptr_t top = (uintptr_t)get_top(k), lo = (uintptr_t)&a->slot[0];
+      if (top >= lo && top <= (uintptr_t)&a->slot[k->cap])
+        na = (top - lo) / sizeof(void *);
+      put_mag(s, c->home, idx, a, na);
+    }
+    if (b != NULL && b != a) put_mag(s, c->home, idx, b, nb <= k->cap ? nb : 0);
+  }
+}
+
 static void fork_child(void) {
   pthread_mutex_init(&registry, NULL);
   tc_record *me = tl_rec; /* &empty_record if this thread has none */
@@ -937,7 +962,7 @@ static void fork_child(void) {
     for (tc_cache *c = s->caches, *next; c != NULL; c = next) {
       next = c->next;
       if (c->rec == me) continue;
-      flush_all(c);
+      adopt_vanished(c);
       unlink_cache(c);
       retire_cache(c);
     }

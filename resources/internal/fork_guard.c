@@ -8,8 +8,8 @@
 
 static pthread_mutex_t guard = PTHREAD_MUTEX_INITIALIZER;
 static const pmr_impl_fork_client *clients[MAX_CLIENTS];
-static unsigned nclients;    /* guard */
-static bool handlers_set;    /* guard */
+static unsigned nclients; /* guard */
+static bool handlers_set; /* guard */
 
 bool pmr_impl_fork_spin_take(pmr_impl_spin *l) {
   for (unsigned i = 0; i < TRIES; ++i) {
