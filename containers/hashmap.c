@@ -414,7 +414,25 @@ size_t pmr_hashmap_capacity(const pmr_hashmap *m) { return m->capacity; }
 
 /* ---- Lookup ----------------------------------------------------------- */
 
+/* A NULL key pointer: a caller error (see the header), caught by debug
+ * builds only (the lookups stay lean). */
+#ifdef PMR_DEBUG
+static bool null_key(const pmr_hashmap *m, const void *key, const char *op) {
+  if (key != NULL) return false;
+  pmr_report_misuse("hashmap %p: %s with a NULL key pointer; ignored",
+                    (const void *)m, op);
+  return true;
+}
+#define NULL_KEY(m, key, op, ret)  \
+  do {                             \
+    if (null_key(m, key, op)) ret; \
+  } while (0)
+#else
+#define NULL_KEY(m, key, op, ret) ((void)0)
+#endif
+
 void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
+  NULL_KEY(m, key, "find", return NULL);
   size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
@@ -432,6 +450,7 @@ bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key) {
 }
 
 const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key) {
+  NULL_KEY(m, key, "find_key", return NULL);
   size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) : NULL;
 }
@@ -507,6 +526,8 @@ static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
 
 pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
                                       const void *value, void **value_out) {
+  if (value_out != NULL) *value_out = NULL;
+  NULL_KEY(m, key, "insert", return PMR_HASHMAP_NOMEM);
   size_t i = NPOS;
   pmr_hashmap_status st = insert_impl(m, key, value, false, &i);
   if (value_out != NULL)
@@ -516,11 +537,14 @@ pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
 
 pmr_hashmap_status pmr_hashmap_insert_or_assign(pmr_hashmap *m, const void *key,
                                                 const void *value) {
+  NULL_KEY(m, key, "insert_or_assign", return PMR_HASHMAP_NOMEM);
   size_t i;
   return insert_impl(m, key, value, true, &i);
 }
 
 void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
+  if (inserted != NULL) *inserted = false;
+  NULL_KEY(m, key, "emplace", return NULL);
   size_t i = NPOS;
   pmr_hashmap_status st = insert_impl(m, key, NULL, false, &i);
   if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
@@ -535,6 +559,7 @@ static inline void erase_at(pmr_hashmap *m, size_t i) {
 }
 
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
+  NULL_KEY(m, key, "erase", return false);
   size_t i = find_index(m, key);
   if (i == NPOS) return false;
   if (value_out != NULL && m->value_size != 0)

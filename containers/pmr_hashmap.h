@@ -17,6 +17,10 @@
  *            and/or equality functions (NULL = the built-in one).
  * Every function that takes a key takes a POINTER to it: `&k` for an
  * integer, `&text` for a `const char *text`, `&str` for a pmr_string.
+ * NULL (the library's rule, pmr_mem_resource.h): a NULL key pointer is a
+ * caller error (a cstr key that is NULL is passed as a pointer to it);
+ * debug builds (-DPMR_DEBUG) report it through pmr_report_misuse, lookups
+ * then find nothing and insertions fail (PMR_HASHMAP_NOMEM, NULL).
  * Values are copied byte-wise and never interpreted.
  *
  * Table: capacity is 0 or a power of two >= 16; one control byte per slot

@@ -26,6 +26,12 @@
  * changes the bytes they show.
  *
  * Thread safety: none; a string is used by one thread at a time.
+ *
+ * NULL (the library's rule, pmr_mem_resource.h): NULL bytes with a length
+ * of 0 are an empty input (and a NULL C string counts as ""); NULL bytes
+ * with a length above 0 are a caller error, which debug builds
+ * (-DPMR_DEBUG) report through pmr_report_misuse: find/rfind then return
+ * PMR_STRING_NPOS and compare_bytes compares with the empty string.
  */
 #ifndef PMR_CONTAINERS_STRING_H
 #define PMR_CONTAINERS_STRING_H

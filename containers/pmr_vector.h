@@ -26,6 +26,11 @@
  * i) or over pmr_vector_data(v) as an array.
  *
  * Thread safety: none; a vector is used by one thread at a time.
+ *
+ * NULL (the library's rule, pmr_mem_resource.h): elems == NULL with n == 0
+ * is an empty range; a NULL vector or element pointer (push_back, insert,
+ * elems with n > 0) is a caller error, which debug builds (-DPMR_DEBUG)
+ * report through pmr_report_misuse, the call then returning false.
  */
 #ifndef PMR_CONTAINERS_VECTOR_H
 #define PMR_CONTAINERS_VECTOR_H
@@ -114,6 +119,8 @@ void pmr_vector_clear(pmr_vector *v);
 
 /* Out-of-line part of pmr_vector_push_back (growth). Not for direct use. */
 bool pmr_impl_vector_push_back_grow(pmr_vector *v, const void *elem);
+/* Reports a NULL element given to `op` (debug builds); returns false. */
+bool pmr_impl_vector_null_elem(const pmr_vector *v, const char *op);
 
 /* Appends a copy of *elem (elem_size bytes; may point into v itself).
  * False on failure, vector unchanged. Inline while there is capacity
@@ -128,6 +135,9 @@ bool pmr_impl_vector_push_back_grow(pmr_vector *v, const void *elem);
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 #endif
 static inline bool pmr_vector_push_back(pmr_vector *v, const void *elem) {
+#ifdef PMR_DEBUG
+  if (elem == NULL) return pmr_impl_vector_null_elem(v, "push_back");
+#endif
   if (PMR_LIKELY(v->size < v->capacity)) {
     unsigned char *dst = v->data + v->size * v->elem_size;
     if (v->elem_size == 8)

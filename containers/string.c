@@ -345,8 +345,27 @@ bool pmr_string_replace(pmr_string *s, size_t pos, size_t n, const void *p,
 
 /* ---- Search and comparison -------------------------------------------- */
 
+/* NULL bytes with a length above 0: a caller error (see the header). */
+static bool null_bytes(const pmr_string *s, const void *p, size_t n,
+                       const char *op) {
+#ifdef PMR_DEBUG
+  if (p == NULL && n != 0) {
+    pmr_report_misuse("string %p: %s with NULL and length %zu; ignored",
+                      (const void *)s, op, n);
+    return true;
+  }
+#else
+  (void)s;
+  (void)p;
+  (void)n;
+  (void)op;
+#endif
+  return false;
+}
+
 size_t pmr_string_find(const pmr_string *s, const void *needle, size_t n,
                        size_t pos) {
+  if (null_bytes(s, needle, n, "find")) return PMR_STRING_NPOS;
   const size_t len = len_of(s);
   if (pos > len || n > len - pos) return PMR_STRING_NPOS;
   if (n == 0) return pos;
@@ -372,6 +391,7 @@ size_t pmr_string_find_char(const pmr_string *s, char c, size_t pos) {
 
 size_t pmr_string_rfind(const pmr_string *s, const void *needle, size_t n,
                         size_t pos) {
+  if (null_bytes(s, needle, n, "rfind")) return PMR_STRING_NPOS;
   const size_t len = len_of(s);
   if (n > len) return PMR_STRING_NPOS;
   size_t i = len - n < pos ? len - n : pos;
@@ -394,6 +414,7 @@ size_t pmr_string_rfind_char(const pmr_string *s, char c, size_t pos) {
 }
 
 int pmr_string_compare_bytes(const pmr_string *a, const void *p, size_t n) {
+  if (null_bytes(a, p, n, "compare_bytes")) n = 0;
   const size_t len = len_of(a);
   const size_t k = len < n ? len : n;
   int c = k != 0 ? memcmp(pmr_string_c_str(a), p, k) : 0;

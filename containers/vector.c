@@ -176,14 +176,28 @@ bool pmr_vector_pop_back(pmr_vector *v, void *out) {
   return true;
 }
 
+bool pmr_impl_vector_null_elem(const pmr_vector *v, const char *op) {
+#ifdef PMR_DEBUG
+  pmr_report_misuse("vector %p: %s with a NULL element; ignored",
+                    (const void *)v, op);
+#else
+  (void)v;
+  (void)op;
+#endif
+  return false;
+}
+
 bool pmr_vector_insert(pmr_vector *v, size_t pos, const void *elem) {
-  if (pos > v->size || elem == NULL) return false;
+  if (elem == NULL) return pmr_impl_vector_null_elem(v, "insert");
+  if (pos > v->size) return false;
   return insert_impl(v, pos, elem, 1);
 }
 
 bool pmr_vector_insert_range(pmr_vector *v, size_t pos, const void *elems,
                              size_t n) {
-  if (pos > v->size || (elems == NULL && n != 0)) return false;
+  if (elems == NULL && n != 0)
+    return pmr_impl_vector_null_elem(v, "insert_range");
+  if (pos > v->size) return false;
   return insert_impl(v, pos, elems, n);
 }
 

@@ -25,6 +25,21 @@
  * resource, before any hook runs (see pmr_allocate). Hooks therefore always
  * receive a power-of-two alignment and a size with bytes + alignment <=
  * SIZE_MAX.
+ *
+ * NULL, one rule for the whole library:
+ *   - a NULL resource means the default resource, everywhere: as the
+ *     upstream or resource given to an init (the default at that moment,
+ *     kept), and in every dispatch function below (pmr_allocate,
+ *     pmr_deallocate, pmr_try_resize, pmr_is_equal, pmr_malloc, pmr_free:
+ *     the default at the time of the call, so memory allocated through NULL
+ *     goes back through NULL only while the default is unchanged);
+ *   - NULL data with a length of 0 is a valid empty input everywhere (an
+ *     empty needle, an empty range, zero bytes to append or compare);
+ *   - any other NULL (an object to operate on, data with a length above 0,
+ *     a NULL element or key pointer) is a caller error: undefined behaviour
+ *     in release builds; debug builds (-DPMR_DEBUG) report it through
+ *     pmr_report_misuse and the call does nothing and fails as documented
+ *     by its function (false, NULL, not found).
  */
 #ifndef PMR_MEM_RESOURCE_H
 #define PMR_MEM_RESOURCE_H
@@ -106,31 +121,45 @@ static inline bool pmr_is_pow2(size_t a) {
  *     when malloc did, the null resource sets ENOMEM.
  * On success errno is unchanged. bytes == 0 is valid and returns a distinct
  * pointer. Thread safety is the resource's (see each resource's header). */
+/* (Declared with its contract below; pmr_allocate needs it first.) */
+pmr_mem_resource *pmr_get_default_resource(void);
+
+/* Allocates from r (NULL: the default resource). */
 static inline void *pmr_allocate(pmr_mem_resource *r, size_t bytes,
                                  size_t alignment) {
   /* With a constant alignment (the usual call) the first test folds away. */
   if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
     return pmr_impl_bad_request(bytes, alignment);
+  if (PMR_UNLIKELY(r == NULL)) r = pmr_get_default_resource();
   return r->ops->allocate(r, bytes, alignment);
 }
 
-/* Gives p back to r. p must come from pmr_allocate on r (or on a resource
- * equal to r) with the same bytes and alignment, and not be given back yet.
- * p == NULL does nothing. Never fails. */
+/* Gives p back to r (NULL: the default resource). p must come from
+ * pmr_allocate on r (or on a resource equal to r) with the same bytes and
+ * alignment, and not be given back yet. p == NULL does nothing. Never
+ * fails. */
 static inline void pmr_deallocate(pmr_mem_resource *r, void *p, size_t bytes,
                                   size_t alignment) {
-  if (PMR_LIKELY(p != NULL)) r->ops->deallocate(r, p, bytes, alignment);
+  if (PMR_LIKELY(p != NULL)) {
+    if (PMR_UNLIKELY(r == NULL)) r = pmr_get_default_resource();
+    r->ops->deallocate(r, p, bytes, alignment);
+  }
 }
 
-/* True when memory from a may be given back to b. Identity is equal without
- * calling any hook; otherwise only a's is_equal hook is called (as in
- * std::pmr, the test is not necessarily symmetric). */
+/* True when memory from a may be given back to b (NULL, for either: the
+ * default resource). Identity is equal without calling any hook; otherwise
+ * only a's is_equal hook is called (as in std::pmr, the test is not
+ * necessarily symmetric). */
 static inline bool pmr_is_equal(const pmr_mem_resource *a,
                                 const pmr_mem_resource *b) {
+  if (a == b) return true;
+  if (a == NULL) a = pmr_get_default_resource();
+  if (b == NULL) b = pmr_get_default_resource();
   return a == b || (a->ops->is_equal != NULL && a->ops->is_equal(a, b));
 }
 
-/* Tries to grow or shrink block p (from r, with old_bytes and alignment) to
+/* Tries to grow or shrink block p (from r, NULL: the default resource, with
+ * old_bytes and alignment) to
  * new_bytes in place. True: p now holds new_bytes (its first
  * min(old_bytes, new_bytes) bytes are unchanged) and must be deallocated with
  * new_bytes. False: nothing changed (the resource cannot resize in place, or
@@ -140,6 +169,7 @@ static inline bool pmr_is_equal(const pmr_mem_resource *a,
 static inline bool pmr_try_resize(pmr_mem_resource *r, void *p,
                                   size_t old_bytes, size_t new_bytes,
                                   size_t alignment) {
+  if (r == NULL) r = pmr_get_default_resource();
   if (r->ops->try_resize == NULL || p == NULL ||
       new_bytes > SIZE_MAX - alignment)
     return false;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources/internal/fork_guard.h"
+
 #define GUARD ((size_t)PMR_DEBUG_GUARD_BYTES)
 #define GUARD_BYTE 0xFD /* around blocks */
 #define FRESH_BYTE 0xCD /* new blocks: reading it means "never written" */
@@ -47,7 +49,7 @@ typedef struct {
   size_t cap, head, len;
 } ring;
 
-typedef struct {
+typedef struct state {
   pmr_mem_resource *upstream;
   const void *self; /* for messages */
   pthread_mutex_t lock;
@@ -63,6 +65,9 @@ typedef struct {
   size_t byte_limit;
   bool byte_limit_on, fail_always, abort_on_misuse;
   char name[64];
+  /* Live resources are listed for fork (live_lock). */
+  struct state *prev_live, *next_live;
+  bool live;
 } state;
 
 _Static_assert(sizeof(state) <=
@@ -525,14 +530,95 @@ static const pmr_mem_resource_ops debug_ops = {
 
 enum { DEFAULT_Q_BLOCKS = 1024, DEFAULT_Q_BYTES = 4 << 20 };
 
+/* ---- fork ------------------------------------------------------------------
+ * Before fork(): every live resource's mutex (a thread of the parent may be
+ * inside one, calling upstream). In the child the mutexes are new. */
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static state *live_list; /* live_lock */
+
+static void unlock_until(state *end) {
+  for (state *t = live_list; t != end; t = t->next_live)
+    pthread_mutex_unlock(&t->lock);
+}
+
+static bool fork_take_all(void) {
+  if (!pmr_impl_fork_mutex_take(&live_lock)) return false;
+  for (state *s = live_list; s != NULL; s = s->next_live)
+    if (!pmr_impl_fork_mutex_take(&s->lock)) {
+      unlock_until(s);
+      pthread_mutex_unlock(&live_lock);
+      return false;
+    }
+  return true;
+}
+
+static void fork_release_all(void) {
+  unlock_until(NULL);
+  pthread_mutex_unlock(&live_lock);
+}
+
+static void fork_child(void) {
+  for (state *s = live_list; s != NULL; s = s->next_live)
+    pthread_mutex_init(&s->lock, NULL);
+  pthread_mutex_init(&live_lock, NULL);
+}
+
+static const pmr_impl_fork_client fork_client = {fork_take_all,
+                                                 fork_release_all, fork_child};
+
+/* True when s is listed (pointers compared only: s may be uninitialised). */
+static bool is_live(const state *s) {
+  pthread_mutex_lock(&live_lock);
+  const state *t = live_list;
+  while (t != NULL && t != s) t = t->next_live;
+  pthread_mutex_unlock(&live_lock);
+  return t != NULL;
+}
+
+static void list_live(state *s) {
+  pthread_mutex_lock(&live_lock);
+  s->prev_live = NULL;
+  s->next_live = live_list;
+  if (live_list != NULL) live_list->prev_live = s;
+  live_list = s;
+  s->live = true;
+  pthread_mutex_unlock(&live_lock);
+}
+
+/* Takes s off the list; false when it was not on it (destroyed already). */
+static bool unlist_live(state *s) {
+  pthread_mutex_lock(&live_lock);
+  bool was = s->live;
+  if (was) {
+    if (s->prev_live != NULL)
+      s->prev_live->next_live = s->next_live;
+    else
+      live_list = s->next_live;
+    if (s->next_live != NULL) s->next_live->prev_live = s->prev_live;
+    s->live = false;
+  }
+  pthread_mutex_unlock(&live_lock);
+  return was;
+}
+
 bool pmr_debug_resource_init(pmr_debug_resource *d,
                              const pmr_debug_resource_options *opts,
                              pmr_mem_resource *upstream) {
   pmr_debug_resource_options o;
   memset(&o, 0, sizeof o);
   if (opts != NULL) o = *opts;
-  d->base.ops = &debug_ops;
   state *s = state_of(&d->base);
+  if (is_live(s)) {
+    /* Init over a live resource: destroyed first (its leaks reported). */
+    pmr_report_misuse(
+        "debug_resource %p: initialised again while live (not destroyed); "
+        "destroying it first",
+        (void *)d);
+    pmr_debug_resource_destroy(d);
+  }
+  pmr_impl_fork_register(&fork_client);
+  d->base.ops = &debug_ops;
   memset(s, 0, sizeof *s);
   s->upstream = pmr_resource_or_default(upstream);
   s->self = d;
@@ -550,6 +636,7 @@ bool pmr_debug_resource_init(pmr_debug_resource *d,
     memcpy(s->name, o.name, n);
     s->name[n] = '\0';
   }
+  list_live(s);
   return true;
 }
 
@@ -569,6 +656,7 @@ static void leak(state *s, const entry *e, size_t i, size_t n) {
 
 size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
   state *s = state_of(&d->base);
+  if (!unlist_live(s)) return 0; /* destroyed already */
   pthread_mutex_lock(&s->lock);
   size_t problems = flush_locked(s);
   size_t leaks = 0;

@@ -14,6 +14,7 @@ struct pmr_impl_mono_chunk {
   size_t size; /* total bytes asked of upstream, header included */
   size_t alignment;
   char *used_end; /* bump position when this chunk stopped being current */
+  size_t depth;   /* in use: 1 + the chunk's place in the list (initial: 1) */
 };
 
 typedef struct pmr_impl_mono_chunk chunk;
@@ -68,8 +69,18 @@ static bool mono_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   return true;
 }
 
+/* Everything handed out is dropped: every earlier marker becomes invalid. */
+static void drop_all(pmr_monotonic_buffer *m) {
+  ++m->gen;
+  m->runs = 1;
+  m->run[0].at = NULL;
+  m->run[0].depth = 0;
+  m->run[0].gen = m->gen;
+}
+
 /* Makes the initial buffer (possibly none) the current one, empty. */
 static void restart_initial(pmr_monotonic_buffer *m) {
+  drop_all(m);
   m->cur = m->initial_buffer;
   m->end =
       m->initial_buffer != NULL ? m->initial_buffer + m->initial_size : NULL;
@@ -92,11 +103,13 @@ bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
   m->spare = NULL;
   m->initial_buffer = buffer != NULL ? (char *)buffer : NULL;
   m->initial_size = buffer != NULL ? size : 0;
+  m->gen = 0;
   restart_initial(m);
   size_t first = PMR_MONOTONIC_DEFAULT_CHUNK;
   if (m->initial_size > first) first = m->initial_size;
   if (first > PMR_MONOTONIC_MAX_CHUNK) first = PMR_MONOTONIC_MAX_CHUNK;
   m->initial_next = m->next_size = first;
+  m->max_next = PMR_MONOTONIC_MAX_CHUNK;
   return true;
 }
 
@@ -111,11 +124,15 @@ bool pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
                                          pmr_mem_resource *upstream) {
   pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
   if (initial_size != 0) {
-    /* Room for the header, so a chunk of the requested size really holds
-     * initial_size bytes of allocations. */
-    if (initial_size > PMR_MONOTONIC_MAX_CHUNK - HEADER_SIZE)
-      initial_size = PMR_MONOTONIC_MAX_CHUNK - HEADER_SIZE;
-    m->initial_next = m->next_size = initial_size + HEADER_SIZE;
+    /* Room for the header, so the first chunk really holds initial_size
+     * bytes of allocations, at any size (std: the first buffer is at least
+     * initial_size). A size upstream cannot serve fails there. */
+    size_t first = SIZE_MAX & ~(PMR_MAX_ALIGN - 1);
+    if (initial_size <= first - HEADER_SIZE - (PMR_MAX_ALIGN - 1))
+      first = (initial_size + HEADER_SIZE + PMR_MAX_ALIGN - 1) &
+              ~(PMR_MAX_ALIGN - 1);
+    m->initial_next = m->next_size = first;
+    if (first > m->max_next) m->max_next = first;
   }
   return true;
 }
@@ -144,6 +161,38 @@ void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
   /* The caller's buffer is theirs again. */
   if (m->initial_buffer != NULL)
     PMR_IMPL_UNDEFINED(m->initial_buffer, m->initial_size);
+}
+
+/* A position in the order allocations pass it: the buffer's depth (initial
+ * buffer 1, then each chunk in use one more), then the address. */
+static bool before(size_t d1, const char *a1, size_t d2, const char *a2) {
+  return d1 < d2 || (d1 == d2 && (uintptr_t)a1 < (uintptr_t)a2);
+}
+
+/* Everything after (depth, at) is dropped: markers past it become invalid,
+ * markers at or before it stay valid. */
+static void drop_after(pmr_monotonic_buffer *m, size_t depth, char *at) {
+  ++m->gen;
+  while (m->runs > 1 &&
+         !before(m->run[m->runs - 1].depth, m->run[m->runs - 1].at, depth, at))
+    --m->runs;
+  if (m->runs == PMR_IMPL_MONO_RUNS) {
+    /* Full: the two newest runs merge under the newer generation, which can
+     * only refuse markers, never accept a stale one. */
+    m->run[m->runs - 2].gen = m->run[m->runs - 1].gen;
+    --m->runs;
+  }
+  m->run[m->runs].at = at;
+  m->run[m->runs].depth = depth;
+  m->run[m->runs].gen = m->gen;
+  ++m->runs;
+}
+
+/* Chunk c becomes the current one, on top of the chunks in use. */
+static void push_chunk(pmr_monotonic_buffer *m, chunk *c) {
+  c->depth = (m->chunks != NULL ? m->chunks->depth : 1) + 1;
+  c->next = m->chunks;
+  m->chunks = c;
 }
 
 /* Moves the chunks in use down to (not including) `keep` onto the spare
@@ -180,7 +229,16 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
   }
   uintptr_t at = (uintptr_t)marker.cur;
   if (at < lo || at > hi) return false;
+  /* Then its generation: the run holding the marker's position must be no
+   * newer than the marker (else that position was dropped and handed out
+   * again since the mark). */
+  size_t depth = marker.chunk != NULL ? marker.chunk->depth : 1;
+  unsigned k = m->runs - 1;
+  while (k > 0 && !before(m->run[k].depth, m->run[k].at, depth, marker.cur))
+    --k;
+  if (marker.gen < m->run[k].gen) return false;
   park_chunks_until(m, marker.chunk);
+  drop_after(m, depth, marker.cur);
   if (marker.chunk == NULL) {
     /* Back in the initial buffer (not restart_initial: what lies before
      * the marker is still in use). */
@@ -212,8 +270,7 @@ void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
     uintptr_t p = ((uintptr_t)c->start + (alignment - 1)) & mask;
     if (p <= (uintptr_t)c && n <= (uintptr_t)c - p) {
       *link = c->next;
-      c->next = m->chunks;
-      m->chunks = c;
+      push_chunk(m, c);
       m->cur = (char *)(p + n);
       m->end = (char *)c;
       PMR_IMPL_UNDEFINED((void *)p, n);
@@ -239,15 +296,14 @@ void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
   c->size = size;
   c->alignment = chunk_align;
   c->used_end = start;
-  c->next = m->chunks;
-  m->chunks = c;
+  push_chunk(m, c);
   m->cur = start + n;
   m->end = (char *)c;
   forget(m->cur, m->end);
-  if (m->next_size < PMR_MONOTONIC_MAX_CHUNK / 2)
+  if (m->next_size < m->max_next / 2)
     m->next_size *= 2;
   else
-    m->next_size = PMR_MONOTONIC_MAX_CHUNK;
+    m->next_size = m->max_next;
   return start;
 }
 

@@ -21,7 +21,10 @@
  *   - writes to freed memory: freed blocks wait in a FIFO quarantine (the
  *     last quarantine_blocks blocks, at most quarantine_bytes bytes) and are
  *     checked when they leave it, by pmr_debug_resource_check and at destroy;
- *   - leaks at destroy, each listed, then freed to upstream.
+ *   - leaks at destroy, each listed, then freed to upstream. A leak shows
+ *     the block as it was allocated, not what the caller used of it: a
+ *     container's leaked buffer shows its capacity (a pmr_string holding 39
+ *     characters may show as a block of 47 bytes), a hashmap its table.
  * A damaged guard or freed block is restored once reported, so each damage is
  * reported once. Live blocks are looked up in a hash table of user pointers
  * (libc malloc, not upstream: upstream sees exactly one block per block), so
@@ -46,6 +49,10 @@
  * Thread safety: every operation takes one mutex, and upstream is called
  * only with it held, so any upstream (even a single-threaded one) is safe;
  * the resource can be used from any thread.
+ * fork(): usable and destroyable in the child of a multi-threaded parent
+ * (pthread_atfork handlers take every live resource's mutex before fork()).
+ * A live resource is listed for this: destroy it before its storage goes
+ * away.
  * Failure: NULL when upstream fails, when failure is injected, or when the
  * tracking table cannot grow (errno = ENOMEM). */
 #ifndef PMR_RESOURCES_DEBUG_RESOURCE_H
@@ -98,7 +105,9 @@ typedef struct pmr_debug_resource_stats {
 
 /* Initialises d. opts == NULL means the defaults. upstream == NULL means
  * the default resource at this moment. Never fails (returns true), never calls
- * upstream (the tables are allocated at first use). */
+ * upstream (the tables are allocated at first use). d must not be live:
+ * initialising a live resource again reports it through pmr_report_misuse
+ * and destroys it first (its leaks reported). */
 bool pmr_debug_resource_init(pmr_debug_resource *d,
                              const pmr_debug_resource_options *opts,
                              pmr_mem_resource *upstream);
@@ -107,8 +116,9 @@ bool pmr_debug_resource_init(pmr_debug_resource *d,
  * reports each block still in use as a leak (in allocation order, with size,
  * alignment and serial number) and gives it back to upstream too, so nothing
  * is left. Returns the number of leaked blocks; aborts after reporting when
- * something was wrong and continue_on_misuse is not set. d may be initialised
- * again afterwards. Not to be called while other threads use d. */
+ * something was wrong and continue_on_misuse is not set. Idempotent: destroy
+ * again returns 0 and does nothing. d may be initialised again afterwards.
+ * Not to be called while other threads use d. */
 size_t pmr_debug_resource_destroy(pmr_debug_resource *d);
 
 pmr_mem_resource *pmr_debug_resource_upstream(const pmr_debug_resource *d);

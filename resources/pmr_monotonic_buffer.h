@@ -9,8 +9,9 @@
  *     asked of upstream while allocations fit in it. Init never calls upstream.
  *   - Then chunks come from upstream. The first is the initial chunk size
  *     (default PMR_MONOTONIC_DEFAULT_CHUNK, or the initial buffer's size if
- *     larger); each following chunk is twice the previous one, up to
- *     PMR_MONOTONIC_MAX_CHUNK. A request larger than the next chunk gets a
+ *     larger, or the size given to init_with_size); each following chunk is
+ *     twice the previous one, up to PMR_MONOTONIC_MAX_CHUNK (or the first
+ *     chunk's size if larger). A request larger than the next chunk gets a
  * chunk just big enough for it. Every chunk is asked with alignment
  *     PMR_MAX_ALIGN, except a chunk made for an over-aligned request, which is
  *     asked with that alignment alone (later chunks are not over-aligned).
@@ -33,6 +34,17 @@ extern "C" {
 
 struct pmr_impl_mono_chunk;
 
+/* Rewind bookkeeping (private): the bytes handed out now, split into runs
+ * by the rewinds that reached them; each run has the generation of the drop
+ * it starts at. A marker older than the run holding it was dropped and
+ * handed out again since. */
+#define PMR_IMPL_MONO_RUNS 4
+typedef struct pmr_impl_mono_run {
+  char *at;     /* the run starts after this position ... */
+  size_t depth; /* ... of this buffer (0: before everything) */
+  uint64_t gen; /* generation of the drop that started the run */
+} pmr_impl_mono_run;
+
 /* Fields are private: use the functions below. */
 typedef struct pmr_monotonic_buffer {
   pmr_mem_resource base;              /* first: the abstract resource */
@@ -46,6 +58,10 @@ typedef struct pmr_monotonic_buffer {
   size_t initial_next; /* first chunk size, restored by release */
   size_t next_size;    /* size of the next chunk from upstream */
   size_t initial_used; /* bytes used in the initial buffer when left */
+  size_t max_next;     /* growth cap: max(PMR_MONOTONIC_MAX_CHUNK, first) */
+  uint64_t gen;        /* drops (release, reset, rewind) so far */
+  unsigned runs;       /* entries of run[] in use (at least 1) */
+  pmr_impl_mono_run run[PMR_IMPL_MONO_RUNS];
 } pmr_monotonic_buffer;
 
 /* A position to rewind to (see pmr_monotonic_buffer_mark). */
@@ -53,6 +69,7 @@ typedef struct pmr_monotonic_marker {
   struct pmr_impl_mono_chunk
       *chunk; /* current chunk at mark time (NULL: initial) */
   char *cur;
+  uint64_t gen; /* m->gen at mark time */
 } pmr_monotonic_marker;
 
 /* Initialises m with no initial buffer. upstream == NULL means the default
@@ -60,7 +77,12 @@ typedef struct pmr_monotonic_marker {
 bool pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
                                pmr_mem_resource *upstream);
 
-/* Same, with the size of the first chunk to ask of upstream (0 = default). */
+/* Same, with the first chunk's capacity: the first chunk asked of upstream
+ * holds at least initial_size bytes of allocations (it is asked for
+ * initial_size plus the chunk header, rounded up to PMR_MAX_ALIGN), whatever
+ * the size, above PMR_MONOTONIC_MAX_CHUNK too (std's initial_size). Later
+ * chunks double up to the larger of PMR_MONOTONIC_MAX_CHUNK and the first.
+ * 0 = the default. */
 bool pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
                                          size_t initial_size,
                                          pmr_mem_resource *upstream);
@@ -71,8 +93,8 @@ bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            void *buffer, size_t size,
                                            pmr_mem_resource *upstream);
 
-/* Releases everything (pmr_monotonic_buffer_release). m may be initialised
- * again afterwards. */
+/* Releases everything (pmr_monotonic_buffer_release). Idempotent: a second
+ * destroy does nothing more. m may be initialised again afterwards. */
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m);
 
 /* Returns every chunk, spare ones included, to upstream with exactly the size
@@ -93,9 +115,17 @@ static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
     const pmr_monotonic_buffer *m);
 
 /* Goes back to marker (a stack allocator's pop): chunks taken since are kept
- * as spares for reuse. Returns false and does nothing when marker is not a
- * position of m's current allocations (already rewound past, released or
- * reset, or from another resource). */
+ * as spares for reuse. The marker stays valid (rewinding to it again is
+ * fine), and so do markers taken before it; markers taken after it are
+ * invalidated. Returns false and does nothing when marker is not valid: m
+ * was released or reset since the mark, or rewound to a position before the
+ * marker (also when allocations have passed that position again since), or
+ * the marker is from another resource. A stale marker is always refused.
+ * A valid one is accepted, with one exception: after more than
+ * PMR_IMPL_MONO_RUNS (4) rewinds that each stopped above the previous one,
+ * a marker taken between the oldest of those positions before the newer
+ * rewinds may be refused (markers taken before the first of them, like an
+ * outer scope's, stay exact). */
 bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
                                  pmr_monotonic_marker marker);
 
@@ -152,6 +182,7 @@ static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
   pmr_monotonic_marker mk;
   mk.chunk = m->chunks;
   mk.cur = m->cur;
+  mk.gen = m->gen;
   return mk;
 }
 

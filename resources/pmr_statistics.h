@@ -80,7 +80,8 @@ typedef struct pmr_statistics_stats {
 bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream);
 
 /* Ends s. s owns no memory: blocks still in use belong to upstream and may
- * be given back to it directly. Counters are no longer available. */
+ * be given back to it directly. Counters are no longer available.
+ * Idempotent: a second destroy does nothing. */
 void pmr_statistics_destroy(pmr_statistics *s);
 
 pmr_mem_resource *pmr_statistics_upstream(const pmr_statistics *s);

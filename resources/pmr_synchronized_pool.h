@@ -27,7 +27,15 @@
  * get_stats, trim and upstream may be called from any threads at once. init,
  * release and destroy may not run concurrently with anything else on the
  * same pool.
- * Failure: NULL when upstream fails; the pool stays usable.
+ * fork(): a pool stays usable and destroyable in the child of a
+ * multi-threaded parent: handlers installed with pthread_atfork take every
+ * lock of the pool before fork() (so nothing is inherited locked or half
+ * changed) and free them after. A live pool is listed for this: destroy it
+ * before its storage goes away.
+ * Failure: NULL when upstream fails; the pool stays usable. A success leaves
+ * errno as it was, also when a failed upstream call was recovered from (a
+ * shard that could not be created, a smaller segment); deallocation never
+ * changes errno.
  * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool. */
 #ifndef PMR_RESOURCES_SYNCHRONIZED_POOL_H
 #define PMR_RESOURCES_SYNCHRONIZED_POOL_H
@@ -53,12 +61,15 @@ typedef struct pmr_synchronized_pool {
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.
  * upstream == NULL means the default resource at this moment. Never fails
- * (returns true), never calls upstream. */
+ * (returns true), never calls upstream. p must not be live: initialising a
+ * live pool again destroys it first (debug builds report it through
+ * pmr_report_misuse). */
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,
                                 pmr_mem_resource *upstream);
 
-/* Releases everything. p may be initialised again afterwards. */
+/* Releases everything. Idempotent: a second destroy does nothing. p may be
+ * initialised again afterwards. */
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p);
 
 /* Returns every chunk, shard and oversize block to upstream, including

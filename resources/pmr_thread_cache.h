@@ -47,8 +47,17 @@
  * after destroy of an instance it used.
  * The upstream must be thread-safe (the malloc resource, a synchronized
  * pool): chunks and oversize blocks are asked of it from many threads.
+ * fork(): an instance stays usable and destroyable in the child of a
+ * multi-threaded parent. Handlers installed with pthread_atfork take the
+ * instance's locks before fork() (waiting for threads inside a critical
+ * section to leave it) and free them after; in the child, the caches of the
+ * threads that do not exist there are taken back into the central pool.
+ * Blocks a vanished thread was handing over at that instant may stay
+ * unused until release/destroy.
  * Failure: NULL when upstream fails; nothing leaks, and the resource works
- * again once upstream does. */
+ * again once upstream does. A success leaves errno as it was, also when a
+ * side allocation failed on the way (a magazine) and blocks came anyway;
+ * deallocation never changes errno. */
 #ifndef PMR_RESOURCES_THREAD_CACHE_H
 #define PMR_RESOURCES_THREAD_CACHE_H
 
@@ -94,13 +103,17 @@ typedef struct pmr_thread_cache {
 /* Initialises tc. opts == NULL (or zero fields) means the defaults.
  * upstream == NULL means the default resource at this moment. Never calls
  * upstream; takes 20 KiB from malloc for the shards. Returns false (tc
- * unusable, nothing to destroy) only when malloc fails. */
+ * unusable, nothing to destroy) only when malloc fails. tc must not be live:
+ * initialising a live instance again destroys it first (debug builds report
+ * it through pmr_report_misuse). */
 bool pmr_thread_cache_init(pmr_thread_cache *tc,
                            const pmr_thread_cache_options *opts,
                            pmr_mem_resource *upstream);
 
 /* Takes back every thread's cache and returns every chunk and oversize block
- * to upstream. tc may be initialised again afterwards. */
+ * to upstream. Idempotent: destroy again, or release after destroy, does
+ * nothing (so does destroy after a failed init). tc may be initialised
+ * again afterwards. */
 void pmr_thread_cache_destroy(pmr_thread_cache *tc);
 
 /* The same, but tc stays usable (threads make new caches on next use). All

@@ -60,8 +60,8 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream);
 
-/* Releases everything. p may be initialised again afterwards; destroying
- * twice is harmless. */
+/* Releases everything. Idempotent: a second destroy does nothing. p may be
+ * initialised again afterwards. */
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p);
 
 /* Returns every chunk and every oversize block to upstream, including blocks

@@ -1,11 +1,14 @@
 /* pmr_synchronized_pool: shards of page heaps over one shared page source. */
 #include "resources/pmr_synchronized_pool.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
 #include "resources/internal/debug_track.h"
+#include "resources/internal/fork_guard.h"
 #include "resources/internal/page_heap.h"
 #include "resources/internal/spin_lock.h"
 
@@ -14,7 +17,7 @@ typedef struct shard {
   pmr_impl_page_heap heap;
 } shard;
 
-typedef struct {
+typedef struct state {
   _Atomic(shard *) shards[PMR_SYNC_POOL_SHARDS];
   pmr_impl_page_source src;
   pmr_pool_options opts;  /* effective */
@@ -22,7 +25,11 @@ typedef struct {
   pmr_impl_spin big_lock; /* guards big and debug */
   pmr_impl_big_block big;
   pmr_impl_track *debug; /* PMR_DEBUG builds only */
-  bool live;
+  /* fork: shards are created under create_lock, so that fork's prepare,
+   * holding it, sees every shard; live pools are listed for it. */
+  pmr_impl_spin create_lock;
+  struct state *prev_live, *next_live; /* live_lock */
+  bool live;                           /* live_lock */
 } state;
 
 _Static_assert(sizeof(state) <=
@@ -69,21 +76,21 @@ static inline shard *try_my_shard(state *s) {
   return NULL;
 }
 
-/* Shards are bookkeeping from upstream, made by allocation only. */
+/* Shards are bookkeeping from upstream, made by allocation only, under
+ * create_lock (fork's prepare sees every shard). */
 static shard *create_shard(state *s, unsigned i) {
-  shard *sh =
-      (shard *)pmr_allocate(s->src.upstream, sizeof(shard), alignof(shard));
-  if (sh == NULL) return NULL;
-  atomic_init(&sh->lock, 0);
-  pmr_impl_heap_init(&sh->heap, &s->src, s->opts.largest_required_pool_block,
-                     false);
-  shard *expected = NULL;
-  if (!atomic_compare_exchange_strong_explicit(&s->shards[i], &expected, sh,
-                                               memory_order_acq_rel,
-                                               memory_order_acquire)) {
-    pmr_deallocate(s->src.upstream, sh, sizeof(shard), alignof(shard));
-    return expected; /* another thread created it first */
+  pmr_impl_spin_lock(&s->create_lock);
+  shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
+  if (sh == NULL) {
+    sh = (shard *)pmr_allocate(s->src.upstream, sizeof(shard), alignof(shard));
+    if (sh != NULL) {
+      atomic_init(&sh->lock, 0);
+      pmr_impl_heap_init(&sh->heap, &s->src,
+                         s->opts.largest_required_pool_block, false);
+      atomic_store_explicit(&s->shards[i], sh, memory_order_release);
+    }
   }
+  pmr_impl_spin_unlock(&s->create_lock);
   return sh;
 }
 
@@ -119,6 +126,8 @@ PMR_NOINLINE static shard *lock_my_shard(state *s) {
  * that deallocation left for later. */
 PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
                                              size_t alignment) {
+  int saved = errno; /* kept on success: a shard that could not be made
+                        does not fail a request another shard serves */
   void *p;
   size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
   if (PMR_LIKELY(sz <= s->opts.largest_required_pool_block &&
@@ -144,6 +153,7 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
     pmr_impl_spin_unlock(&s->big_lock);
   }
 #endif
+  if (p != NULL) errno = saved;
   return p;
 }
 
@@ -263,11 +273,128 @@ static const pmr_mem_resource_ops sync_ops = {
     .try_resize = sync_try_resize,
 };
 
+/* ---- fork ------------------------------------------------------------------
+ * Before fork(): every live pool's create_lock, big_lock, page source lock
+ * and shard locks. */
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static state *live_pools; /* live_lock */
+
+#define LOCKS (PMR_SYNC_POOL_SHARDS + 3)
+
+/* The locks of s in one fixed order; returns how many. create_lock first:
+ * no shard appears after it is held. */
+static size_t list_locks(state *s, pmr_impl_spin *all[LOCKS]) {
+  size_t n = 0;
+  all[n++] = &s->create_lock;
+  all[n++] = &s->big_lock;
+  for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i) {
+    shard *sh = atomic_load_explicit(&s->shards[i], memory_order_acquire);
+    if (sh != NULL) all[n++] = &sh->lock;
+  }
+  all[n++] = &s->src.lock; /* taken under a shard's lock: last */
+  return n;
+}
+
+static void unlock_first(state *s, size_t n) {
+  pmr_impl_spin *all[LOCKS];
+  size_t have = list_locks(s, all);
+  if (n > have) n = have;
+  while (n > 0) pmr_impl_spin_unlock(all[--n]);
+}
+
+static void fork_release_all(void) {
+  for (state *s = live_pools; s != NULL; s = s->next_live)
+    unlock_first(s, LOCKS);
+  pthread_mutex_unlock(&live_lock);
+}
+
+static bool fork_take_all(void) {
+  if (!pmr_impl_fork_mutex_take(&live_lock)) return false;
+  for (state *s = live_pools; s != NULL; s = s->next_live) {
+    /* The list is read after create_lock: no shard is added meanwhile. */
+    if (!pmr_impl_fork_spin_take(&s->create_lock)) {
+      for (state *t = live_pools; t != s; t = t->next_live)
+        unlock_first(t, LOCKS);
+      pthread_mutex_unlock(&live_lock);
+      return false;
+    }
+    pmr_impl_spin *all[LOCKS];
+    size_t n = list_locks(s, all);
+    for (size_t k = 1; k < n; ++k) {
+      if (pmr_impl_fork_spin_take(all[k])) continue;
+      unlock_first(s, k);
+      for (state *t = live_pools; t != s; t = t->next_live)
+        unlock_first(t, LOCKS);
+      pthread_mutex_unlock(&live_lock);
+      return false;
+    }
+  }
+  return true;
+}
+
+static void fork_child(void) {
+  for (state *s = live_pools; s != NULL; s = s->next_live)
+    unlock_first(s, LOCKS);
+  pthread_mutex_init(&live_lock, NULL);
+}
+
+static const pmr_impl_fork_client fork_client = {fork_take_all,
+                                                 fork_release_all, fork_child};
+
+/* True when s is listed as live. Compares pointers only: s may be
+ * uninitialised memory. */
+static bool is_live(const state *s) {
+  pthread_mutex_lock(&live_lock);
+  const state *t = live_pools;
+  while (t != NULL && t != s) t = t->next_live;
+  pthread_mutex_unlock(&live_lock);
+  return t != NULL;
+}
+
+/* Lists s (initialised) as live. */
+static void list_live(state *s) {
+  pthread_mutex_lock(&live_lock);
+  s->prev_live = NULL;
+  s->next_live = live_pools;
+  if (live_pools != NULL) live_pools->prev_live = s;
+  live_pools = s;
+  s->live = true;
+  pthread_mutex_unlock(&live_lock);
+}
+
+/* Unlists s; false when it was not live. */
+static bool unlist_live(state *s) {
+  pthread_mutex_lock(&live_lock);
+  bool was = s->live;
+  if (was) {
+    if (s->prev_live != NULL)
+      s->prev_live->next_live = s->next_live;
+    else
+      live_pools = s->next_live;
+    if (s->next_live != NULL) s->next_live->prev_live = s->prev_live;
+    s->live = false;
+  }
+  pthread_mutex_unlock(&live_lock);
+  return was;
+}
+
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,
                                 pmr_mem_resource *upstream) {
-  p->base.ops = &sync_ops;
   state *s = state_of(&p->base);
+  if (is_live(s)) {
+    /* Init over a live pool: it is destroyed first (nothing leaks). */
+#ifdef PMR_DEBUG
+    pmr_report_misuse(
+        "synchronized_pool %p: initialised again while live (not "
+        "destroyed); destroying it first",
+        (void *)p);
+#endif
+    pmr_synchronized_pool_destroy(p);
+  }
+  pmr_impl_fork_register(&fork_client);
+  p->base.ops = &sync_ops;
   for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i)
     atomic_init(&s->shards[i], NULL);
   s->opts = pmr_impl_heap_options(opts);
@@ -284,13 +411,13 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
 #else
   s->debug = NULL;
 #endif
-  s->live = true;
+  atomic_init(&s->create_lock, 0);
+  list_live(s);
   return true;
 }
 
-void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
-  state *s = state_of(&p->base);
-  if (!s->live) return;
+/* Under live_lock: not while fork's prepare holds the pool's locks. */
+static void release_locked(state *s) {
   for (unsigned i = 0; i < PMR_SYNC_POOL_SHARDS; ++i) {
     shard *sh =
         atomic_exchange_explicit(&s->shards[i], NULL, memory_order_acq_rel);
@@ -302,13 +429,20 @@ void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
   pmr_impl_track_clear(s->debug);
 }
 
+void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
+  state *s = state_of(&p->base);
+  pthread_mutex_lock(&live_lock);
+  if (s->live) release_locked(s);
+  pthread_mutex_unlock(&live_lock);
+}
+
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
   state *s = state_of(&p->base);
-  if (!s->live) return;
+  if (!is_live(s)) return; /* destroyed already, or never initialised */
   pmr_synchronized_pool_release(p);
+  unlist_live(s);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
-  s->live = false;
 }
 
 size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {

@@ -22,6 +22,7 @@
  * frees it and clears the thread's entry). */
 #include "resources/pmr_thread_cache.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources/internal/fork_guard.h"
 #include "resources/internal/mem_check.h"
 #include "resources/internal/pool_core.h"
 #include "resources/internal/spin_lock.h"
@@ -94,6 +96,9 @@ typedef struct tc_record {
   _Atomic(tc_cache *) *direct; /* the thread's tl_direct (TLS) */
   _Atomic(tc_cache *) *more;   /* slots DIRECT_SLOTS and up */
   size_t more_cap;
+  /* Every record of a living thread, for fork's child (registry mutex). */
+  struct tc_record *prev_rec, *next_rec;
+  bool listed;
 } tc_record;
 
 /* One shard of the central pool: for each class, under its own lock, a
@@ -167,6 +172,7 @@ static tc_state **slots; /* slot -> live instance, NULL when free */
 static size_t nslots;
 static pthread_key_t exit_key;
 static atomic_bool key_ok; /* exit_key exists */
+static tc_record *records; /* every thread's record (registry mutex) */
 
 static tc_record empty_record; /* a thread's record before its first use */
 
@@ -305,6 +311,12 @@ static tc_cache *get_cache(tc_state *s) {
     tl_rec = rec;
   }
   pthread_mutex_lock(&registry);
+  if (!rec->listed) {
+    rec->listed = true;
+    rec->next_rec = records;
+    if (records != NULL) records->prev_rec = rec;
+    records = rec;
+  }
   _Atomic(tc_cache *) *e = entry_of(rec, s->slot);
   if (e == NULL) { /* grow the record's overflow map */
     size_t want = s->slot - DIRECT_SLOTS + 1,
@@ -396,10 +408,14 @@ static inline bool tc_push(tc_class *k, void *p) {
   return true;
 }
 
+/* prev_count is cleared first: at every point prev's count is 0 or right,
+ * which fork's child relies on (adopt_vanished). */
 static void swap_magazines(tc_class *k) {
   tc_mag *m = loaded_of(k);
   size_t n = loaded_count(k);
-  load_mag(k, k->prev, get_count(&k->prev_count));
+  size_t p = get_count(&k->prev_count);
+  set_count(&k->prev_count, 0);
+  load_mag(k, k->prev, p);
   k->prev = m;
   set_count(&k->prev_count, n);
 }
@@ -685,6 +701,17 @@ static void retire_cache(tc_cache *c) {
   free(c);
 }
 
+/* Takes rec off the list of records (registry mutex held). */
+static void unlist_record(tc_record *rec) {
+  if (!rec->listed) return;
+  if (rec->prev_rec != NULL)
+    rec->prev_rec->next_rec = rec->next_rec;
+  else
+    records = rec->next_rec;
+  if (rec->next_rec != NULL) rec->next_rec->prev_rec = rec->prev_rec;
+  rec->listed = false;
+}
+
 /* The thread-exit callback: every cache of the thread goes back to its
  * (live) instance. Instances destroyed earlier already took theirs. */
 static void thread_exit(void *arg) {
@@ -697,6 +724,7 @@ static void thread_exit(void *arg) {
     unlink_cache(c);
     retire_cache(c);
   }
+  unlist_record(rec);
   pthread_mutex_unlock(&registry);
   free(rec->more);
   free(rec);
@@ -724,9 +752,7 @@ static void drop_caches(tc_state *s) {
 
 /* The slow paths take self, so the fast paths reach them by a jump with
  * their arguments in place. */
-PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
-                                           size_t alignment) {
-  tc_state *s = state_of(self);
+static void *allocate_slow(tc_state *s, size_t bytes, size_t alignment) {
   pmr_impl_pool_class *ck =
       pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
@@ -741,9 +767,18 @@ PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
   return p != NULL ? p : refill(s, c, k, idx);
 }
 
-PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
-                                            size_t bytes, size_t alignment) {
-  tc_state *s = state_of(self);
+/* errno is kept on success: a refill may fail a side allocation (a
+ * magazine) and still get blocks. */
+PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
+                                           size_t alignment) {
+  int saved = errno;
+  void *p = allocate_slow(state_of(self), bytes, alignment);
+  if (p != NULL) errno = saved;
+  return p;
+}
+
+static void deallocate_slow(tc_state *s, void *p, size_t bytes,
+                            size_t alignment) {
   pmr_impl_pool_class *ck =
       pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
   if (ck == &s->core.empty) {
@@ -762,6 +797,14 @@ PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
   }
   tc_class *k = &c->cls[idx];
   if (!tc_push(k, p)) overflow(s, c, k, idx, p);
+}
+
+/* Deallocation never fails, and leaves errno alone. */
+PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
+                                            size_t bytes, size_t alignment) {
+  int saved = errno;
+  deallocate_slow(state_of(self), p, bytes, alignment);
+  errno = saved;
 }
 
 /* The size rounded up to the alignment, minus 1: for bytes > 0 and a power
@@ -838,11 +881,133 @@ static size_t clamp(size_t v, size_t dflt, size_t max) {
   return v > max ? max : v;
 }
 
+/* ---- fork ------------------------------------------------------------------
+ * Before fork(): the registry mutex, then every spin lock of every live
+ * instance. In the child, only the forking thread exists: the caches and
+ * records of the other threads (whose TLS is gone) are taken over: their
+ * magazines go to their instance's central pool, then they are freed. */
+
+#define LOCKS (PMR_IMPL_POOL_CLASSES * (SHARDS + 1) + 2) /* per instance */
+
+/* Every spin lock of s, in one fixed order. */
+static void list_locks(tc_state *s, pmr_impl_spin *all[LOCKS]) {
+  size_t n = 0;
+  for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j)
+    all[n++] = &s->class_lock[j];
+  all[n++] = &s->chunk_lock;
+  all[n++] = &s->big_lock;
+  for (unsigned h = 0; h < SHARDS; ++h)
+    for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j)
+      all[n++] = &s->shards[h].cls[j].lock;
+}
+
+/* Unlocks the first n locks of s (all: LOCKS). */
+static void unlock_first(tc_state *s, size_t n) {
+  pmr_impl_spin *all[LOCKS];
+  list_locks(s, all);
+  while (n > 0) pmr_impl_spin_unlock(all[--n]);
+}
+
+static void fork_release_all(void) {
+  for (size_t i = 0; i < nslots; ++i)
+    if (slots[i] != NULL) unlock_first(slots[i], LOCKS);
+  pthread_mutex_unlock(&registry);
+}
+
+static bool fork_take_all(void) {
+  if (!pmr_impl_fork_mutex_take(&registry)) return false;
+  for (size_t i = 0; i < nslots; ++i) {
+    if (slots[i] == NULL) continue;
+    pmr_impl_spin *all[LOCKS];
+    list_locks(slots[i], all);
+    for (size_t k = 0; k < LOCKS; ++k) {
+      if (pmr_impl_fork_spin_take(all[k])) continue;
+      unlock_first(slots[i], k);
+      for (size_t e = 0; e < i; ++e)
+        if (slots[e] != NULL) unlock_first(slots[e], LOCKS);
+      pthread_mutex_unlock(&registry);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* In fork's child: the magazines of cache c, whose thread vanished
+ * possibly in the middle of changing them, go to the central pool. A
+ * magazine seen twice is given once; a count that does not fit is taken as
+ * 0 (those blocks stay unused until release, like a magazine the thread
+ * held in a local variable). */
+static void adopt_vanished(tc_cache *c) {
+  tc_state *s = c->owner;
+  for (unsigned idx = 0; idx < PMR_IMPL_POOL_CLASSES; ++idx) {
+    tc_class *k = &c->cls[idx];
+    tc_mag *a = loaded_of(k), *b = k->prev;
+    size_t na = 0, nb = get_count(&k->prev_count);
+    if (a != NULL) {
+      uintptr_t top = (uintptr_t)get_top(k), lo = (uintptr_t)&a->slot[0];
+      if (top >= lo && top <= (uintptr_t)&a->slot[k->cap])
+        na = (top - lo) / sizeof(void *);
+      put_mag(s, c->home, idx, a, na);
+    }
+    if (b != NULL && b != a) put_mag(s, c->home, idx, b, nb <= k->cap ? nb : 0);
+  }
+}
+
+static void fork_child(void) {
+  pthread_mutex_init(&registry, NULL);
+  tc_record *me = tl_rec; /* &empty_record if this thread has none */
+  for (size_t i = 0; i < nslots; ++i) {
+    tc_state *s = slots[i];
+    if (s == NULL) continue;
+    unlock_first(s, LOCKS);
+    for (tc_cache *c = s->caches, *next; c != NULL; c = next) {
+      next = c->next;
+      if (c->rec == me) continue;
+      adopt_vanished(c);
+      unlink_cache(c);
+      retire_cache(c);
+    }
+  }
+  for (tc_record *r = records, *next; r != NULL; r = next) {
+    next = r->next_rec;
+    if (r == me) continue;
+    unlist_record(r);
+    free(r->more);
+    free(r);
+  }
+}
+
+static const pmr_impl_fork_client fork_client = {fork_take_all,
+                                                 fork_release_all, fork_child};
+
+/* True when s is a live instance (registry mutex held). Compares pointers
+ * only: s may be uninitialised memory. */
+static bool is_live(const tc_state *s) {
+  for (size_t i = 0; i < nslots; ++i)
+    if (slots[i] == s) return true;
+  return false;
+}
+
 bool pmr_thread_cache_init(pmr_thread_cache *tc,
                            const pmr_thread_cache_options *opts,
                            pmr_mem_resource *upstream) {
-  tc->base.ops = &tc_ops;
   tc_state *s = state_of(&tc->base);
+  pthread_mutex_lock(&registry);
+  bool live = is_live(s);
+  pthread_mutex_unlock(&registry);
+  if (live) {
+    /* Init over a live instance: the old one is destroyed first, so no
+     * thread keeps a cache pointing into the new one's memory. */
+#ifdef PMR_DEBUG
+    pmr_report_misuse(
+        "thread_cache %p: initialised again while live (not destroyed); "
+        "destroying it first",
+        (void *)tc);
+#endif
+    pmr_thread_cache_destroy(tc);
+  }
+  pmr_impl_fork_register(&fork_client);
+  tc->base.ops = &tc_ops;
   memset(s, 0, sizeof *s);
   pmr_thread_cache_options o;
   memset(&o, 0, sizeof o);
@@ -917,7 +1082,8 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
 
 void pmr_thread_cache_release(pmr_thread_cache *tc) {
   tc_state *s = state_of(&tc->base);
-  drop_caches(s); /* every cache's magazines into the shards */
+  if (s->shards == NULL) return; /* destroyed, or init failed */
+  drop_caches(s);                /* every cache's magazines into the shards */
   free_magazines(s);
   pmr_impl_big_release(&s->big, s->core.upstream);
   pmr_impl_pool_core_release(&s->core);
@@ -926,9 +1092,10 @@ void pmr_thread_cache_release(pmr_thread_cache *tc) {
 
 void pmr_thread_cache_destroy(pmr_thread_cache *tc) {
   tc_state *s = state_of(&tc->base);
+  if (s->shards == NULL) return; /* destroyed already, or init failed */
   pmr_thread_cache_release(tc);
   pthread_mutex_lock(&registry);
-  slots[s->slot] = NULL;
+  if (s->slot < nslots && slots[s->slot] == s) slots[s->slot] = NULL;
   pthread_mutex_unlock(&registry);
   free(s->shards);
   s->shards = NULL;

@@ -436,4 +436,167 @@ TEST(MonotonicBuffer, InlineFastPathMatchesTheAbstractInterface) {
   pmr_monotonic_buffer_destroy(&b);
 }
 
+// A marker is refused once what it points into was dropped, even when later
+// allocations have passed its position again (the next block would overlap
+// a live one).
+TEST(MonotonicBuffer, StaleMarkerAfterResetIsRefused) {
+  alignas(16) char buf[1024];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, nullptr);
+  ASSERT_NE(pmr_allocate(&m.base, 100, 1), nullptr);
+  pmr_monotonic_marker mk = pmr_monotonic_buffer_mark(&m);
+  pmr_monotonic_buffer_reset(&m);
+  char* live = static_cast<char*>(pmr_allocate(&m.base, 200, 1));
+  ASSERT_NE(live, nullptr);
+  EXPECT_FALSE(pmr_monotonic_buffer_rewind(&m, mk));
+  char* next = static_cast<char*>(pmr_allocate(&m.base, 50, 1));
+  EXPECT_GE(next, live + 200);  // not inside the live block
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, StaleMarkerAfterReleaseIsRefused) {
+  alignas(16) char buf[1024];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, nullptr);
+  ASSERT_NE(pmr_allocate(&m.base, 100, 1), nullptr);
+  pmr_monotonic_marker mk = pmr_monotonic_buffer_mark(&m);
+  pmr_monotonic_buffer_release(&m);
+  ASSERT_NE(pmr_allocate(&m.base, 200, 1), nullptr);
+  size_t used = pmr_monotonic_buffer_bytes_used(&m);
+  EXPECT_FALSE(pmr_monotonic_buffer_rewind(&m, mk));
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), used);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, StaleMarkerInsideAReusedChunkIsRefused) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  ASSERT_NE(pmr_allocate(&m.base, 100, 1), nullptr);  // in the first chunk
+  pmr_monotonic_marker mk = pmr_monotonic_buffer_mark(&m);
+  pmr_monotonic_buffer_reset(&m);  // the chunk is kept and reused
+  char* live = static_cast<char*>(pmr_allocate(&m.base, 200, 1));
+  ASSERT_EQ(up.allocations(), 1u);
+  EXPECT_FALSE(pmr_monotonic_buffer_rewind(&m, mk));
+  char* next = static_cast<char*>(pmr_allocate(&m.base, 50, 1));
+  EXPECT_GE(next, live + 200);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, MarkerRewoundPastIsRefusedAfterAllocationsPassIt) {
+  for (bool chunked : {false, true}) {
+    alignas(16) char buf[4096];
+    pmr_monotonic_buffer m;
+    if (chunked)
+      pmr_monotonic_buffer_init(&m, nullptr);
+    else
+      pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, nullptr);
+    pmr_monotonic_marker outer = pmr_monotonic_buffer_mark(&m);
+    ASSERT_NE(pmr_allocate(&m.base, 100, 1), nullptr);
+    pmr_monotonic_marker inner = pmr_monotonic_buffer_mark(&m);
+    ASSERT_NE(pmr_allocate(&m.base, 10, 1), nullptr);
+    ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, outer));
+    char* live = static_cast<char*>(pmr_allocate(&m.base, 200, 1));
+    EXPECT_FALSE(pmr_monotonic_buffer_rewind(&m, inner)) << chunked;
+    char* next = static_cast<char*>(pmr_allocate(&m.base, 50, 1));
+    EXPECT_GE(next, live + 200);
+    // The outer marker is still valid, as is rewinding to it again.
+    EXPECT_TRUE(pmr_monotonic_buffer_rewind(&m, outer));
+    EXPECT_TRUE(pmr_monotonic_buffer_rewind(&m, outer));
+    pmr_monotonic_buffer_destroy(&m);
+  }
+}
+
+TEST(MonotonicBuffer, NestedMarkersStayValidThroughInnerRewinds) {
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_size(&m, 256, nullptr);
+  pmr_monotonic_marker outer = pmr_monotonic_buffer_mark(&m);
+  // Scopes that each keep one block and drop their scratch, spilling over
+  // several chunks: more levels than the bookkeeping holds exactly.
+  std::vector<char*> kept;
+  for (int i = 0; i < 40; ++i) {
+    kept.push_back(static_cast<char*>(pmr_allocate(&m.base, 48, 8)));
+    std::memset(kept.back(), i, 48);
+    pmr_monotonic_marker scope = pmr_monotonic_buffer_mark(&m);
+    ASSERT_NE(pmr_allocate(&m.base, 100, 8), nullptr);
+    pmr_monotonic_marker inner = pmr_monotonic_buffer_mark(&m);
+    ASSERT_NE(pmr_allocate(&m.base, 10, 8), nullptr);
+    ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, inner));
+    ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, scope)) << i;
+  }
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(kept[i][47], i);
+  EXPECT_TRUE(pmr_monotonic_buffer_rewind(&m, outer));
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), 0u);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+// Many random marks, rewinds, resets and allocations against a model of
+// which markers are valid: a refused valid marker is allowed only beyond the
+// exact bookkeeping, an accepted invalid one never.
+TEST(MonotonicBuffer, RandomRewindsNeverAcceptAStaleMarker) {
+  std::mt19937 rng(7);
+  alignas(16) char buf[512];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, nullptr);
+  struct Mk {
+    pmr_monotonic_marker mk;
+    size_t used;
+    bool valid;
+  };
+  std::vector<Mk> marks;
+  for (int step = 0; step < 20000; ++step) {
+    int op = rng() % 10;
+    if (op < 5) {
+      ASSERT_NE(pmr_allocate(&m.base, rng() % 300, 8), nullptr);
+    } else if (op < 7) {
+      marks.push_back({pmr_monotonic_buffer_mark(&m),
+                       pmr_monotonic_buffer_bytes_used(&m), true});
+    } else if (op < 9 && !marks.empty()) {
+      size_t i = rng() % marks.size();
+      bool ok = pmr_monotonic_buffer_rewind(&m, marks[i].mk);
+      if (!marks[i].valid) {
+        ASSERT_FALSE(ok) << step;
+      }
+      if (ok) {
+        ASSERT_EQ(pmr_monotonic_buffer_bytes_used(&m), marks[i].used);
+        for (Mk& x : marks)  // taken after it, positioned beyond it
+          if (x.used > marks[i].used) x.valid = false;
+      }
+    } else if (op == 9 && rng() % 8 == 0) {
+      pmr_monotonic_buffer_reset(&m);
+      for (Mk& x : marks) x.valid = false;
+    }
+    if (marks.size() > 64) marks.erase(marks.begin());
+  }
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST(MonotonicBuffer, InitialSizeAboveTheCapIsHonoured) {
+  CountingResource up;
+  pmr_monotonic_buffer m;
+  const size_t want = PMR_MONOTONIC_MAX_CHUNK + 4096;
+  pmr_monotonic_buffer_init_with_size(&m, want, up.get());
+  EXPECT_GE(pmr_monotonic_buffer_next_chunk_size(&m), want);
+  ASSERT_NE(pmr_allocate(&m.base, 100, 8), nullptr);
+  ASSERT_NE(pmr_allocate(&m.base, want - 200, 8), nullptr);
+  std::vector<Call> chunks = Allocations(up);
+  ASSERT_EQ(chunks.size(), 1u);  // the first chunk held both
+  EXPECT_GE(chunks[0].bytes, want);
+  pmr_monotonic_buffer_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(MonotonicBuffer, DestroyTwiceIsHarmless) {
+  CountingResource up;
+  alignas(16) char buf[64];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, up.get());
+  ASSERT_NE(pmr_allocate(&m.base, 1000, 8), nullptr);
+  pmr_monotonic_buffer_destroy(&m);
+  pmr_monotonic_buffer_destroy(&m);
+  pmr_monotonic_buffer_release(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  EXPECT_EQ(up.deallocations(), up.allocations());
+}
+
 }  // namespace

@@ -1,0 +1,63 @@
+/* The library's pthread_atfork handlers (see fork_guard.h). */
+#include "resources/internal/fork_guard.h"
+
+#include <sched.h>
+
+#define MAX_CLIENTS 8
+#define TRIES 2000 /* yields before a busy lock makes the guard start over */
+
+static pthread_mutex_t guard = PTHREAD_MUTEX_INITIALIZER;
+static const pmr_impl_fork_client *clients[MAX_CLIENTS];
+static unsigned nclients; /* guard */
+static bool handlers_set; /* guard */
+
+bool pmr_impl_fork_spin_take(pmr_impl_spin *l) {
+  for (unsigned i = 0; i < TRIES; ++i) {
+    if (pmr_impl_spin_try_lock(l)) return true;
+    sched_yield();
+  }
+  return false;
+}
+
+bool pmr_impl_fork_mutex_take(pthread_mutex_t *m) {
+  for (unsigned i = 0; i < TRIES; ++i) {
+    if (pthread_mutex_trylock(m) == 0) return true;
+    sched_yield();
+  }
+  return false;
+}
+
+static void prepare(void) {
+  pthread_mutex_lock(&guard);
+  for (;;) {
+    unsigned taken = 0;
+    while (taken < nclients && clients[taken]->take_all()) ++taken;
+    if (taken == nclients) return;
+    while (taken > 0) clients[--taken]->release_all();
+    sched_yield();
+  }
+}
+
+static void parent(void) {
+  for (unsigned i = 0; i < nclients; ++i) clients[i]->release_all();
+  pthread_mutex_unlock(&guard);
+}
+
+static void child(void) {
+  for (unsigned i = 0; i < nclients; ++i) clients[i]->child();
+  pthread_mutex_init(&guard, NULL);
+}
+
+bool pmr_impl_fork_register(const pmr_impl_fork_client *c) {
+  pthread_mutex_lock(&guard);
+  bool ok = true;
+  if (!handlers_set)
+    handlers_set = ok = pthread_atfork(prepare, parent, child) == 0;
+  if (ok) {
+    unsigned i = 0;
+    while (i < nclients && clients[i] != c) ++i;
+    if (i == nclients && nclients < MAX_CLIENTS) clients[nclients++] = c;
+  }
+  pthread_mutex_unlock(&guard);
+  return ok;
+}

@@ -1,0 +1,129 @@
+// Debug builds (PMR_DEBUG) report the caller errors of the library's rules
+// through pmr_report_misuse: init over a live thread-safe resource, and the
+// NULLs that are not "the default" nor "empty" (a NULL element, NULL bytes
+// with a length above 0, a NULL key pointer); the call then fails and
+// changes nothing.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "containers/pmr_hashmap.h"
+#include "containers/pmr_string.h"
+#include "containers/pmr_vector.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "tests/testkit/counting_resource.h"
+
+namespace {
+
+void Capture(const char* message, void* context) {
+  static_cast<std::vector<std::string>*>(context)->push_back(message);
+}
+
+class ContractDebug : public ::testing::Test {
+ protected:
+  void SetUp() override { prev_ = pmr_set_misuse_handler(Capture, &got_); }
+  void TearDown() override { pmr_set_misuse_handler(prev_, nullptr); }
+  // The one message reported since the last call, or "" (and a failure).
+  std::string One() {
+    EXPECT_EQ(got_.size(), 1u);
+    std::string m = got_.empty() ? "" : got_.back();
+    got_.clear();
+    return m;
+  }
+  std::vector<std::string> got_;
+  pmr_misuse_handler prev_ = nullptr;
+};
+
+TEST_F(ContractDebug, InitOverALiveThreadCacheIsReported) {
+  pmrtest::CountingResource up;
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, up.get()));
+  ASSERT_NE(pmr_allocate(&tc.base, 64, 8), nullptr);
+  EXPECT_TRUE(got_.empty());
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, up.get()));
+  EXPECT_NE(One().find("thread_cache"), std::string::npos);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  pmr_thread_cache_destroy(&tc);
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, up.get()));  // not live
+  EXPECT_TRUE(got_.empty());
+  pmr_thread_cache_destroy(&tc);
+}
+
+TEST_F(ContractDebug, InitOverALiveSynchronizedPoolIsReported) {
+  pmrtest::CountingResource up;
+  pmr_synchronized_pool p;
+  pmr_synchronized_pool_init(&p, nullptr, up.get());
+  void* x = pmr_allocate(&p.base, 64, 8);
+  ASSERT_NE(x, nullptr);
+  pmr_synchronized_pool_init(&p, nullptr, up.get());
+  EXPECT_NE(One().find("initialised again"), std::string::npos);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  pmr_synchronized_pool_destroy(&p);
+  pmr_synchronized_pool_destroy(&p);
+  EXPECT_TRUE(got_.empty());
+}
+
+TEST_F(ContractDebug, NullElementsAreReportedAndIgnored) {
+  pmr_vector v;
+  ASSERT_TRUE(pmr_vector_init(&v, sizeof(int), alignof(int), nullptr));
+  int one = 1;
+  ASSERT_TRUE(pmr_vector_push_back(&v, &one));
+  EXPECT_FALSE(pmr_vector_push_back(&v, nullptr));
+  EXPECT_NE(One().find("push_back with a NULL element"), std::string::npos);
+  EXPECT_FALSE(pmr_vector_insert(&v, 0, nullptr));
+  EXPECT_NE(One().find("insert"), std::string::npos);
+  EXPECT_FALSE(pmr_vector_insert_range(&v, 0, nullptr, 2));
+  EXPECT_NE(One().find("insert_range"), std::string::npos);
+  EXPECT_TRUE(pmr_vector_insert_range(&v, 0, nullptr, 0));  // empty: fine
+  EXPECT_TRUE(got_.empty());
+  EXPECT_EQ(pmr_vector_size(&v), 1u);
+  pmr_vector_destroy(&v);
+}
+
+TEST_F(ContractDebug, NullBytesWithALengthAreReported) {
+  pmr_string s;
+  ASSERT_TRUE(pmr_string_init_cstr(&s, "hello", nullptr));
+  EXPECT_EQ(pmr_string_find(&s, nullptr, 3, 0), PMR_STRING_NPOS);
+  EXPECT_NE(One().find("find with NULL and length 3"), std::string::npos);
+  EXPECT_EQ(pmr_string_rfind(&s, nullptr, 2, PMR_STRING_NPOS), PMR_STRING_NPOS);
+  EXPECT_NE(One().find("rfind"), std::string::npos);
+  EXPECT_GT(pmr_string_compare_bytes(&s, nullptr, 4), 0);  // vs ""
+  EXPECT_NE(One().find("compare_bytes"), std::string::npos);
+  EXPECT_EQ(pmr_string_find(&s, nullptr, 0, 2), 2u);  // empty: fine
+  EXPECT_TRUE(got_.empty());
+  pmr_string_destroy(&s);
+}
+
+TEST_F(ContractDebug, NullKeyPointersAreReportedAndIgnored) {
+  pmr_hashmap m;
+  ASSERT_TRUE(pmr_hashmap_init(&m, sizeof(uint64_t), alignof(uint64_t),
+                               sizeof(int), alignof(int), nullptr));
+  uint64_t k = 7;
+  int val = 3;
+  ASSERT_EQ(pmr_hashmap_insert(&m, &k, &val, nullptr), PMR_HASHMAP_INSERTED);
+  EXPECT_EQ(pmr_hashmap_find(&m, nullptr), nullptr);
+  EXPECT_NE(One().find("find with a NULL key"), std::string::npos);
+  EXPECT_FALSE(pmr_hashmap_contains(&m, nullptr));
+  EXPECT_NE(One().find("find"), std::string::npos);
+  EXPECT_EQ(pmr_hashmap_find_key(&m, nullptr), nullptr);
+  EXPECT_NE(One().find("find_key"), std::string::npos);
+  void* out = &k;
+  EXPECT_EQ(pmr_hashmap_insert(&m, nullptr, &val, &out), PMR_HASHMAP_NOMEM);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_NE(One().find("insert"), std::string::npos);
+  EXPECT_EQ(pmr_hashmap_insert_or_assign(&m, nullptr, &val), PMR_HASHMAP_NOMEM);
+  EXPECT_NE(One().find("insert_or_assign"), std::string::npos);
+  bool inserted = true;
+  EXPECT_EQ(pmr_hashmap_emplace(&m, nullptr, &inserted), nullptr);
+  EXPECT_FALSE(inserted);
+  EXPECT_NE(One().find("emplace"), std::string::npos);
+  EXPECT_FALSE(pmr_hashmap_erase(&m, nullptr, nullptr));
+  EXPECT_NE(One().find("erase"), std::string::npos);
+  EXPECT_EQ(pmr_hashmap_size(&m), 1u);
+  pmr_hashmap_destroy(&m);
+}
+
+}  // namespace
