@@ -40,6 +40,8 @@ constexpr char kUsage[] =
     "  --quick            the whole suite at 1/20 size (CI / smoke test, under "
     "30 s)\n"
     "  --json=FILE        write every result (schema: benchmarks/README.md)\n"
+    "  --markdown=FILE    write the summary and every table as Markdown\n"
+    "                     (benchmarks/RESULTS.md is such a file)\n"
     "  --svg=FILE         write every workload's bar chart into one SVG file\n"
     "  --svg-dir=DIR      write one bar chart per workload (DIR/A.svg ...) and "
     "DIR/index.html\n"
@@ -64,7 +66,7 @@ constexpr char kUsage[] =
 
 struct Options {
   bool quick = false, list = false, help = false, child = false;
-  std::string json, svg, svg_dir, filter;
+  std::string json, markdown, svg, svg_dir, filter;
   double scale = -1;
   int rounds = -1, warmup = -1, d_runs = -1;
   std::vector<std::pair<std::string, std::string>> peer_libs;
@@ -90,9 +92,9 @@ bool ParseDouble(const std::string& s, double* out) {
 
 bool ParseArgs(int argc, char** argv, Options* o, std::string* err) {
   static const char* kValued[] = {
-      "json",   "svg",         "svg-dir",     "filter",   "scale",
-      "rounds", "warmup",      "d-processes", "peer-lib", "workload",
-      "alloc",  "expect-peer", "timeout"};
+      "json",     "markdown", "svg",         "svg-dir",     "filter",
+      "scale",    "rounds",   "warmup",      "d-processes", "peer-lib",
+      "workload", "alloc",    "expect-peer", "timeout"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
@@ -130,6 +132,8 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* err) {
       o->help = true;
     else if (name == "json")
       o->json = value;
+    else if (name == "markdown")
+      o->markdown = value;
     else if (name == "svg")
       o->svg = value;
     else if (name == "svg-dir")
@@ -581,6 +585,16 @@ int ParentMain(const Options& o) {
       absl::FPrintF(stderr, "JSON written to %s\n", path);
     } else {
       absl::FPrintF(stderr, "cannot write JSON: %s\n", err);
+      rc = 1;
+    }
+  }
+  if (!o.markdown.empty()) {
+    std::string err;
+    const std::string path = UserPath(o.markdown);
+    if (WriteMarkdown(run, path, &err)) {
+      absl::FPrintF(stderr, "Markdown written to %s\n", path);
+    } else {
+      absl::FPrintF(stderr, "cannot write Markdown: %s\n", err);
       rc = 1;
     }
   }

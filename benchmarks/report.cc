@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -396,7 +397,11 @@ double RatioVs(const RunInfo& run, size_t w, size_t a,
   return theirs->median / mine->median;
 }
 
-void PrintReport(const RunInfo& run, FILE* out) {
+namespace {
+
+// The run's header: mode, machine, date, notes, the drop-in mallocs found,
+// the allocators' legend.
+void PrintHeader(const RunInfo& run, FILE* out) {
   absl::FPrintF(out,
                 "pmr-c allocator comparison  (mode %s, scale %g, %d rounds + "
                 "%d warm-up)\n",
@@ -440,11 +445,60 @@ void PrintReport(const RunInfo& run, FILE* out) {
                 "fast path; direct = a C++ class's inline methods. Every "
                 "request asks alignment %d.\n",
                 kAlign);
+}
+
+}  // namespace
+
+void PrintReport(const RunInfo& run, FILE* out) {
+  PrintHeader(run, out);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
     if (run.selected_workload[w]) PrintTable(run, w, out);
   PrintSummary(run, out);
   absl::FPrintF(out, "\nwall time %.1f s\n", run.wall_seconds);
+}
+
+bool WriteMarkdown(const RunInfo& run, const std::string& path,
+                   std::string* err) {
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* mem = open_memstream(&buf, &len);
+  if (mem == nullptr) {
+    *err = std::string("open_memstream: ") + std::strerror(errno);
+    return false;
+  }
+  absl::FPrintF(mem,
+                "# Benchmark results\n\n"
+                "<!-- Written by `bazel run -c opt //benchmarks:all -- "
+                "--markdown=PATH`; a new run replaces it. -->\n\n"
+                "The latest run of the comparison described in "
+                "[README.md](README.md) (workloads, allocators, method, how "
+                "to read the tables): %s, %s; mode %s, scale %g, %d timed "
+                "rounds after %d warm-up; %.1f s.\n\n",
+                run.date, run.machine, run.mode, run.scale, run.rounds,
+                run.warmup, run.wall_seconds);
+  absl::FPrintF(mem, "## Which resource for which workload\n\n```text");
+  PrintSummary(run, mem);
+  absl::FPrintF(mem, "```\n\n## Every workload\n\n```text\n");
+  PrintHeader(run, mem);
+  const auto& wls = Workloads();
+  for (size_t w = 0; w < wls.size(); ++w)
+    if (run.selected_workload[w]) PrintTable(run, w, mem);
+  absl::FPrintF(mem, "```\n");
+  std::fclose(mem);
+  std::string text(buf, len);
+  std::free(buf);
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool ok = std::fputs(text.c_str(), f) >= 0 && std::fflush(f) == 0;
+  if (std::fclose(f) != 0 || !ok) {
+    *err = path + ": write failed";
+    return false;
+  }
+  return true;
 }
 
 bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {

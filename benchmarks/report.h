@@ -1,5 +1,6 @@
 // What the parent of //benchmarks:all collects from its children, and the
-// ways it reports it: text tables, JSON (--json), SVG (--svg, --svg-dir).
+// ways it reports it: text tables, JSON (--json), Markdown (--markdown), SVG
+// (--svg, --svg-dir).
 #ifndef PMR_BENCHMARKS_REPORT_H_
 #define PMR_BENCHMARKS_REPORT_H_
 
@@ -68,6 +69,9 @@ double RatioVs(const RunInfo& run, size_t w, size_t a,
 
 void PrintReport(const RunInfo& run, FILE* out);
 bool WriteJson(const RunInfo& run, const std::string& path, std::string* err);
+// The summary and every table as a Markdown page (benchmarks/RESULTS.md).
+bool WriteMarkdown(const RunInfo& run, const std::string& path,
+                   std::string* err);
 // One SVG file at path, every selected workload's chart one under another.
 bool WriteSvg(const RunInfo& run, const std::string& path, std::string* err);
 // One SVG file per workload (dir/A.svg ...) and dir/index.html showing them.
