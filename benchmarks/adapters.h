@@ -1,6 +1,7 @@
 // One small adapter per way of getting memory, all with the same inline
 // interface, so every workload is one template and every allocator runs the
-// same code:
+// same code (an allocator of Allocators() is one factory of an adapter, at the
+// end of this file):
 //   void* alloc(size_t n);              // NULL on failure
 //   void dealloc(void* p, size_t n);    // sized, like pmr_deallocate
 //   void drop();                        // end of a "free all" phase or of a
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <memory>
 #include <memory_resource>
+#include <variant>
 
 #include "benchmarks/baselines.h"
 #include "benchmarks/registry.h"
@@ -247,6 +249,28 @@ class NoAllocatorAdapter {
  private:
   char* mem_;
   size_t next_ = 0;
+};
+
+// absl::flat_hash_map with std::allocator: malloc, but its own container row.
+class AbslMapAdapter : public MallocAdapter {};
+
+// What a factory may depend on: the workload's wishes.
+struct MakeCtx {
+  size_t mono_first_chunk;  // 0: the resource's default
+};
+
+template <class A>
+using MakeFn = std::unique_ptr<A> (*)(const MakeCtx&);
+
+// One factory per allocator: a plain function returning one of the adapter
+// types above (a workload is instantiated for each of them, so calls stay
+// inline). A new adapter class goes into this list.
+struct AdapterFactory {
+  std::variant<MakeFn<MallocAdapter>, MakeFn<AbslMapAdapter>,
+               MakeFn<StdAdapter>, MakeFn<PmrAdapter>,
+               MakeFn<PmrMonoInlineAdapter>, MakeFn<SimplePoolAdapter>,
+               MakeFn<ArenaAdapter>, MakeFn<NoAllocatorAdapter>>
+      make;
 };
 
 }  // namespace bench

@@ -3,6 +3,7 @@
 #ifndef PMR_BENCHMARKS_CHILD_H_
 #define PMR_BENCHMARKS_CHILD_H_
 
+#include <cstdint>
 #include <string>
 
 #include "benchmarks/registry.h"
@@ -19,6 +20,10 @@ struct ChildArgs {
   int warmup = 1;
   int timeout_s = 0;  // 0: none
 };
+
+// The checksum the workloads feed with pointers and block contents, printed
+// at the end so no work can be optimised away.
+uint64_t& Sink();
 
 // Returns the process exit code: 0 success, 3 preload check failed, 2 bad
 // arguments.

@@ -1,4 +1,4 @@
-// bazel run //benchmarks:all [-- --quick --json=FILE --svg=DIR --filter=REGEX]
+// bazel run //benchmarks:all [-- --quick --json=FILE --svg=FILE --filter=REGEX]
 //
 // Compares pmr-c's resources with glibc malloc, jemalloc, tcmalloc and
 // mimalloc (drop-in, via LD_PRELOAD), std::pmr and the seed articles' naive
@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,10 @@ constexpr char kUsage[] =
     "  --quick            the whole suite at 1/20 size (CI / smoke test, under "
     "30 s)\n"
     "  --json=FILE        write every result (schema: benchmarks/README.md)\n"
-    "  --svg=DIR          write one bar chart per workload (DIR/A.svg ...) and "
+    "  --markdown=FILE    write the summary and every table as Markdown\n"
+    "                     (benchmarks/RESULTS.md is such a file)\n"
+    "  --svg=FILE         write every workload's bar chart into one SVG file\n"
+    "  --svg-dir=DIR      write one bar chart per workload (DIR/A.svg ...) and "
     "DIR/index.html\n"
     "  --filter=REGEX     run only pairs whose \"WORKLOAD/ALLOCATOR\" matches "
     "(POSIX extended regex,\n"
@@ -62,7 +66,7 @@ constexpr char kUsage[] =
 
 struct Options {
   bool quick = false, list = false, help = false, child = false;
-  std::string json, svg, filter;
+  std::string json, markdown, svg, svg_dir, filter;
   double scale = -1;
   int rounds = -1, warmup = -1, d_runs = -1;
   std::vector<std::pair<std::string, std::string>> peer_libs;
@@ -88,8 +92,9 @@ bool ParseDouble(const std::string& s, double* out) {
 
 bool ParseArgs(int argc, char** argv, Options* o, std::string* err) {
   static const char* kValued[] = {
-      "json",        "svg",      "filter",   "scale", "rounds",      "warmup",
-      "d-processes", "peer-lib", "workload", "alloc", "expect-peer", "timeout"};
+      "json",     "markdown", "svg",         "svg-dir",     "filter",
+      "scale",    "rounds",   "warmup",      "d-processes", "peer-lib",
+      "workload", "alloc",    "expect-peer", "timeout"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
@@ -127,8 +132,12 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* err) {
       o->help = true;
     else if (name == "json")
       o->json = value;
+    else if (name == "markdown")
+      o->markdown = value;
     else if (name == "svg")
       o->svg = value;
+    else if (name == "svg-dir")
+      o->svg_dir = value;
     else if (name == "filter")
       o->filter = value;
     else if (name == "scale")
@@ -209,6 +218,16 @@ std::string MachineLine() {
       "%s, %d cores, %s, glibc %s, libstdc++ %d (%d), gcc %s", cpu,
       sysconf(_SC_NPROCESSORS_ONLN), kernel, gnu_get_libc_version(),
       _GLIBCXX_RELEASE, __GLIBCXX__, __VERSION__);
+}
+
+std::string DateLine() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm;
+  char buf[64];
+  if (gmtime_r(&now, &tm) == nullptr ||
+      std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm) == 0)
+    return "?";
+  return buf;
 }
 
 const char* SanitizerName() {
@@ -356,6 +375,7 @@ int ParentMain(const Options& o) {
   run.filter = o.filter;
   run.sizes = Sizes::Scaled(run.scale);
   run.machine = MachineLine();
+  run.date = DateLine();
   run.sanitizer = SanitizerName();
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) run.load_before = load[0];
@@ -568,10 +588,30 @@ int ParentMain(const Options& o) {
       rc = 1;
     }
   }
+  if (!o.markdown.empty()) {
+    std::string err;
+    const std::string path = UserPath(o.markdown);
+    if (WriteMarkdown(run, path, &err)) {
+      absl::FPrintF(stderr, "Markdown written to %s\n", path);
+    } else {
+      absl::FPrintF(stderr, "cannot write Markdown: %s\n", err);
+      rc = 1;
+    }
+  }
   if (!o.svg.empty()) {
     std::string err;
-    const std::string dir = UserPath(o.svg);
-    if (WriteSvg(run, dir, &err)) {
+    const std::string path = UserPath(o.svg);
+    if (WriteSvg(run, path, &err)) {
+      absl::FPrintF(stderr, "SVG charts written to %s\n", path);
+    } else {
+      absl::FPrintF(stderr, "cannot write SVG: %s\n", err);
+      rc = 1;
+    }
+  }
+  if (!o.svg_dir.empty()) {
+    std::string err;
+    const std::string dir = UserPath(o.svg_dir);
+    if (WriteSvgDir(run, dir, &err)) {
       absl::FPrintF(stderr, "SVG charts written to %s/ (open %s/index.html)\n",
                     dir, dir);
     } else {

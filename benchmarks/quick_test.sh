@@ -40,8 +40,9 @@ metrics_of() {
 # ---- the quick suite --------------------------------------------------------
 json=$out/quick.json
 svg=$out/svg
+svg_file=$out/charts.svg
 start=$(date +%s)
-if ! "$bin" --quick --scale=0.01 --json="$json" --svg="$svg" >"$out/stdout.txt" 2>"$out/stderr.txt"; then
+if ! "$bin" --quick --scale=0.01 --json="$json" --markdown="$out/results.md" --svg="$svg_file" --svg-dir="$svg" >"$out/stdout.txt" 2>"$out/stderr.txt"; then
   fail "quick run exited with $? (stderr below)"
   tail -n 30 "$out/stderr.txt"
 fi
@@ -108,6 +109,20 @@ for w in $workloads; do
   head -c 5 "$svg/$w.svg" 2>/dev/null | grep -q '<svg' || fail "no chart $svg/$w.svg"
 done
 [ -s "$svg/index.html" ] || fail "no $svg/index.html"
+# --markdown: the summary and every table, in Markdown.
+grep -q "^## Which resource for which workload" "$out/results.md" || fail "--markdown: no summary"
+for w in $workloads; do
+  grep -q "^== $w: " "$out/results.md" || fail "--markdown: no table for $w"
+done
+# --svg=FILE writes that file (one SVG with every chart), not a directory.
+[ -f "$svg_file" ] || fail "--svg=$svg_file did not write a file"
+head -c 5 "$svg_file" 2>/dev/null | grep -q '<svg' || fail "$svg_file is not an SVG"
+for w in $workloads; do
+  grep -q ">$w: " "$svg_file" || fail "$svg_file has no chart for $w"
+done
+# Each chart says on which machine, when and in which mode it was made.
+grep -q "mode quick+custom, scale 0.01" "$svg/A.svg" || fail "chart A does not say its mode"
+grep -q "[0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9] UTC" "$svg/A.svg" || fail "chart A has no date"
 
 # ---- --filter keeps the references for the ratios ----------------------------
 fjson=$out/filter.json

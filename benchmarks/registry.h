@@ -1,5 +1,10 @@
 // The allocators and workloads of //benchmarks:all, shared by the parent (which
 // runs every measurement in a child process and reports) and the children.
+//
+// Each allocator is one entry of Allocators() (allocators.cc): its description
+// and one factory that makes its adapter (adapters.h). Each workload is one
+// entry of Workloads() (workloads.cc): its metrics, parameters, notes and run
+// function. Nothing else dispatches on their ids.
 #ifndef PMR_BENCHMARKS_REGISTRY_H_
 #define PMR_BENCHMARKS_REGISTRY_H_
 
@@ -12,6 +17,8 @@ namespace bench {
 // kReference: not an allocator; F's loop with no allocation at all (its floor).
 enum class Family { kMalloc, kStd, kSeed, kPmr, kThirdParty, kReference };
 
+struct AdapterFactory;  // adapters.h: how to make the allocator's adapter
+
 struct AllocatorInfo {
   const char* id;  // stable name, used in --filter and in the JSON
   Family family;
@@ -22,6 +29,14 @@ struct AllocatorInfo {
   const char* std_counterpart;  // the std::pmr resource it is compared with
                                 // (nullptr: it is one)
   const char* peer;             // LD_PRELOAD peer name, or nullptr
+  const AdapterFactory* make;   // makes one instance of its adapter
+  // Container workloads (V, H, S) run over this allocator: the std container
+  // with std::allocator (malloc family), the std::pmr container over it (std
+  // family), the pmr-c container over it (pmr family).
+  bool container_rows = false;
+  const char* container = nullptr;  // the container type, when not by family
+  const char* only_in = nullptr;    // the one workload it takes part in
+  const char* only_why = nullptr;   // why, shown elsewhere
 };
 
 const std::vector<AllocatorInfo>& Allocators();
@@ -66,18 +81,36 @@ struct MetricInfo {
   const char* unit;  // "ns" or "KiB"
 };
 
+struct ChildArgs;     // child.h
+struct WorkloadInfo;  // below
+
+// Measures allocator a on workload w in this (child) process, printing its
+// metrics (child.cc describes the protocol).
+using RunFn = void (*)(const WorkloadInfo& w, const AllocatorInfo& a,
+                       const ChildArgs& args);
+using TextFn = std::string (*)(const WorkloadInfo& w, const Sizes& s);
+
 struct WorkloadInfo {
-  const char* id;  // "A", "B2", ...
-  const char* title;
-  int threads;  // threads that allocate (B: 1, 2, 8; F: 2)
-  bool thread_safe_only;
-  bool memory;  // D: memory, not time
+  const char* id = "";  // "A", "B2", ...
+  const char* title = "";
+  int threads = 1;  // threads that allocate (B: 1, 2, 8; F: 2)
+  bool thread_safe_only = false;
+  bool memory = false;     // D: memory, not time
+  bool instances = false;  // B, F: thread-safe resources shared, others one
+                           // per thread (the table's "instances" column)
   std::vector<MetricInfo> metrics;
-  const char* primary;  // the metric ratios, charts and the summary use
-  bool container =
-      false;  // V, H, S: a container over each resource, not direct calls
-  const char* extra_ref =
-      nullptr;  // H: also compared with this allocator row (absl)
+  const char* primary = "";     // the metric ratios, charts and the summary use
+  const char* unit_label = "";  // the primary metric in words (charts)
+  bool container = false;       // V, H, S: a container over each resource
+  const char* pmr_container = nullptr;  // container workloads: "pmr_vector"
+  const char* std_container = nullptr;  // and "vector" (std:: or std::pmr::)
+  const char* extra_ref = nullptr;  // H: also compared with this allocator row
+  size_t mono_first_chunk = 0;      // G: the monotonic resources' first chunk
+  TextFn params = nullptr;       // parameters in words (printed above tables)
+  TextFn params_json = nullptr;  // the same as a JSON object
+  TextFn phase_note = nullptr;   // replaces the generic note on phase columns
+  TextFn notes = nullptr;        // extra lines under the table
+  RunFn run = nullptr;
 };
 
 const std::vector<WorkloadInfo>& Workloads();
@@ -106,6 +139,7 @@ struct PeerInfo {
   std::vector<const char*> libs;
   std::vector<const char*> probe_symbols;
   const char* lib_substring;
+  std::string (*version)();  // its version, read in the child ("" unknown)
 };
 const std::vector<PeerInfo>& Peers();
 const PeerInfo* FindPeer(const std::string& name);

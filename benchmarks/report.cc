@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -83,21 +84,6 @@ std::string ShortStd(const char* id) {
 
 std::string Mib(double kib) { return absl::StrFormat("%.1f", kib / 1024.0); }
 
-const char* UnitLabel(const WorkloadInfo& wl) {
-  const std::string primary = wl.primary, id = wl.id;
-  if (id == "V") return "ns per element (push_back + destroy)";
-  if (id == "H")
-    return "ns per operation (insert, hit, miss, erase: round / 4n)";
-  if (id == "S") return "ns per string (build + destroy)";
-  if (primary == "total_ns_per_op") return "ns per block (alloc + free)";
-  if (primary == "ns_per_step") return "ns per step (free + alloc)";
-  if (primary == "ns_per_block")
-    return "ns per block (alloc + hand-over + free)";
-  if (primary == "ns_per_request") return "ns per request";
-  if (primary == "peak_rss_kib") return "peak resident MiB";
-  return "";
-}
-
 std::string NotOkText(const Cell& c) {
   switch (c.status) {
     case Status::kNotInstalled:
@@ -165,7 +151,6 @@ size_t FastestOf(const RunInfo& run, size_t w, bool malloc_only) {
 void PrintTable(const RunInfo& run, size_t w, FILE* out) {
   const WorkloadInfo& wl = Workloads()[w];
   const auto& all = Allocators();
-  const std::string id = wl.id;
   // Timing columns before the primary one (A/B/C: alloc, free; V: push,
   // destroy; H: insert, hit, miss, erase; S: build, destroy).
   std::vector<std::string> phase_ids;
@@ -173,7 +158,7 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
     if (std::string(m.unit) == "ns" && wl.primary != std::string(m.id))
       phase_ids.push_back(m.id);
   const bool phases = !phase_ids.empty();
-  const bool threads = id[0] == 'B' || id == "F";
+  const bool threads = wl.instances;
   absl::FPrintF(out, "\n== %s: %s\n   %s\n", wl.id, wl.title,
                 WorkloadParams(wl, run.sizes));
   if (wl.memory)
@@ -279,14 +264,8 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
     absl::FPrintF(
         out,
         "   * not selected by --filter; run as a reference for the ratios\n");
-  if (phases && id == "H") {
-    absl::FPrintF(out,
-                  "   insert, hit, miss, erase: ns per operation of each phase "
-                  "(erase includes destroying the "
-                  "empty map and reset/release);\n   total = whole round / %d "
-                  "operations; each column is its "
-                  "own median\n",
-                  4 * run.sizes.h_keys);
+  if (phases && wl.phase_note != nullptr) {
+    absl::FPrintF(out, "%s", wl.phase_note(wl, run.sizes));
   } else if (phases) {
     std::string names;
     for (const std::string& m : phase_ids)
@@ -314,19 +293,7 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                   "   RSS+ = peak resident memory of the process above its own "
                   "arrays (warm-up and all "
                   "rounds)\n");
-  if (id == "F")
-    absl::FPrintF(out,
-                  "   F needs both cores: with other load on the machine, "
-                  "hand-over stalls dominate\n");
-  if (id == "V")
-    absl::FPrintF(out,
-                  "   V is mostly page faults: a vector this large gets fresh "
-                  "pages in every round (glibc "
-                  "mmaps blocks over 32 MiB and munmaps them on free)\n   "
-                  "unless its allocator keeps them "
-                  "(tcmalloc; pmr_monotonic's reset keeps its chunks); "
-                  "pmr_monotonic_release vs std_monotonic "
-                  "is like for like\n");
+  if (wl.notes != nullptr) absl::FPrintF(out, "%s", wl.notes(wl, run.sizes));
 
   const size_t pick = Pick(run, w);
   if (pick < all.size()) {
@@ -430,12 +397,17 @@ double RatioVs(const RunInfo& run, size_t w, size_t a,
   return theirs->median / mine->median;
 }
 
-void PrintReport(const RunInfo& run, FILE* out) {
+namespace {
+
+// The run's header: mode, machine, date, notes, the drop-in mallocs found,
+// the allocators' legend.
+void PrintHeader(const RunInfo& run, FILE* out) {
   absl::FPrintF(out,
                 "pmr-c allocator comparison  (mode %s, scale %g, %d rounds + "
                 "%d warm-up)\n",
                 run.mode, run.scale, run.rounds, run.warmup);
   absl::FPrintF(out, "machine: %s\n", run.machine);
+  absl::FPrintF(out, "date: %s\n", run.date);
   if (!run.sanitizer.empty())
     absl::FPrintF(out,
                   "NOTE: %s build: timings are not representative; drop-in "
@@ -473,11 +445,60 @@ void PrintReport(const RunInfo& run, FILE* out) {
                 "fast path; direct = a C++ class's inline methods. Every "
                 "request asks alignment %d.\n",
                 kAlign);
+}
+
+}  // namespace
+
+void PrintReport(const RunInfo& run, FILE* out) {
+  PrintHeader(run, out);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
     if (run.selected_workload[w]) PrintTable(run, w, out);
   PrintSummary(run, out);
   absl::FPrintF(out, "\nwall time %.1f s\n", run.wall_seconds);
+}
+
+bool WriteMarkdown(const RunInfo& run, const std::string& path,
+                   std::string* err) {
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* mem = open_memstream(&buf, &len);
+  if (mem == nullptr) {
+    *err = std::string("open_memstream: ") + std::strerror(errno);
+    return false;
+  }
+  absl::FPrintF(mem,
+                "# Benchmark results\n\n"
+                "<!-- Written by `bazel run -c opt //benchmarks:all -- "
+                "--markdown=PATH`; a new run replaces it. -->\n\n"
+                "The latest run of the comparison described in "
+                "[README.md](README.md) (workloads, allocators, method, how "
+                "to read the tables): %s, %s; mode %s, scale %g, %d timed "
+                "rounds after %d warm-up; %.1f s.\n\n",
+                run.date, run.machine, run.mode, run.scale, run.rounds,
+                run.warmup, run.wall_seconds);
+  absl::FPrintF(mem, "## Which resource for which workload\n\n```text");
+  PrintSummary(run, mem);
+  absl::FPrintF(mem, "```\n\n## Every workload\n\n```text\n");
+  PrintHeader(run, mem);
+  const auto& wls = Workloads();
+  for (size_t w = 0; w < wls.size(); ++w)
+    if (run.selected_workload[w]) PrintTable(run, w, mem);
+  absl::FPrintF(mem, "```\n");
+  std::fclose(mem);
+  std::string text(buf, len);
+  std::free(buf);
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool ok = std::fputs(text.c_str(), f) >= 0 && std::fflush(f) == 0;
+  if (std::fclose(f) != 0 || !ok) {
+    *err = path + ": write failed";
+    return false;
+  }
+  return true;
 }
 
 bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
@@ -489,16 +510,17 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
   const auto& all = Allocators();
   const auto& wls = Workloads();
   absl::FPrintF(f, "{\n\"schema\": \"pmr-c-benchmarks/1\",\n");
-  absl::FPrintF(f,
-                "\"run\": {\"mode\": %s, \"scale\": %s, \"rounds\": %d, "
-                "\"warmup\": %d, \"d_processes\": %d, "
-                "\"filter\": %s, \"machine\": %s, \"sanitizer\": %s, "
-                "\"load_average_before\": %s, "
-                "\"wall_seconds\": %s},\n",
-                JsonString(run.mode), JsonNumber(run.scale), run.rounds,
-                run.warmup, run.d_runs, JsonString(run.filter),
-                JsonString(run.machine), JsonString(run.sanitizer),
-                JsonNumber(run.load_before), JsonNumber(run.wall_seconds));
+  absl::FPrintF(
+      f,
+      "\"run\": {\"mode\": %s, \"scale\": %s, \"rounds\": %d, "
+      "\"warmup\": %d, \"d_processes\": %d, "
+      "\"filter\": %s, \"machine\": %s, \"date\": %s, \"sanitizer\": %s, "
+      "\"load_average_before\": %s, "
+      "\"wall_seconds\": %s},\n",
+      JsonString(run.mode), JsonNumber(run.scale), run.rounds, run.warmup,
+      run.d_runs, JsonString(run.filter), JsonString(run.machine),
+      JsonString(run.date), JsonString(run.sanitizer),
+      JsonNumber(run.load_before), JsonNumber(run.wall_seconds));
   absl::FPrintF(f, "\"peers\": {");
   bool first = true;
   for (const auto& [name, ps] : run.peers) {
@@ -655,18 +677,28 @@ std::vector<std::string> Wrap(const std::string& text, size_t width) {
   return lines;
 }
 
-std::string SvgFor(const RunInfo& run, size_t w) {
+struct Chart {
+  std::string body;  // SVG elements, drawn from (0, 0)
+  int width = 0, height = 0;
+};
+
+// Time charts also show each row's memory (RSS+, log scale) when it differs
+// by an order of magnitude or more between rows.
+constexpr double kMemorySpread = 10;
+
+Chart ChartFor(const RunInfo& run, size_t w) {
   const WorkloadInfo& wl = Workloads()[w];
   const auto& all = Allocators();
   struct Bar {
     std::string name, note;
     Family family;
     double med = 0, lo = 0, hi = 0;
+    double mem_mib = -1;  // RSS+, time charts only
     bool ok = false;
   };
   std::vector<Bar> bars;
   const double div = wl.memory ? 1024.0 : 1.0;  // D in MiB
-  double top = 0;
+  double top = 0, mem_min = 0, mem_max = 0;
   for (size_t a = 0; a < all.size(); ++a) {
     const Cell& c = run.cells[w][a];
     if (c.status == Status::kNotRun || c.status == Status::kNotApplicable)
@@ -680,16 +712,27 @@ std::string SvgFor(const RunInfo& run, size_t w) {
       b.lo = s->min / div;
       b.hi = s->max / div;
       top = std::max(top, b.hi);
+      if (!wl.memory) {
+        const double kib = MemoryOf(run, w, a);
+        if (kib >= 0) {
+          b.mem_mib = kib / 1024.0;
+          const double m = std::max(b.mem_mib, 0.1);  // 0.1 MiB: the floor
+          mem_min = mem_min == 0 ? m : std::min(mem_min, m);
+          mem_max = std::max(mem_max, m);
+        }
+      }
     } else {
       b.note = StatusName(c.status);
     }
     bars.push_back(b);
   }
+  const bool show_memory = mem_min > 0 && mem_max >= kMemorySpread * mem_min;
   const double payload =
       static_cast<double>(run.sizes.a_blocks * kBlock) / (1 << 20);
   if (wl.memory) top = std::max(top, payload);
   if (top <= 0) top = 1;
   const int left = 200, width = 560, row_h = 22;
+  const int mem_left = left + width + 90, mem_width = 200;
   std::string desc = WorkloadParams(wl, run.sizes);
   if (wl.container)
     desc += absl::StrFormat(
@@ -700,15 +743,15 @@ std::string SvgFor(const RunInfo& run, size_t w) {
         ContainerOf(wl, *FindAllocator("std_new_delete")),
         ContainerOf(wl, *FindAllocator("pmr_malloc")));
   const std::vector<std::string> desc_lines = Wrap(desc, 150);
-  const int top_px = 64 + 13 * static_cast<int>(desc_lines.size() - 1) + 12;
-  const int total_w = left + width + 150;
-  const int total_h = top_px + static_cast<int>(bars.size()) * row_h + 56;
-  std::string s = absl::StrFormat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-      "viewBox=\"0 0 %d %d\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" "
-      "height=\"100%%\" fill=\"white\"/>\n",
-      total_w, total_h, total_w, total_h);
+  const int top_px = 64 + 13 * static_cast<int>(desc_lines.size() - 1) + 12 +
+                     (show_memory ? 14 : 0);
+  const int rows_px = static_cast<int>(bars.size()) * row_h;
+  Chart chart;
+  chart.width = (show_memory ? mem_left + mem_width + 70 : left + width + 150);
+  chart.height = top_px + rows_px + 72;
+  std::string s =
+      absl::StrFormat("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
+                      chart.width, chart.height);
   s += absl::StrFormat(
       "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s: "
       "%s</text>\n",
@@ -716,7 +759,7 @@ std::string SvgFor(const RunInfo& run, size_t w) {
   s += absl::StrFormat(
       "<text x=\"10\" y=\"38\" fill=\"#444\">%s, median of %d %s (whisker: "
       "min-max); %s</text>\n",
-      Xml(UnitLabel(wl)), wl.memory ? run.d_runs : run.rounds,
+      Xml(wl.unit_label), wl.memory ? run.d_runs : run.rounds,
       wl.memory ? "fresh processes" : "rounds",
       wl.memory ? "lower is leaner" : "lower is faster");
   int text_y = 54;
@@ -734,12 +777,27 @@ std::string SvgFor(const RunInfo& run, size_t w) {
     const int x = x_of(v);
     s += absl::StrFormat(
         "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", x,
-        top_px - 4, x, top_px + static_cast<int>(bars.size()) * row_h);
+        top_px - 4, x, top_px + rows_px);
     s += absl::StrFormat(
         "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\" "
         "font-size=\"10\">%s</text>\n",
-        x, top_px + static_cast<int>(bars.size()) * row_h + 12, Num(v));
+        x, top_px + rows_px + 12, Num(v));
   }
+  // Memory panel: log10 scale from mem_min to mem_max.
+  const double decades =
+      show_memory ? std::max(1.0, std::log10(mem_max / mem_min)) : 1;
+  auto mem_x = [&](double mib) {
+    const double v = std::max(mib, mem_min);
+    return mem_left +
+           static_cast<int>(std::lround(std::log10(v / mem_min) / decades *
+                                        (mem_width - 1))) +
+           1;
+  };
+  if (show_memory)
+    s += absl::StrFormat(
+        "<text x=\"%d\" y=\"%d\" fill=\"#444\">RSS+ MiB (peak resident above "
+        "the workload's arrays), log scale</text>\n",
+        mem_left, top_px - 10);
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     const int y = top_px + static_cast<int>(i) * row_h;
@@ -763,6 +821,15 @@ std::string SvgFor(const RunInfo& run, size_t w) {
     s += absl::StrFormat("<text x=\"%d\" y=\"%d\">%s</text>\n",
                          std::max(x_of(b.hi), x_of(b.med)) + 6, y + 14,
                          Num(b.med));
+    if (show_memory && b.mem_mib >= 0) {
+      const int x = mem_x(b.mem_mib);
+      s += absl::StrFormat(
+          "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+          "fill-opacity=\"0.45\"/>\n<text x=\"%d\" y=\"%d\" "
+          "font-size=\"10\">%s</text>\n",
+          mem_left, y + 6, std::max(1, x - mem_left), row_h - 12,
+          FamilyColour(b.family), x + 4, y + 14, Mib(b.mem_mib * 1024));
+    }
   }
   if (wl.memory) {
     const int x = x_of(payload);
@@ -771,29 +838,80 @@ std::string SvgFor(const RunInfo& run, size_t w) {
         "stroke-dasharray=\"4 3\"/>\n"
         "<text x=\"%d\" y=\"%d\" fill=\"#c00\" font-size=\"10\" "
         "text-anchor=\"middle\">payload %s MiB</text>\n",
-        x, top_px - 4, x, top_px + static_cast<int>(bars.size()) * row_h, x,
-        top_px + static_cast<int>(bars.size()) * row_h + 24, Num(payload));
+        x, top_px - 4, x, top_px + rows_px, x, top_px + rows_px + 24,
+        Num(payload));
   }
   int lx = 10;
-  const int ly = total_h - 14;
+  const int ly = chart.height - 30;
   for (Family f : {Family::kMalloc, Family::kStd, Family::kSeed, Family::kPmr,
                    Family::kThirdParty, Family::kReference}) {
-    if (f == Family::kThirdParty && std::string(wl.id) != "H") continue;
-    if (f == Family::kReference && std::string(wl.id) != "F") continue;
-    if (f == Family::kSeed && wl.container) continue;
+    bool takes_part = false;  // the legend shows the families of the rows
+    for (const AllocatorInfo& a : all)
+      takes_part = takes_part || (a.family == f && Applicable(wl, a, nullptr));
+    if (!takes_part) continue;
     s += absl::StrFormat(
         "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
         "<text x=\"%d\" y=\"%d\">%s</text>\n",
         lx, ly - 10, FamilyColour(f), lx + 16, ly, Xml(FamilyName(f)));
     lx += 130;
   }
-  s += "</svg>\n";
-  return s;
+  s += absl::StrFormat(
+      "<text x=\"10\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s</text>\n",
+      chart.height - 10,
+      Xml(absl::StrFormat("%s; %s; mode %s, scale %g", run.machine, run.date,
+                          run.mode, run.scale)));
+  chart.body = std::move(s);
+  return chart;
+}
+
+std::string SvgOpen(int width, int height) {
+  return absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+      "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
+      width, height, width, height);
+}
+
+bool WriteFile(const std::string& path, const std::string& text,
+               std::string* err) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool ok = std::fputs(text.c_str(), f) >= 0 && std::fflush(f) == 0;
+  if (std::fclose(f) != 0 || !ok) {
+    *err = path + ": write failed";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
 
-bool WriteSvg(const RunInfo& run, const std::string& dir, std::string* err) {
+bool WriteSvg(const RunInfo& run, const std::string& path, std::string* err) {
+  std::vector<Chart> charts;
+  int width = 0, height = 0;
+  const auto& wls = Workloads();
+  for (size_t w = 0; w < wls.size(); ++w) {
+    if (!run.selected_workload[w]) continue;
+    charts.push_back(ChartFor(run, w));
+    width = std::max(width, charts.back().width);
+    height += charts.back().height;
+  }
+  std::string svg = SvgOpen(width, height);
+  svg += absl::StrFormat("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
+                         width, height);
+  int y = 0;
+  for (const Chart& c : charts) {
+    svg += absl::StrFormat("<g transform=\"translate(0,%d)\">\n%s</g>\n", y,
+                           c.body);
+    y += c.height;
+  }
+  svg += "</svg>\n";
+  return WriteFile(path, svg, err);
+}
+
+bool WriteSvgDir(const RunInfo& run, const std::string& dir, std::string* err) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     *err = dir + ": " + std::strerror(errno);
     return false;
@@ -804,32 +922,21 @@ bool WriteSvg(const RunInfo& run, const std::string& dir, std::string* err) {
       "<body style=\"font-family:sans-serif\">\n<h1>pmr-c allocator "
       "comparison</h1>\n<p>" +
       Xml(run.machine) +
-      absl::StrFormat(" &mdash; mode %s, scale %g</p>\n", Xml(run.mode),
-                      run.scale);
+      absl::StrFormat(" &mdash; %s &mdash; mode %s, scale %g</p>\n",
+                      Xml(run.date), Xml(run.mode), run.scale);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w) {
     if (!run.selected_workload[w]) continue;
     const std::string name = std::string(wls[w].id) + ".svg";
-    const std::string path = dir + "/" + name;
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr) {
-      *err = path + ": " + std::strerror(errno);
+    const Chart c = ChartFor(run, w);
+    if (!WriteFile(dir + "/" + name,
+                   SvgOpen(c.width, c.height) + c.body + "</svg>\n", err))
       return false;
-    }
-    std::fputs(SvgFor(run, w).c_str(), f);
-    std::fclose(f);
     index +=
         "<p><img src=\"" + name + "\" alt=\"" + Xml(wls[w].title) + "\"></p>\n";
   }
   index += "</body></html>\n";
-  FILE* f = std::fopen((dir + "/index.html").c_str(), "w");
-  if (f == nullptr) {
-    *err = dir + "/index.html: " + std::strerror(errno);
-    return false;
-  }
-  std::fputs(index.c_str(), f);
-  std::fclose(f);
-  return true;
+  return WriteFile(dir + "/index.html", index, err);
 }
 
 }  // namespace bench

@@ -1,5 +1,6 @@
 // What the parent of //benchmarks:all collects from its children, and the
-// three ways it reports it: text tables, JSON (--json) and SVG (--svg).
+// ways it reports it: text tables, JSON (--json), Markdown (--markdown), SVG
+// (--svg, --svg-dir).
 #ifndef PMR_BENCHMARKS_REPORT_H_
 #define PMR_BENCHMARKS_REPORT_H_
 
@@ -51,6 +52,7 @@ struct RunInfo {
   std::string filter;
   Sizes sizes = Sizes::Scaled(1.0);
   std::string machine;    // one line
+  std::string date;       // when the run started, "YYYY-MM-DD HH:MM UTC"
   std::string sanitizer;  // "" or "asan"/"tsan"
   double load_before = 0;
   double wall_seconds = 0;
@@ -67,7 +69,13 @@ double RatioVs(const RunInfo& run, size_t w, size_t a,
 
 void PrintReport(const RunInfo& run, FILE* out);
 bool WriteJson(const RunInfo& run, const std::string& path, std::string* err);
-bool WriteSvg(const RunInfo& run, const std::string& dir, std::string* err);
+// The summary and every table as a Markdown page (benchmarks/RESULTS.md).
+bool WriteMarkdown(const RunInfo& run, const std::string& path,
+                   std::string* err);
+// One SVG file at path, every selected workload's chart one under another.
+bool WriteSvg(const RunInfo& run, const std::string& path, std::string* err);
+// One SVG file per workload (dir/A.svg ...) and dir/index.html showing them.
+bool WriteSvgDir(const RunInfo& run, const std::string& dir, std::string* err);
 
 }  // namespace bench
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "resources/internal/fork_guard.h"
+#include "resources/internal/ptr_table.h"
 
 #define GUARD ((size_t)PMR_DEBUG_GUARD_BYTES)
 #define GUARD_BYTE 0xFD /* around blocks */
@@ -30,13 +31,8 @@ typedef struct {
 
 enum { LIVE = 1, QUARANTINED, FREED };
 
-/* One user pointer the resource knows. */
-typedef struct {
-  unsigned char *p; /* NULL: empty slot */
-  uint64_t serial;
-  size_t bytes, alignment;
-  int state;
-} entry;
+/* One user pointer the resource knows (state: LIVE, QUARANTINED, FREED). */
+typedef pmr_impl_ptr_entry entry;
 
 typedef struct {
   unsigned char *p;
@@ -53,11 +49,7 @@ typedef struct state {
   pmr_mem_resource *upstream;
   const void *self; /* for messages */
   pthread_mutex_t lock;
-  /* Open addressing, linear probing, backward-shift deletion; cap is a
-   * power of two, 2^(64 - shift); at most half full. */
-  entry *slots;
-  size_t cap, count;
-  unsigned shift;
+  pmr_impl_ptr_table table; /* the user pointers it knows */
   ring quarantine, history;
   size_t q_max_blocks, q_max_bytes, q_bytes;
   pmr_debug_resource_stats c;
@@ -197,62 +189,14 @@ static size_t check_block(state *s, const entry *e, const char *found) {
 /* ---- the table of user pointers --------------------------------------------
  */
 
-static size_t slot_of(const state *s, const void *p) {
-  return (size_t)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> s->shift);
-}
-
 static entry *table_find(state *s, const void *p) {
-  if (s->slots == NULL) return NULL;
-  size_t mask = s->cap - 1;
-  for (size_t i = slot_of(s, p);; i = (i + 1) & mask) {
-    if (s->slots[i].p == p) return &s->slots[i];
-    if (s->slots[i].p == NULL) return NULL;
-  }
-}
-
-/* Adds e, replacing a remembered freed entry of the same address. */
-static void table_put(state *s, const entry *e) {
-  size_t mask = s->cap - 1, i = slot_of(s, e->p);
-  while (s->slots[i].p != NULL && s->slots[i].p != e->p) i = (i + 1) & mask;
-  if (s->slots[i].p == NULL) ++s->count;
-  s->slots[i] = *e;
+  return pmr_impl_ptr_table_find(&s->table, p);
 }
 
 /* Makes room for one more entry, so allocate fails cleanly instead of
  * handing out a block it could not track. */
 static bool table_reserve(state *s) {
-  if (s->slots != NULL && (s->count + 1) * 2 <= s->cap) return true;
-  size_t old_cap = s->cap, cap = old_cap == 0 ? 256 : old_cap * 2;
-  if (cap > SIZE_MAX / sizeof(entry)) return false;
-  entry *slots = (entry *)calloc(cap, sizeof(entry));
-  if (slots == NULL) return false;
-  entry *old = s->slots;
-  unsigned shift = 64;
-  for (size_t c = cap; c > 1; c >>= 1) --shift;
-  s->slots = slots;
-  s->cap = cap;
-  s->shift = shift;
-  s->count = 0;
-  for (size_t i = 0; i < old_cap; ++i)
-    if (old[i].p != NULL) table_put(s, &old[i]);
-  free(old);
-  return true;
-}
-
-/* Removes e; later entries of its probe run move back (pointers into the
- * table are invalid afterwards). */
-static void table_remove(state *s, entry *e) {
-  size_t mask = s->cap - 1, hole = (size_t)(e - s->slots);
-  for (size_t j = (hole + 1) & mask; s->slots[j].p != NULL;
-       j = (j + 1) & mask) {
-    size_t home = slot_of(s, s->slots[j].p);
-    if (((j - home) & mask) >= ((j - hole) & mask)) {
-      s->slots[hole] = s->slots[j];
-      hole = j;
-    }
-  }
-  s->slots[hole].p = NULL;
-  --s->count;
+  return pmr_impl_ptr_table_reserve(&s->table, 256);
 }
 
 /* ---- rings -----------------------------------------------------------------
@@ -310,11 +254,11 @@ static void release_block(state *s, entry *e) {
     ring_item old = ring_pop(&s->history);
     entry *o = table_find(s, old.p);
     if (o != NULL && o->state == FREED && o->serial == old.serial)
-      table_remove(s, o);
+      pmr_impl_ptr_table_remove(&s->table, o);
   }
   if (!ring_push(&s->history, p, serial)) { /* out of memory: forget it */
     entry *f = table_find(s, p);
-    if (f != NULL) table_remove(s, f);
+    if (f != NULL) pmr_impl_ptr_table_remove(&s->table, f);
   }
 }
 
@@ -373,8 +317,8 @@ static entry *validate(state *s, void *p, size_t bytes, size_t alignment,
      * search is slow, but only misuse pays for it. */
     char inside[160] = "";
     uintptr_t u = (uintptr_t)p;
-    for (size_t i = 0; i < s->cap; ++i) {
-      const entry *b = &s->slots[i];
+    for (size_t i = 0; i < s->table.cap; ++i) {
+      const entry *b = &s->table.slots[i];
       uintptr_t start = (uintptr_t)b->p;
       if (b->p != NULL && b->state != FREED && u > start &&
           u - start < b->bytes) {
@@ -449,7 +393,7 @@ static void *allocate_locked(state *s, size_t bytes, size_t alignment) {
   write_front(&e);
   memset(e.p, FRESH_BYTE, bytes);
   memset(e.p + bytes, GUARD_BYTE, GUARD);
-  table_put(s, &e);
+  pmr_impl_ptr_table_put(&s->table, &e);
   ++s->c.blocks_in_use;
   note_in_use(s, bytes);
   return e.p;
@@ -660,17 +604,17 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
   pthread_mutex_lock(&s->lock);
   size_t problems = flush_locked(s);
   size_t leaks = 0;
-  for (size_t i = 0; i < s->cap; ++i)
-    if (s->slots[i].p != NULL && s->slots[i].state == LIVE) {
-      problems += check_block(s, &s->slots[i], "at destroy");
+  for (size_t i = 0; i < s->table.cap; ++i)
+    if (s->table.slots[i].p != NULL && s->table.slots[i].state == LIVE) {
+      problems += check_block(s, &s->table.slots[i], "at destroy");
       ++leaks;
     }
   if (leaks != 0) {
     /* Listed in allocation order when there is memory to sort them. */
     entry *list = (entry *)malloc(leaks * sizeof(entry));
     size_t k = 0;
-    for (size_t i = 0; i < s->cap; ++i) {
-      entry *e = &s->slots[i];
+    for (size_t i = 0; i < s->table.cap; ++i) {
+      entry *e = &s->table.slots[i];
       if (e->p == NULL || e->state != LIVE) continue;
       if (list != NULL)
         list[k++] = *e;
@@ -684,9 +628,7 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
     }
     problems += leaks;
   }
-  free(s->slots);
-  s->slots = NULL;
-  s->cap = s->count = 0;
+  pmr_impl_ptr_table_free(&s->table);
   ring_free(&s->quarantine);
   ring_free(&s->history);
   bool die = problems != 0 && should_abort(s);
@@ -704,9 +646,10 @@ size_t pmr_debug_resource_check(pmr_debug_resource *d) {
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
   size_t problems = 0;
-  for (size_t i = 0; i < s->cap; ++i)
-    if (s->slots[i].p != NULL && s->slots[i].state != FREED)
-      problems += check_block(s, &s->slots[i], "by pmr_debug_resource_check");
+  for (size_t i = 0; i < s->table.cap; ++i)
+    if (s->table.slots[i].p != NULL && s->table.slots[i].state != FREED)
+      problems +=
+          check_block(s, &s->table.slots[i], "by pmr_debug_resource_check");
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   if (die) abort();

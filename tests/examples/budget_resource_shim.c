@@ -1,6 +1,6 @@
-/* Builds the README's "write your own resource" example exactly as printed
- * (budget_resource.c, which readme_test keeps identical to the README) and
- * gives the C++ test a handle on it. */
+/* Builds mem_resource/README.md's "write your own resource" example exactly as
+ * printed (budget_resource.c, which readme_example_test keeps identical to the
+ * document) and gives the C++ test a handle on it. */
 #include "tests/examples/budget_resource_shim.h"
 
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 // Test kit: the conformance suite every resource joins.
 //
 // A resource joins by adding ONE line to AllConformanceCases() in
-// tests/conformance_cases.cc: a name, flags, and a factory that builds the
-// resource over a given (counting) upstream. The suite in
-// tests/conformance_test.cc then checks the whole resource contract of
-// mem_resource.h against it: alignment grid, zero-size, bad input, NULL
+// tests/conformance/conformance_cases.cc: a name, flags, and a factory that
+// builds the resource over a given (counting) upstream. The suite in
+// tests/conformance/conformance_test.cc then checks the whole resource contract
+// of mem_resource.h against it: alignment grid, zero-size, bad input, NULL
 // deallocation, equality, upstream failure, and that destroying the resource
 // gives every byte back to its upstream.
 #ifndef PMR_TESTS_TESTKIT_CONFORMANCE_H

@@ -2,7 +2,7 @@
 # Valgrind's memcheck sees misuse of pool and arena memory (PMR_VALGRIND
 # build): each bug scenario must be reported, the clean run must not be.
 set -u
-bin=$(dirname "$0")/valgrind_check
+bin=${1:-$(dirname "$0")/valgrind_check}  # the binary, from the BUILD args
 if ! command -v valgrind >/dev/null; then
   echo "valgrind is not installed (tools/setup.sh installs it)"
   exit 1

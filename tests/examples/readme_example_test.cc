@@ -1,5 +1,7 @@
-// The README's examples are real code: the "write your own resource" block is
-// byte-for-byte tests/examples/budget_resource.c, which is built and run here.
+// The documents' examples are real code: the README's count_distinct block is
+// byte-for-byte tests/examples/count_distinct.c, and mem_resource/README.md's
+// "write your own resource" block is tests/examples/budget_resource.c; both are
+// built and run here.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -26,12 +28,13 @@ std::string ReadFile(const std::string& path) {
 }
 
 TEST(ReadmeExample, BudgetResourceBlockIsTheTestedFile) {
-  std::string readme = ReadFile("README.md");
+  std::string doc = ReadFile("mem_resource/README.md");
   std::string code = ReadFile("tests/examples/budget_resource.c");
-  ASSERT_FALSE(readme.empty());
+  ASSERT_FALSE(doc.empty());
   ASSERT_FALSE(code.empty());
-  EXPECT_NE(readme.find("```c\n" + code + "```"), std::string::npos)
-      << "README.md must show tests/examples/budget_resource.c verbatim";
+  EXPECT_NE(doc.find("```c\n" + code + "```"), std::string::npos)
+      << "mem_resource/README.md must show tests/examples/budget_resource.c "
+         "verbatim";
 }
 
 TEST(ReadmeExample, CountDistinctBlockIsTheTestedFile) {

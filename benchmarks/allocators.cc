@@ -1,0 +1,126 @@
+// Allocators(): every allocator of //benchmarks:all, one entry each: what the
+// tables and the JSON say about it, and the factory of its adapter.
+#include <memory>
+
+#include "benchmarks/adapters.h"
+#include "benchmarks/registry.h"
+
+namespace bench {
+namespace {
+
+// The factory of an allocator: kNew, a function returning one of the adapter
+// types (adapters.h).
+template <auto kNew>
+const AdapterFactory* Make() {
+  static const AdapterFactory factory{kNew};
+  return &factory;
+}
+
+template <class A>
+std::unique_ptr<A> New(const MakeCtx&) {
+  return std::make_unique<A>();
+}
+
+template <StdAdapter::Kind kKind>
+std::unique_ptr<StdAdapter> NewStd(const MakeCtx& c) {
+  return std::make_unique<StdAdapter>(kKind, c.mono_first_chunk);
+}
+
+template <PmrAdapter::Kind kKind>
+std::unique_ptr<PmrAdapter> NewPmr(const MakeCtx& c) {
+  return std::make_unique<PmrAdapter>(kKind, c.mono_first_chunk);
+}
+
+std::unique_ptr<PmrMonoInlineAdapter> NewPmrMonoInline(const MakeCtx& c) {
+  return std::make_unique<PmrMonoInlineAdapter>(c.mono_first_chunk);
+}
+
+}  // namespace
+
+const std::vector<AllocatorInfo>& Allocators() {
+  static const std::vector<AllocatorInfo> kAll = {
+      {"glibc_malloc", Family::kMalloc, "malloc",
+       "glibc malloc/free (ptmalloc2), the system default", true, false,
+       "std_new_delete", nullptr, Make<&New<MallocAdapter>>(), true},
+      {"jemalloc", Family::kMalloc, "malloc",
+       "jemalloc as drop-in malloc/free (LD_PRELOAD, own process)", true, false,
+       "std_new_delete", "jemalloc", Make<&New<MallocAdapter>>(), true},
+      {"tcmalloc", Family::kMalloc, "malloc",
+       "gperftools tcmalloc as drop-in malloc/free (LD_PRELOAD, own process)",
+       true, false, "std_new_delete", "tcmalloc", Make<&New<MallocAdapter>>(),
+       true},
+      {"mimalloc", Family::kMalloc, "malloc",
+       "mimalloc as drop-in malloc/free (LD_PRELOAD, own process)", true, false,
+       "std_new_delete", "mimalloc", Make<&New<MallocAdapter>>(), true},
+      {"std_new_delete", Family::kStd, "virtual",
+       "std::pmr::new_delete_resource()", true, false, nullptr, nullptr,
+       Make<&NewStd<StdAdapter::kNewDelete>>(), true},
+      {"std_monotonic", Family::kStd, "virtual",
+       "std::pmr::monotonic_buffer_resource (deallocate no-op; drop all = "
+       "release(), std has no reset)",
+       false, true, nullptr, nullptr, Make<&NewStd<StdAdapter::kMonotonic>>(),
+       true},
+      {"std_unsync_pool", Family::kStd, "virtual",
+       "std::pmr::unsynchronized_pool_resource, default options", false, false,
+       nullptr, nullptr, Make<&NewStd<StdAdapter::kUnsyncPool>>(), true},
+      {"std_sync_pool", Family::kStd, "virtual",
+       "std::pmr::synchronized_pool_resource, default options", true, false,
+       nullptr, nullptr, Make<&NewStd<StdAdapter::kSyncPool>>()},
+      {"simple_pool", Family::kSeed, "direct",
+       "seed SimplePool: one global mutex, a free list per 16 B size class, 64 "
+       "KiB chunks",
+       true, false, "std_sync_pool", nullptr, Make<&New<SimplePoolAdapter>>()},
+      {"arena", Family::kSeed, "direct",
+       "seed Arena: bump pointer in 1 MiB blocks, no per-block free; drop all "
+       "= reset (keeps blocks)",
+       false, true, "std_monotonic", nullptr, Make<&New<ArenaAdapter>>()},
+      {"pmr_malloc", Family::kPmr, "abstract", "pmr_malloc_resource()", true,
+       false, "std_new_delete", nullptr, Make<&NewPmr<PmrAdapter::kMalloc>>(),
+       true},
+      {"pmr_monotonic", Family::kPmr, "abstract",
+       "pmr_monotonic_buffer via pmr_allocate (deallocate no-op; drop all = "
+       "reset, keeps chunks)",
+       false, true, "std_monotonic", nullptr,
+       Make<&NewPmr<PmrAdapter::kMonoReset>>(), true},
+      {"pmr_monotonic_inline", Family::kPmr, "inline",
+       "pmr_monotonic_buffer_allocate (inline fast path), no deallocate calls; "
+       "drop all = reset",
+       false, true, "std_monotonic", nullptr, Make<&NewPmrMonoInline>()},
+      {"pmr_monotonic_release", Family::kPmr, "abstract",
+       "pmr_monotonic_buffer via pmr_allocate; drop all = release (chunks back "
+       "to upstream, like std)",
+       false, true, "std_monotonic", nullptr,
+       Make<&NewPmr<PmrAdapter::kMonoRelease>>(), true},
+      {"pmr_unsync_pool", Family::kPmr, "abstract",
+       "pmr_unsynchronized_pool via pmr_allocate, default options", false,
+       false, "std_unsync_pool", nullptr,
+       Make<&NewPmr<PmrAdapter::kUnsyncPool>>(), true},
+      {"pmr_sync_pool", Family::kPmr, "abstract",
+       "pmr_synchronized_pool via pmr_allocate, default options", true, false,
+       "std_sync_pool", nullptr, Make<&NewPmr<PmrAdapter::kSyncPool>>()},
+      {"pmr_thread_cache", Family::kPmr, "abstract",
+       "pmr_thread_cache via pmr_allocate over the malloc resource, default "
+       "options",
+       true, false, "std_sync_pool", nullptr,
+       Make<&NewPmr<PmrAdapter::kThreadCache>>()},
+      {"pmr_thread_cache_pool", Family::kPmr, "abstract",
+       "pmr_thread_cache over a pmr_synchronized_pool (the thread-safe stack), "
+       "default options",
+       true, false, "std_sync_pool", nullptr,
+       Make<&NewPmr<PmrAdapter::kThreadCachePool>>()},
+      {"no_allocator", Family::kReference, "direct",
+       "not an allocator: F's loop alone, the producer handing out 4096 "
+       "preallocated 64 B blocks in turn, free a "
+       "no-op: the floor of F (F only)",
+       true, false, nullptr, nullptr, Make<&New<NoAllocatorAdapter>>(), false,
+       nullptr, "F", "the floor of F: F only"},
+      {"absl_flat_hash_map", Family::kThirdParty, "malloc",
+       "absl::flat_hash_map<uint64_t, uint64_t> (Abseil's Swiss table, "
+       "std::allocator): a peer of workload H only",
+       false, false, nullptr, nullptr, Make<&New<AbslMapAdapter>>(), true,
+       "absl::flat_hash_map", "H", "a hash map, not a resource: H only"},
+  };
+  return kAll;
+}
+
+}  // namespace bench
