@@ -37,6 +37,16 @@
 extern "C" {
 #endif
 
+/* The library's version (semantic versioning: a MINOR release adds API, a
+ * MAJOR one may break it). Also in CMakeLists.txt and CHANGELOG.md. */
+#define PMR_VERSION_MAJOR 0
+#define PMR_VERSION_MINOR 1
+#define PMR_VERSION_PATCH 0
+#define PMR_VERSION_STRING "0.1.0"
+/* One comparable number: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define PMR_VERSION \
+  (PMR_VERSION_MAJOR * 10000 + PMR_VERSION_MINOR * 100 + PMR_VERSION_PATCH)
+
 #if defined(__GNUC__) || defined(__clang__)
 #define PMR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PMR_UNLIKELY(x) __builtin_expect(!!(x), 0)
