@@ -156,6 +156,24 @@ static inline bool pmr_try_resize(pmr_mem_resource *r, void *p,
   return r->ops->try_resize(r, p, old_bytes, new_bytes, alignment);
 }
 
+/* Changes the size of block p (from r, with old_bytes and alignment) to
+ * new_bytes, as realloc does, keeping its first min(old_bytes, new_bytes)
+ * bytes:
+ *   - in place when pmr_try_resize succeeds (returns p);
+ *   - else allocates new_bytes from r, copies, and deallocates p with
+ *     old_bytes (returns the new block);
+ *   - p == NULL allocates new_bytes (old_bytes is ignored);
+ *   - new_bytes == old_bytes returns p and calls nothing;
+ *   - new_bytes == 0 is not a free: the result is a 0-byte block (what
+ *     pmr_allocate(r, 0, alignment) gives) to be deallocated with 0 bytes.
+ *     Call pmr_deallocate to free.
+ * The result must later be deallocated with new_bytes and alignment.
+ * Returns NULL on failure with errno as pmr_allocate sets it (EINVAL for a
+ * bad alignment, ENOMEM when out of memory); p is then untouched and still
+ * holds old_bytes. errno is unchanged on success. Thread safety is r's. */
+void *pmr_reallocate(pmr_mem_resource *r, void *p, size_t old_bytes,
+                     size_t new_bytes, size_t alignment);
+
 /* ---- Misuse reports -------------------------------------------------------
  * Misuse that C cannot prevent (double free, wrong size, foreign pointer) is
  * detected by debug builds (-DPMR_DEBUG, `bazel build --config=debug`) and by
