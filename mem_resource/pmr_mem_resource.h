@@ -38,7 +38,8 @@ extern "C" {
 #endif
 
 /* The library's version (semantic versioning: a MINOR release adds API, a
- * MAJOR one may break it). Also in CMakeLists.txt and CHANGELOG.md. */
+ * MAJOR one may break it; while MAJOR is 0, a MINOR one may). CMakeLists.txt
+ * reads it from here; CHANGELOG.md says what each version changed. */
 #define PMR_VERSION_MAJOR 0
 #define PMR_VERSION_MINOR 1
 #define PMR_VERSION_PATCH 0
