@@ -9,6 +9,7 @@
 #ifndef PMR_H
 #define PMR_H
 
+#include "mem_resource/pmr_malloc_adapter.h"
 #include "mem_resource/pmr_mem_resource.h"
 
 #include "resources/pmr_debug_resource.h"

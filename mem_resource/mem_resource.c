@@ -6,11 +6,25 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *pmr_impl_bad_request(size_t bytes, size_t alignment) {
   (void)bytes;
   errno = pmr_is_pow2(alignment) ? ENOMEM : EINVAL;
   return NULL;
+}
+
+void *pmr_reallocate(pmr_mem_resource *r, void *p, size_t old_bytes,
+                     size_t new_bytes, size_t alignment) {
+  if (p == NULL) return pmr_allocate(r, new_bytes, alignment);
+  if (!pmr_is_pow2(alignment)) return pmr_impl_bad_request(0, alignment);
+  if (new_bytes == old_bytes) return p;
+  if (pmr_try_resize(r, p, old_bytes, new_bytes, alignment)) return p;
+  void *q = pmr_allocate(r, new_bytes, alignment);
+  if (q == NULL) return NULL;
+  memcpy(q, p, old_bytes < new_bytes ? old_bytes : new_bytes);
+  pmr_deallocate(r, p, old_bytes, alignment);
+  return q;
 }
 
 /* ---- malloc resource ----------------------------------------------------- */

@@ -52,6 +52,17 @@
 extern "C" {
 #endif
 
+/* The library's version (semantic versioning: a MINOR release adds API, a
+ * MAJOR one may break it; while MAJOR is 0, a MINOR one may). CMakeLists.txt
+ * reads it from here; CHANGELOG.md says what each version changed. */
+#define PMR_VERSION_MAJOR 0
+#define PMR_VERSION_MINOR 1
+#define PMR_VERSION_PATCH 0
+#define PMR_VERSION_STRING "0.1.0"
+/* One comparable number: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define PMR_VERSION \
+  (PMR_VERSION_MAJOR * 10000 + PMR_VERSION_MINOR * 100 + PMR_VERSION_PATCH)
+
 #if defined(__GNUC__) || defined(__clang__)
 #define PMR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PMR_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -175,6 +186,24 @@ static inline bool pmr_try_resize(pmr_mem_resource *r, void *p,
     return false;
   return r->ops->try_resize(r, p, old_bytes, new_bytes, alignment);
 }
+
+/* Changes the size of block p (from r, with old_bytes and alignment) to
+ * new_bytes, as realloc does, keeping its first min(old_bytes, new_bytes)
+ * bytes:
+ *   - in place when pmr_try_resize succeeds (returns p);
+ *   - else allocates new_bytes from r, copies, and deallocates p with
+ *     old_bytes (returns the new block);
+ *   - p == NULL allocates new_bytes (old_bytes is ignored);
+ *   - new_bytes == old_bytes returns p and calls nothing;
+ *   - new_bytes == 0 is not a free: the result is a 0-byte block (what
+ *     pmr_allocate(r, 0, alignment) gives) to be deallocated with 0 bytes.
+ *     Call pmr_deallocate to free.
+ * The result must later be deallocated with new_bytes and alignment.
+ * Returns NULL on failure with errno as pmr_allocate sets it (EINVAL for a
+ * bad alignment, ENOMEM when out of memory); p is then untouched and still
+ * holds old_bytes. errno is unchanged on success. Thread safety is r's. */
+void *pmr_reallocate(pmr_mem_resource *r, void *p, size_t old_bytes,
+                     size_t new_bytes, size_t alignment);
 
 /* ---- Misuse reports -------------------------------------------------------
  * Misuse that C cannot prevent (double free, wrong size, foreign pointer) is
