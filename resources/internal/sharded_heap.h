@@ -1,0 +1,120 @@
+/* PRIVATE: page heaps in shards over one shared page source, for the
+ * thread-safe pools (synchronized_pool, thread_cache's central pool).
+ *
+ * Each shard is a page heap behind its own spin lock. A thread prefers one
+ * shard (handed out round robin at its first use, the same index in every
+ * instance) and moves to an idle one when it finds its own busy. A block
+ * goes back to the shard that owns its page: under that shard's lock when it
+ * is free, else onto the page's lock-free remote list (page_heap.h), so
+ * freeing never waits for a lock and never calls upstream. Shards are made
+ * (from upstream) by allocation only. */
+#ifndef PMR_IMPL_SHARDED_HEAP_H
+#define PMR_IMPL_SHARDED_HEAP_H
+
+#include <stdalign.h>
+
+#include "resources/internal/page_heap.h"
+
+#define PMR_IMPL_SHARDS 16u
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PMR_IMPL_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#else
+#define PMR_IMPL_INITIAL_EXEC
+#endif
+
+typedef struct pmr_impl_shard {
+  alignas(64) pmr_impl_spin lock; /* own cache line: no false sharing */
+  pmr_impl_page_heap heap;
+} pmr_impl_shard;
+
+typedef struct pmr_impl_sharded_heap {
+  _Atomic(pmr_impl_shard *) shards[PMR_IMPL_SHARDS];
+  pmr_impl_page_source src;
+  /* Shards are made under create_lock, so that fork's prepare, holding it,
+   * sees every shard. */
+  pmr_impl_spin create_lock;
+  size_t largest; /* largest pooled size */
+} pmr_impl_sharded_heap;
+
+/* The calling thread's preferred shard plus one; 0 before its first use.
+ * initial-exec: one %fs-relative load, not a __tls_get_addr call. */
+extern _Thread_local unsigned pmr_impl_tl_shard PMR_IMPL_INITIAL_EXEC;
+
+/* opts: effective options (pmr_impl_heap_options). Never calls upstream. */
+void pmr_impl_sharded_init(pmr_impl_sharded_heap *h, pmr_mem_resource *up,
+                           const pmr_pool_options *opts);
+/* Shards and segments back to upstream; h stays usable. */
+void pmr_impl_sharded_release(pmr_impl_sharded_heap *h);
+
+/* Locks and returns shard i, making it if needed; NULL when it cannot be
+ * made. */
+pmr_impl_shard *pmr_impl_sharded_lock(pmr_impl_sharded_heap *h, unsigned i);
+/* Locks and returns the calling thread's shard, moving the thread to an
+ * idle shard if its own is busy. NULL only when no shard exists and none
+ * can be made. */
+pmr_impl_shard *pmr_impl_sharded_lock_mine(pmr_impl_sharded_heap *h);
+
+/* The calling thread's shard, locked, if it exists and is free; else
+ * NULL. */
+static inline pmr_impl_shard *pmr_impl_sharded_try_mine(
+    pmr_impl_sharded_heap *h) {
+  unsigned i = pmr_impl_tl_shard;
+  if (PMR_UNLIKELY(i == 0)) return NULL;
+  pmr_impl_shard *sh =
+      atomic_load_explicit(&h->shards[i - 1], memory_order_acquire);
+  if (PMR_LIKELY(sh != NULL && pmr_impl_spin_try_lock(&sh->lock))) return sh;
+  return NULL;
+}
+
+static inline pmr_impl_shard *pmr_impl_shard_of(pmr_impl_page_heap *heap) {
+  return (pmr_impl_shard *)(void *)((char *)heap -
+                                    offsetof(pmr_impl_shard, heap));
+}
+
+/* pmr_impl_heap_free's slow part, then the unlock (a tail call, so that
+ * pmr_impl_sharded_free needs no stack frame). */
+void pmr_impl_sharded_free_slow(pmr_impl_shard *sh, pmr_impl_page *pg);
+
+/* Gives back pooled block p: never waits for a lock, never calls upstream. */
+static inline void pmr_impl_sharded_free(void *p) {
+  pmr_impl_page *pg = pmr_impl_page_of(p);
+  pmr_impl_shard *sh = pmr_impl_shard_of(pg->heap);
+  if (PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
+    void *head = pg->free;
+    PMR_IMPL_NOACCESS(p, pg->block);
+    pmr_impl_link_set(p, head);
+    pg->free = p;
+    uint32_t used = --pg->used;
+    if (PMR_UNLIKELY(used - 1 >= pg->limit)) {
+      pmr_impl_sharded_free_slow(sh, pg);
+      return;
+    }
+    pmr_impl_spin_unlock(&sh->lock);
+    return;
+  }
+  pmr_impl_heap_free_remote(p);
+}
+
+/* Gives segments that deallocation left beyond the retention bound back to
+ * upstream (call with no lock held). */
+static inline void pmr_impl_sharded_shrink(pmr_impl_sharded_heap *h) {
+  if (PMR_UNLIKELY(
+          atomic_load_explicit(&h->src.shrink_wanted, memory_order_relaxed))) {
+    atomic_store_explicit(&h->src.shrink_wanted, false, memory_order_relaxed);
+    pmr_impl_source_trim(&h->src, h->src.retain_pages);
+  }
+}
+
+/* Collects every shard's remote frees and gives every segment with no block
+ * in use back to upstream; returns the bytes given back. */
+size_t pmr_impl_sharded_trim(pmr_impl_sharded_heap *h);
+
+/* Adds what h holds from upstream (segments and shards) to st. */
+void pmr_impl_sharded_stats(pmr_impl_sharded_heap *h, pmr_pool_stats *st);
+
+/* For fork: h's locks in one fixed order (create_lock first, the source's
+ * last); returns how many (at most PMR_IMPL_SHARDS + 2). */
+size_t pmr_impl_sharded_locks(pmr_impl_sharded_heap *h, pmr_impl_spin **all);
+
+#endif /* PMR_IMPL_SHARDED_HEAP_H */
