@@ -86,8 +86,11 @@ typedef struct pmr_thread_cache_stats {
   size_t threads;       /* threads that have a cache now */
   size_t cached_blocks; /* free blocks parked in thread caches */
   size_t cached_bytes;
-  size_t refills; /* magazines of blocks: central pool -> a thread */
-  size_t flushes; /* magazines of blocks: a thread -> central pool */
+  size_t refills;         /* magazines of blocks: central pool -> a thread */
+  size_t flushes;         /* magazines of blocks: a thread -> central pool */
+  size_t held_bytes;      /* held from upstream: pages, oversize blocks and
+                             the central pool's shards */
+  size_t free_page_bytes; /* of which pages with no block in use */
 } pmr_thread_cache_stats;
 
 /* The state is private; its size is fixed here so an instance can live in
@@ -121,6 +124,13 @@ void pmr_thread_cache_destroy(pmr_thread_cache *tc);
 void pmr_thread_cache_release(pmr_thread_cache *tc);
 
 pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc);
+
+/* Gives the calling thread's cached blocks and every block and magazine the
+ * central pool parks back to their pages, then every segment with no block
+ * in use back to upstream; returns the bytes given back. Other threads'
+ * caches stay as they are (at most two magazines per class each).
+ * Thread-safe. */
+size_t pmr_thread_cache_trim(pmr_thread_cache *tc);
 
 /* The effective options (zeros replaced, values clamped). */
 pmr_thread_cache_options pmr_thread_cache_get_options(

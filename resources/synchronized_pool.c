@@ -45,11 +45,12 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
   size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
   if (PMR_LIKELY(sz <= s->opts.largest_required_pool_block &&
                  alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN)) {
+    /* Upstream is never called with a lock held. */
     pmr_impl_shard *sh = pmr_impl_sharded_lock_mine(&s->heap);
     if (PMR_UNLIKELY(sh == NULL)) return NULL;
-    p = pmr_impl_heap_alloc(&sh->heap,
-                            &sh->heap.classes[pmr_impl_pool_class_of(sz)]);
-    pmr_impl_spin_unlock(&sh->lock);
+    p = pmr_impl_sharded_alloc(&s->heap, &sh, PMR_IMPL_SHARDS,
+                               pmr_impl_pool_class_of(sz));
+    if (sh != NULL) pmr_impl_spin_unlock(&sh->lock);
   } else {
     p = pmr_impl_big_alloc(&s->big, &s->big_lock, s->heap.src.upstream, bytes,
                            alignment);
@@ -271,10 +272,10 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   p->base.ops = &sync_ops;
   s->opts = pmr_impl_heap_options(opts);
   pmr_impl_sharded_init(&s->heap, upstream, &s->opts);
-  s->small_limit = s->opts.largest_required_pool_block <
-                           PMR_IMPL_POOL_TABLE_LIMIT
-                       ? s->opts.largest_required_pool_block
-                       : PMR_IMPL_POOL_TABLE_LIMIT;
+  s->small_limit =
+      s->opts.largest_required_pool_block < PMR_IMPL_POOL_TABLE_LIMIT
+          ? s->opts.largest_required_pool_block
+          : PMR_IMPL_POOL_TABLE_LIMIT;
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG

@@ -30,14 +30,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources/internal/debug_track.h"
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/mem_check.h"
 #include "resources/internal/pool_core.h"
+#include "resources/internal/sharded_heap.h"
 #include "resources/internal/spin_lock.h"
 
-#define DIRECT_SLOTS 64  /* slots a record maps without indirection */
-#define MAX_LIMIT 65534u /* a magazine's blocks fit a uint16_t */
-#define SHARDS 8         /* shards of the central pool */
+#define DIRECT_SLOTS 64 /* slots a record maps without indirection */
+/* A magazine is a block of the central pool's pages: cap + 1 pointers and
+ * a header within the largest pooled block. */
+#define MAX_LIMIT 2040u
+#define FULL_LIMIT 16 /* full magazines a shard keeps per class */
+#define EMPTY_LIMIT 4 /* and empty ones */
+#define SHARDS 8      /* shards of the central pool */
 
 /* A magazine (Bonwick's design, as in Solaris' kmem and vmem): an array of
  * free blocks of one class. Freeing stores a pointer into the array and
@@ -111,7 +117,7 @@ typedef struct tc_shard {
     /* Written under lock; read without it only as hints. */
     _Atomic(tc_mag *) full;
     _Atomic(tc_mag *) empty;
-    char *cur, *end; /* not carved yet */
+    uint32_t nfull, nempty; /* under lock */
   } cls[PMR_IMPL_POOL_CLASSES];
 } tc_shard;
 
@@ -127,11 +133,12 @@ typedef struct tc_state {
   uint8_t small_off[PMR_IMPL_POOL_TABLE_LIMIT];
   size_t slot;
   uint16_t cap[PMR_IMPL_POOL_CLASSES]; /* blocks per magazine, by class */
-  pmr_impl_pool_core core; /* the central pool's classes and chunks */
-  pmr_impl_spin class_lock[PMR_IMPL_POOL_CLASSES]; /* core.classes[i].free */
-  pmr_impl_spin chunk_lock;                        /* core.chunks */
-  pmr_impl_spin big_lock;
+  size_t largest;                      /* largest pooled size */
+  /* The central pool's pages: blocks and magazines come from here. */
+  pmr_impl_sharded_heap central;
+  pmr_impl_spin big_lock; /* guards big and debug */
   pmr_impl_big_block big;
+  pmr_impl_track *debug; /* PMR_DEBUG builds only */
   pmr_thread_cache_options opts;
   tc_cache
       *caches; /* every thread's cache for this instance (registry mutex) */
@@ -339,7 +346,7 @@ static tc_cache *get_cache(tc_state *s) {
   tc_cache *c = cache_at(e);
   if (c == NULL && (c = (tc_cache *)calloc(1, sizeof *c)) != NULL) {
     for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
-      c->cls[i].block = s->core.classes[i].block;
+      c->cls[i].block = (uint32_t)pmr_impl_pool_class_size(i);
       c->cls[i].cap = s->cap[i];
       load_mag(&c->cls[i], NULL, 0);
     }
@@ -426,8 +433,38 @@ static void swap_magazines(tc_class *k) {
 static size_t mag_bytes(const tc_state *s, unsigned idx) {
   return offsetof(tc_mag, slot) + ((size_t)s->cap[idx] + 1) * sizeof(void *);
 }
-static void free_mag(tc_state *s, unsigned idx, tc_mag *m) {
-  pmr_deallocate(s->core.upstream, m, mag_bytes(s, idx), _Alignof(tc_mag));
+
+/* A new empty magazine from the central pool's pages; grow: upstream may be
+ * asked for a segment (allocation paths only). NULL when there is none. */
+static tc_mag *new_mag(tc_state *s, unsigned home, unsigned idx, bool grow) {
+  unsigned mag_class = pmr_impl_pool_class_of(mag_bytes(s, idx));
+  pmr_impl_shard *sh = NULL;
+  tc_mag *m;
+  if (grow) { /* upstream is never called with a lock held */
+    sh = pmr_impl_sharded_lock(&s->central, home);
+    if (sh == NULL) return NULL;
+    m = (tc_mag *)pmr_impl_sharded_alloc(&s->central, &sh, home, mag_class);
+  } else { /* any shard that exists: making one would call upstream */
+    for (unsigned i = 0; sh == NULL && i < PMR_IMPL_SHARDS; ++i)
+      sh =
+          atomic_load_explicit(&s->central.shards[(home + i) % PMR_IMPL_SHARDS],
+                               memory_order_acquire);
+    if (sh == NULL) return NULL;
+    pmr_impl_spin_lock(&sh->lock);
+    m = (tc_mag *)pmr_impl_heap_alloc_held(&sh->heap,
+                                           &sh->heap.classes[mag_class]);
+  }
+  if (sh != NULL) pmr_impl_spin_unlock(&sh->lock);
+  if (m != NULL) m->slot[0] = NULL;
+  return m;
+}
+
+/* Back to its page: never waits, never calls upstream. */
+static void free_mag(tc_mag *m) { pmr_impl_sharded_free(m); }
+
+/* The n blocks of m back to their pages; m is then empty. */
+static void flush_blocks(tc_mag *m, size_t n) {
+  for (size_t i = 1; i <= n; ++i) pmr_impl_sharded_free(m->slot[i]);
 }
 
 static tc_mag *full_head(struct tc_stack *st) {
@@ -443,16 +480,35 @@ static void set_empty_head(struct tc_stack *st, tc_mag *m) {
   atomic_store_explicit(&st->empty, m, memory_order_relaxed);
 }
 
-/* Pushes magazine m (holding n blocks) of class idx onto stack st (locked). */
+/* Pushes magazine m (holding n blocks) onto stack st (locked). Beyond the
+ * limits, its blocks go back to their pages and m to its own page, so what
+ * the central pool parks stays bounded and pages can empty. */
 static void push_mag(struct tc_stack *st, tc_mag *m, size_t n) {
+  if (n != 0 && st->nfull >= FULL_LIMIT) {
+    flush_blocks(m, n);
+    n = 0;
+  }
   m->count = n;
   if (n != 0) {
     m->next = full_head(st);
     set_full_head(st, m);
-  } else {
+    st->nfull++;
+  } else if (st->nempty < EMPTY_LIMIT) {
     m->next = empty_head(st);
     set_empty_head(st, m);
+    st->nempty++;
+  } else {
+    free_mag(m);
   }
+}
+
+static tc_mag *pop_empty(struct tc_stack *st) {
+  tc_mag *m = empty_head(st);
+  if (m != NULL) {
+    set_empty_head(st, m->next);
+    st->nempty--;
+  }
+  return m;
 }
 
 /* Gives magazine m (holding n blocks) of class idx to shard home. */
@@ -464,30 +520,45 @@ static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
   pmr_impl_spin_unlock(&st->lock);
 }
 
-/* Gives magazine give (holding n blocks; NULL: none) to shard home and takes
- * an empty magazine of class idx in the same critical section; else an empty
- * one from another shard (a thread that takes full magazines leaves its
- * empty ones where it found the full ones, so a consumer thread finds them
- * at home); else a new one from upstream. NULL when upstream fails. */
+/* Deallocation path: gives magazine give (holding n > 0 blocks) to shard
+ * home and takes an empty magazine of class idx in the same critical
+ * section; else an empty one from another shard (a thread that takes full
+ * magazines leaves its empty ones where it found the full ones, so a
+ * consumer thread finds them at home). With none anywhere, give's blocks go
+ * back to their pages and give is the empty one: deallocation never calls
+ * upstream. */
 static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
                                tc_mag *give, size_t n) {
   tc_mag *m = NULL;
   for (unsigned i = 0; m == NULL && i < SHARDS; ++i) {
     struct tc_stack *st = &s->shards[(home + i) % SHARDS].cls[idx];
-    if (give == NULL && empty_head(st) == NULL) continue;
+    if (empty_head(st) == NULL) continue;
     pmr_impl_spin_lock(&st->lock);
-    if (give != NULL) push_mag(st, give, n);
-    give = NULL;
-    m = empty_head(st);
-    if (m != NULL) set_empty_head(st, m->next);
+    m = pop_empty(st);
+    if (m != NULL) {
+      push_mag(st, give, n);
+      give = NULL;
+    }
     pmr_impl_spin_unlock(&st->lock);
   }
   if (m == NULL) {
-    m = (tc_mag *)pmr_allocate(s->core.upstream, mag_bytes(s, idx),
-                               _Alignof(tc_mag));
-    if (m != NULL) m->slot[0] = NULL;
+    flush_blocks(give, n);
+    m = give;
   }
   return m;
+}
+
+/* An empty magazine of class idx parked in a shard (home first), or NULL. */
+static tc_mag *find_empty(tc_state *s, unsigned home, unsigned idx) {
+  tc_mag *e = NULL;
+  for (unsigned i = 0; e == NULL && i < SHARDS; ++i) {
+    struct tc_stack *st = &s->shards[(home + i) % SHARDS].cls[idx];
+    if (empty_head(st) == NULL) continue;
+    pmr_impl_spin_lock(&st->lock);
+    e = pop_empty(st);
+    pmr_impl_spin_unlock(&st->lock);
+  }
+  return e;
 }
 
 /* Takes a full magazine of class idx from shard home; when that has none,
@@ -507,6 +578,7 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
     m = full_head(h);
     if (m != NULL) {
       set_full_head(h, m->next);
+      h->nfull--;
       if (*spare != NULL) push_mag(h, *spare, 0);
       *spare = NULL;
     }
@@ -522,8 +594,11 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
     pmr_impl_spin_lock(&second->lock);
     m = full_head(v);
     if (m != NULL) {
+      uint32_t nv = v->nfull, nh = h->nfull;
       set_full_head(v, full_head(h));
       set_full_head(h, m->next);
+      v->nfull = nh;
+      h->nfull = nv - 1;
       if (*spare != NULL) push_mag(v, *spare, 0);
       *spare = NULL;
     }
@@ -533,74 +608,32 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
   return m;
 }
 
-/* A new chunk for shard run h of class idx. Upstream is called with no lock
- * held: upstream may be another thread cache, whose first use in a thread
- * takes the registry mutex, while a thread exit holds that mutex and takes
- * shard locks. When another thread of the same home installed a run
- * meanwhile, the new chunk's blocks go to the class's list instead. False
- * when upstream fails. */
-static bool new_run(tc_state *s, struct tc_stack *h, unsigned idx) {
-  pmr_impl_pool_class *ck = &s->core.classes[idx];
-  pmr_impl_spin_lock(&s->class_lock[idx]);
-  size_t n = pmr_impl_pool_core_reserve(&s->core, ck);
-  pmr_impl_spin_unlock(&s->class_lock[idx]);
-  struct pmr_impl_pool_chunk *ch;
-  char *start = pmr_impl_pool_core_new_chunk(&s->core, ck->block, n, &ch);
-  if (start == NULL) return false;
-  pmr_impl_spin_lock(&s->chunk_lock);
-  pmr_impl_pool_core_link_chunk(&s->core, ch);
-  pmr_impl_spin_unlock(&s->chunk_lock);
-  pmr_impl_spin_lock(&h->lock);
-  bool spare = (size_t)(h->end - h->cur) >= ck->block;
-  if (!spare) {
-    h->cur = start;
-    h->end = start + n * ck->block;
-  }
-  pmr_impl_spin_unlock(&h->lock);
-  if (spare) {
-    char *last = start + (n - 1) * ck->block;
-    for (char *b = start; b < last; b += ck->block)
-      pmr_impl_link_set(b, b + ck->block);
-    pmr_impl_spin_lock(&s->class_lock[idx]);
-    pmr_impl_link_set(last, ck->free);
-    ck->free = start;
-    pmr_impl_spin_unlock(&s->class_lock[idx]);
-  }
-  return true;
-}
-
-/* Fills slot[0 .. n) with up to want new blocks of class idx, so that
- * taking them from the end gives ascending addresses: free blocks that
- * out-of-memory paths left in the class's list first, else a run carved
- * from the home shard's chunk (a new chunk from upstream when needed).
- * Returns n; 0 when upstream fails. */
+/* Fills slot[0 .. n) with up to want new blocks of class idx from the home
+ * shard's pages, so that taking them from the end gives ascending
+ * addresses. Returns n; 0 when upstream fails. */
 static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot,
                    size_t want) {
-  pmr_impl_pool_class *ck = &s->core.classes[idx];
-  size_t n = 0;
-  pmr_impl_spin_lock(&s->class_lock[idx]);
-  while (n < want && ck->free != NULL) {
-    void *p = ck->free;
-    ck->free = pmr_impl_link_get(p);
-    slot[n++] = p;
+  pmr_impl_shard *sh = pmr_impl_sharded_lock(&s->central, home);
+  if (sh == NULL) return 0;
+  size_t block = pmr_impl_pool_class_size(idx), n = 0;
+  void *b;
+  /* What the pages hold first; a new segment (upstream, with no lock held)
+   * only for a first block. */
+  while (n < want && (b = pmr_impl_heap_alloc_held(
+                          &sh->heap, &sh->heap.classes[idx])) != NULL) {
+    PMR_IMPL_NOACCESS(b, block);
+    slot[want - 1 - n++] = b;
   }
-  pmr_impl_spin_unlock(&s->class_lock[idx]);
-  if (n != 0) return n;
-  struct tc_stack *h = &s->shards[home].cls[idx];
-  for (;;) {
-    pmr_impl_spin_lock(&h->lock);
-    size_t run = (size_t)(h->end - h->cur) / ck->block;
-    if (run != 0) {
-      n = run < want ? run : want;
-      char *b = h->cur;
-      h->cur += n * ck->block;
-      pmr_impl_spin_unlock(&h->lock);
-      for (size_t i = 0; i < n; ++i) slot[n - 1 - i] = b + i * ck->block;
-      return n;
-    }
-    pmr_impl_spin_unlock(&h->lock);
-    if (!new_run(s, h, idx)) return 0;
+  if (n == 0 &&
+      (b = pmr_impl_sharded_alloc(&s->central, &sh, home, idx)) != NULL) {
+    PMR_IMPL_NOACCESS(b, block);
+    slot[want - 1 - n++] = b;
   }
+  if (sh != NULL) pmr_impl_spin_unlock(&sh->lock);
+  if (n != 0 && n < want) /* move them down to slot[0 .. n) */
+    memmove(slot, slot + (want - n), n * sizeof *slot);
+  pmr_impl_sharded_shrink(&s->central);
+  return n;
 }
 
 /* Thread class k (of cache c) has no block: swaps magazines, or exchanges
@@ -621,10 +654,10 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
     return tc_pop(k);
   }
   if (loaded_of(k) == NULL) {
-    load_mag(
-        k,
-        k->prev != NULL ? k->prev : trade_for_empty(s, c->home, idx, NULL, 0),
-        0);
+    tc_mag *e = k->prev;
+    if (e == NULL) e = find_empty(s, c->home, idx);
+    if (e == NULL) e = new_mag(s, c->home, idx, true);
+    load_mag(k, e, 0);
     k->prev = NULL;
   }
   tc_mag *m = loaded_of(k);
@@ -643,28 +676,32 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
 
 /* Thread class k (of cache c) is full: swaps magazines, or gives the full
  * one to the central pool for an empty one, and stores p. Without any
- * magazine (out of memory), p goes to the class's list in the central pool. */
+ * magazine (a thread whose cache never allocated this class, or out of
+ * memory), p goes back to its page. Never calls upstream. */
 static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx,
                      void *p) {
   if (k->prev != NULL && get_count(&k->prev_count) == 0) {
     swap_magazines(k);
-  } else {
-    tc_mag *give = NULL;
-    size_t n = 0;
-    if (loaded_of(k) != NULL) {
-      give = k->prev;
-      n = get_count(&k->prev_count);
-      if (give != NULL) bump(&c->flushes);
-      k->prev = loaded_of(k);
-      set_count(&k->prev_count, loaded_count(k));
-    }
+  } else if (loaded_of(k) != NULL && k->prev != NULL) {
+    tc_mag *give = k->prev;
+    size_t n = get_count(&k->prev_count);
+    bump(&c->flushes);
+    k->prev = loaded_of(k);
+    set_count(&k->prev_count, loaded_count(k));
     load_mag(k, trade_for_empty(s, c->home, idx, give, n), 0);
+  } else { /* fewer than two magazines: an empty one the pool holds */
+    tc_mag *e = find_empty(s, c->home, idx);
+    if (e == NULL) e = new_mag(s, c->home, idx, false);
+    if (e != NULL) {
+      if (loaded_of(k) != NULL) {
+        k->prev = loaded_of(k);
+        set_count(&k->prev_count, loaded_count(k));
+      }
+      load_mag(k, e, 0);
+    }
   }
   if (tc_push(k, p)) return;
-  pmr_impl_pool_class *ck = &s->core.classes[idx];
-  pmr_impl_spin_lock(&s->class_lock[idx]);
-  pmr_impl_pool_put(ck, p);
-  pmr_impl_spin_unlock(&s->class_lock[idx]);
+  pmr_impl_sharded_free(p);
 }
 
 /* Every magazine of cache c goes to its instance's central pool. */
@@ -752,14 +789,20 @@ static void drop_caches(tc_state *s) {
 
 /* The slow paths take self, so the fast paths reach them by a jump with
  * their arguments in place. */
+/* The class of a pooled request, or -1. */
+static int class_of(const tc_state *s, size_t bytes, size_t alignment) {
+  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  if (sz > s->largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN) return -1;
+  return (int)pmr_impl_pool_class_of(sz);
+}
+
 static void *allocate_slow(tc_state *s, size_t bytes, size_t alignment) {
-  pmr_impl_pool_class *ck =
-      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
-  if (ck == &s->core.empty) {
-    return pmr_impl_big_alloc(&s->big, &s->big_lock, s->core.upstream, bytes,
-                              alignment);
+  int cls = class_of(s, bytes, alignment);
+  if (cls < 0) {
+    return pmr_impl_big_alloc(&s->big, &s->big_lock, s->central.src.upstream,
+                              bytes, alignment);
   }
-  unsigned idx = (unsigned)(ck - s->core.classes);
+  unsigned idx = (unsigned)cls;
   tc_cache *c = find_cache(s);
   if (c == NULL && (c = get_cache(s)) == NULL) return NULL;
   tc_class *k = &c->cls[idx];
@@ -772,27 +815,32 @@ static void *allocate_slow(tc_state *s, size_t bytes, size_t alignment) {
 PMR_NOINLINE static void *tc_allocate_slow(pmr_mem_resource *self, size_t bytes,
                                            size_t alignment) {
   int saved = errno;
-  void *p = allocate_slow(state_of(self), bytes, alignment);
+  tc_state *s = state_of(self);
+  void *p = allocate_slow(s, bytes, alignment);
   if (p != NULL) errno = saved;
+#ifdef PMR_DEBUG
+  if (p != NULL) {
+    pmr_impl_spin_lock(&s->big_lock);
+    pmr_impl_track_add(s->debug, p, bytes, alignment);
+    pmr_impl_spin_unlock(&s->big_lock);
+  }
+#endif
   return p;
 }
 
 static void deallocate_slow(tc_state *s, void *p, size_t bytes,
                             size_t alignment) {
-  pmr_impl_pool_class *ck =
-      pmr_impl_pool_find_nonzero(&s->core, bytes, alignment);
-  if (ck == &s->core.empty) {
-    pmr_impl_big_free(&s->big, &s->big_lock, s->core.upstream, p, bytes,
+  int cls = class_of(s, bytes, alignment);
+  if (cls < 0) {
+    pmr_impl_big_free(&s->big, &s->big_lock, s->central.src.upstream, p, bytes,
                       alignment);
     return;
   }
-  unsigned idx = (unsigned)(ck - s->core.classes);
+  unsigned idx = (unsigned)cls;
   tc_cache *c = find_cache(s);
   if (c == NULL && (c = get_cache(s)) == NULL) {
-    /* No cache (out of memory): straight to the central pool. */
-    pmr_impl_spin_lock(&s->class_lock[idx]);
-    pmr_impl_pool_put(ck, p);
-    pmr_impl_spin_unlock(&s->class_lock[idx]);
+    /* No cache (malloc failed): straight to the block's page. */
+    pmr_impl_sharded_free(p);
     return;
   }
   tc_class *k = &c->cls[idx];
@@ -803,7 +851,16 @@ static void deallocate_slow(tc_state *s, void *p, size_t bytes,
 PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
                                             size_t bytes, size_t alignment) {
   int saved = errno;
-  deallocate_slow(state_of(self), p, bytes, alignment);
+  tc_state *s = state_of(self);
+#ifdef PMR_DEBUG
+  pmr_impl_spin_lock(&s->big_lock);
+  bool ok =
+      pmr_impl_pool_debug_free(s->debug, "thread_cache", self, p, bytes,
+                               alignment, class_of(s, bytes, alignment) >= 0);
+  pmr_impl_spin_unlock(&s->big_lock);
+  if (!ok) return;
+#endif
+  deallocate_slow(s, p, bytes, alignment);
   errno = saved;
 }
 
@@ -827,21 +884,25 @@ static inline tc_class *my_class(const tc_state *s, size_t x) {
  * case (no block, a full magazine, other sizes) goes to the slow path. */
 static void *tc_allocate(pmr_mem_resource *self, size_t bytes,
                          size_t alignment) {
+#ifndef PMR_DEBUG /* debug builds track every block: the slow path */
   const tc_state *s = state_of(self);
   size_t x = fast_index(bytes, alignment);
   if (PMR_LIKELY(x < s->small_limit)) { /* 0 < rounded size <= small_limit */
     void *p = tc_pop(my_class(s, x));
     if (PMR_LIKELY(p != NULL)) return p;
   }
+#endif
   return tc_allocate_slow(self, bytes, alignment);
 }
 
 static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                           size_t alignment) {
+#ifndef PMR_DEBUG
   const tc_state *s = state_of(self);
   size_t x = fast_index(bytes, alignment);
   if (PMR_LIKELY(x < s->small_limit) && PMR_LIKELY(tc_push(my_class(s, x), p)))
     return;
+#endif
   tc_deallocate_slow(self, p, bytes, alignment);
 }
 
@@ -856,22 +917,30 @@ static void clear_shards(tc_state *s) {
       atomic_init(&s->shards[i].cls[j].lock, 0);
       atomic_init(&s->shards[i].cls[j].full, NULL);
       atomic_init(&s->shards[i].cls[j].empty, NULL);
-      s->shards[i].cls[j].cur = s->shards[i].cls[j].end = NULL;
+      s->shards[i].cls[j].nfull = s->shards[i].cls[j].nempty = 0;
     }
 }
 
-/* Gives every magazine in the shards back to upstream. */
-static void free_magazines(tc_state *s) {
+/* Every block parked in the shards back to its page, every magazine too. */
+static void empty_shards(tc_state *s) {
   for (unsigned i = 0; i < SHARDS; ++i)
     for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
       struct tc_stack *st = &s->shards[i].cls[j];
-      for (tc_mag *m = full_head(st), *next; m != NULL; m = next) {
+      if (full_head(st) == NULL && empty_head(st) == NULL) continue;
+      pmr_impl_spin_lock(&st->lock);
+      tc_mag *full = full_head(st), *empty = empty_head(st);
+      set_full_head(st, NULL);
+      set_empty_head(st, NULL);
+      st->nfull = st->nempty = 0;
+      pmr_impl_spin_unlock(&st->lock);
+      for (tc_mag *m = full, *next; m != NULL; m = next) {
         next = m->next;
-        free_mag(s, j, m);
+        flush_blocks(m, m->count);
+        free_mag(m);
       }
-      for (tc_mag *m = empty_head(st), *next; m != NULL; m = next) {
+      for (tc_mag *m = empty, *next; m != NULL; m = next) {
         next = m->next;
-        free_mag(s, j, m);
+        free_mag(m);
       }
     }
 }
@@ -887,24 +956,24 @@ static size_t clamp(size_t v, size_t dflt, size_t max) {
  * records of the other threads (whose TLS is gone) are taken over: their
  * magazines go to their instance's central pool, then they are freed. */
 
-#define LOCKS (PMR_IMPL_POOL_CLASSES * (SHARDS + 1) + 2) /* per instance */
+#define LOCKS \
+  (PMR_IMPL_POOL_CLASSES * SHARDS + 1 + PMR_IMPL_SHARDS + 2) /* at most */
 
-/* Every spin lock of s, in one fixed order. */
-static void list_locks(tc_state *s, pmr_impl_spin *all[LOCKS]) {
+/* Every spin lock of s, in one fixed order; returns how many. */
+static size_t list_locks(tc_state *s, pmr_impl_spin *all[LOCKS]) {
   size_t n = 0;
-  for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j)
-    all[n++] = &s->class_lock[j];
-  all[n++] = &s->chunk_lock;
-  all[n++] = &s->big_lock;
   for (unsigned h = 0; h < SHARDS; ++h)
     for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j)
       all[n++] = &s->shards[h].cls[j].lock;
+  all[n++] = &s->big_lock;
+  return n + pmr_impl_sharded_locks(&s->central, all + n);
 }
 
 /* Unlocks the first n locks of s (all: LOCKS). */
 static void unlock_first(tc_state *s, size_t n) {
   pmr_impl_spin *all[LOCKS];
-  list_locks(s, all);
+  size_t have = list_locks(s, all);
+  if (n > have) n = have;
   while (n > 0) pmr_impl_spin_unlock(all[--n]);
 }
 
@@ -919,8 +988,8 @@ static bool fork_take_all(void) {
   for (size_t i = 0; i < nslots; ++i) {
     if (slots[i] == NULL) continue;
     pmr_impl_spin *all[LOCKS];
-    list_locks(slots[i], all);
-    for (size_t k = 0; k < LOCKS; ++k) {
+    size_t n = list_locks(slots[i], all);
+    for (size_t k = 0; k < n; ++k) {
       if (pmr_impl_fork_spin_take(all[k])) continue;
       unlock_first(slots[i], k);
       for (size_t e = 0; e < i; ++e)
@@ -1012,35 +1081,38 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   pmr_thread_cache_options o;
   memset(&o, 0, sizeof o);
   if (opts != NULL) o = *opts;
-  o.pool = pmr_impl_pool_effective_options(&o.pool);
+  o.pool = pmr_impl_heap_options(&o.pool);
   o.max_cached_blocks =
       clamp(o.max_cached_blocks, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS,
             MAX_LIMIT);
   o.max_cached_bytes = clamp(
       o.max_cached_bytes, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES, SIZE_MAX);
   s->opts = o;
-  pmr_impl_pool_core_init(&s->core, &o.pool, upstream);
-  s->small_limit = s->core.largest < PMR_IMPL_POOL_TABLE_LIMIT
-                       ? s->core.largest
+  s->largest = o.pool.largest_required_pool_block;
+  /* The central pages serve every class up to the page limit, whatever
+   * largest is: magazines are blocks of them too. */
+  pmr_pool_options central = o.pool;
+  central.largest_required_pool_block = PMR_POOL_PAGE_LARGEST_BLOCK;
+  pmr_impl_sharded_init(&s->central, upstream, &central);
+  s->small_limit = s->largest < PMR_IMPL_POOL_TABLE_LIMIT
+                       ? s->largest
                        : PMR_IMPL_POOL_TABLE_LIMIT;
   for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
-    size_t limit = o.max_cached_bytes / s->core.classes[i].block;
+    size_t limit = o.max_cached_bytes / pmr_impl_pool_class_size(i);
     if (limit > o.max_cached_blocks) limit = o.max_cached_blocks;
     if (limit < 2) limit = 2;
     s->cap[i] = (uint16_t)(limit / 2); /* two magazines: at most limit blocks */
   }
   for (size_t x = 0; x < s->small_limit; ++x) {
-    /* Rounded size x + 1 (pooled: at most small_limit): core's entry
-     * x / 8 + 1, one of the 24 classes up to 1024 bytes. */
-    const char *k = (const char *)&s->core + s->core.small[x / 8 + 1];
-    size_t idx = (size_t)((const pmr_impl_pool_class *)(const void *)k -
-                          s->core.classes);
+    /* Rounded size x + 1 (pooled: at most small_limit), one of the 24
+     * classes up to 1024 bytes. */
+    size_t idx = pmr_impl_pool_class_of(x + 1);
     s->small_off[x] = (uint8_t)(idx * sizeof(tc_class) / 8);
   }
-  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i)
-    atomic_init(&s->class_lock[i], 0);
-  atomic_init(&s->chunk_lock, 0);
   atomic_init(&s->big_lock, 0);
+#ifdef PMR_DEBUG
+  s->debug = pmr_impl_track_new();
+#endif
   pmr_impl_big_init(&s->big);
   atomic_init(&s->next_home, 0);
   s->shards = (tc_shard *)aligned_alloc(64, SHARDS * sizeof(tc_shard));
@@ -1084,10 +1156,10 @@ void pmr_thread_cache_release(pmr_thread_cache *tc) {
   tc_state *s = state_of(&tc->base);
   if (s->shards == NULL) return; /* destroyed, or init failed */
   drop_caches(s);                /* every cache's magazines into the shards */
-  free_magazines(s);
-  pmr_impl_big_release(&s->big, s->core.upstream);
-  pmr_impl_pool_core_release(&s->core);
-  clear_shards(s);
+  clear_shards(s);               /* magazines and blocks live in the pages: */
+  pmr_impl_sharded_release(&s->central);
+  pmr_impl_big_release(&s->big, s->central.src.upstream);
+  pmr_impl_track_clear(s->debug);
 }
 
 void pmr_thread_cache_destroy(pmr_thread_cache *tc) {
@@ -1099,6 +1171,33 @@ void pmr_thread_cache_destroy(pmr_thread_cache *tc) {
   pthread_mutex_unlock(&registry);
   free(s->shards);
   s->shards = NULL;
+  pmr_impl_track_delete(s->debug);
+  s->debug = NULL;
+}
+
+size_t pmr_thread_cache_trim(pmr_thread_cache *tc) {
+  tc_state *s = state_of(&tc->base);
+  if (s->shards == NULL) return 0;
+  tc_cache *c = find_cache(s); /* the calling thread's own cache */
+  if (c != NULL && c != &no_cache) {
+    for (unsigned idx = 0; idx < PMR_IMPL_POOL_CLASSES; ++idx) {
+      tc_class *k = &c->cls[idx];
+      tc_mag *m = loaded_of(k);
+      if (m != NULL) {
+        flush_blocks(m, loaded_count(k));
+        free_mag(m);
+      }
+      if (k->prev != NULL) {
+        flush_blocks(k->prev, get_count(&k->prev_count));
+        free_mag(k->prev);
+      }
+      load_mag(k, NULL, 0);
+      k->prev = NULL;
+      set_count(&k->prev_count, 0);
+    }
+  }
+  empty_shards(s);
+  return pmr_impl_sharded_trim(&s->central);
 }
 
 pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
@@ -1128,6 +1227,16 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     }
   }
   pthread_mutex_unlock(&registry);
+  pmr_pool_stats ps = {0, 0, 0};
+  if (s->shards != NULL) {
+    pmr_impl_spin_lock(&s->big_lock);
+    ps.oversize_bytes = s->big.size;
+    pmr_impl_spin_unlock(&s->big_lock);
+    ps.held_bytes = ps.oversize_bytes;
+    pmr_impl_sharded_stats(&s->central, &ps);
+  }
+  st.held_bytes = ps.held_bytes;
+  st.free_page_bytes = ps.free_page_bytes;
   return st;
 }
 
@@ -1137,5 +1246,5 @@ pmr_thread_cache_options pmr_thread_cache_get_options(
 }
 
 pmr_mem_resource *pmr_thread_cache_upstream(const pmr_thread_cache *tc) {
-  return cstate_of(tc)->core.upstream;
+  return cstate_of(tc)->central.src.upstream;
 }

@@ -121,8 +121,9 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
-/* A free page, from the free set or a new segment; NULL if upstream fails. */
-static pmr_impl_page *source_take(pmr_impl_page_source *src) {
+/* A free page, from the free set or (grow) a new segment; NULL if there is
+ * none or upstream fails. */
+static pmr_impl_page *source_take(pmr_impl_page_source *src, bool grow) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     src_lock(src);
     pmr_impl_page *pg = src->free_pages;
@@ -132,7 +133,7 @@ static pmr_impl_page *source_take(pmr_impl_page_source *src) {
       return pg;
     }
     src_unlock(src);
-    if (attempt == 1) break;
+    if (attempt == 1 || !grow) break;
     pmr_impl_page *seg = segment_new(src); /* no lock held */
     if (seg == NULL) return NULL;
     src_lock(src);
@@ -140,6 +141,15 @@ static pmr_impl_page *source_take(pmr_impl_page_source *src) {
     src_unlock(src);
   }
   return NULL;
+}
+
+bool pmr_impl_source_grow(pmr_impl_page_source *src) {
+  pmr_impl_page *seg = segment_new(src); /* no lock held */
+  if (seg == NULL) return false;
+  src_lock(src);
+  segment_link(src, seg);
+  src_unlock(src);
+  return true;
 }
 
 /* Segments whose pages are all free, while more than keep free pages would
@@ -355,7 +365,8 @@ static void carve(pmr_impl_page *pg) {
   pg->free = next;
 }
 
-void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
+static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,
+                        bool grow) {
   if (k == &h->empty) return NULL;
   if (atomic_load_explicit(&h->delayed, memory_order_relaxed) != NULL)
     collect(h);
@@ -372,12 +383,22 @@ void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
       partial_remove(k, pg);
       pg->state = PMR_IMPL_PAGE_CURRENT;
     } else {
-      pg = source_take(h->src);
+      pg = source_take(h->src, grow);
       if (pg == NULL) return NULL;
       page_start(h, k, pg);
     }
     k->current = pg;
   }
+}
+
+void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
+  return alloc_slow(h, k, true);
+}
+
+void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
+  pmr_impl_page *pg = k->current;
+  if (pg->free != NULL) return pmr_impl_heap_alloc(h, k);
+  return alloc_slow(h, k, false);
 }
 
 void pmr_impl_heap_trim(pmr_impl_page_heap *h) {

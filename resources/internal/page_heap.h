@@ -135,6 +135,10 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
                           bool shared);
 /* Gives every segment back to upstream. */
 void pmr_impl_source_release(pmr_impl_page_source *src);
+/* Adds a segment from upstream to the free pages; call with no lock held
+ * (upstream may take locks of its own, or wait). False when upstream
+ * fails. */
+bool pmr_impl_source_grow(pmr_impl_page_source *src);
 /* Gives back segments whose pages are all free while more than `keep` free
  * pages would remain; returns the bytes given back. */
 size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep);
@@ -191,6 +195,10 @@ static inline void *pmr_impl_heap_alloc(pmr_impl_page_heap *h,
   }
   return pmr_impl_heap_alloc_slow(h, k);
 }
+
+/* Like pmr_impl_heap_alloc, but only from memory the source holds already
+ * (never calls upstream): for deallocation paths that need a block. */
+void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k);
 
 /* The page's free list was empty or its last block came back. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg);

@@ -26,7 +26,8 @@ void pmr_impl_sharded_release(pmr_impl_sharded_heap *h) {
 
 static pmr_impl_shard *make_shard(pmr_impl_sharded_heap *h, unsigned i) {
   pmr_impl_spin_lock(&h->create_lock);
-  pmr_impl_shard *sh = atomic_load_explicit(&h->shards[i], memory_order_acquire);
+  pmr_impl_shard *sh =
+      atomic_load_explicit(&h->shards[i], memory_order_acquire);
   if (sh == NULL) {
     sh = (pmr_impl_shard *)pmr_allocate(h->src.upstream, sizeof *sh,
                                         alignof(pmr_impl_shard));
@@ -41,7 +42,8 @@ static pmr_impl_shard *make_shard(pmr_impl_sharded_heap *h, unsigned i) {
 }
 
 pmr_impl_shard *pmr_impl_sharded_lock(pmr_impl_sharded_heap *h, unsigned i) {
-  pmr_impl_shard *sh = atomic_load_explicit(&h->shards[i], memory_order_acquire);
+  pmr_impl_shard *sh =
+      atomic_load_explicit(&h->shards[i], memory_order_acquire);
   if (sh == NULL && (sh = make_shard(h, i)) == NULL) return NULL;
   pmr_impl_spin_lock(&sh->lock);
   return sh;
@@ -53,7 +55,8 @@ pmr_impl_shard *pmr_impl_sharded_lock_mine(pmr_impl_sharded_heap *h) {
                                                       memory_order_relaxed) %
                                 PMR_IMPL_SHARDS;
   unsigned i = pmr_impl_tl_shard - 1;
-  pmr_impl_shard *sh = atomic_load_explicit(&h->shards[i], memory_order_acquire);
+  pmr_impl_shard *sh =
+      atomic_load_explicit(&h->shards[i], memory_order_acquire);
   if (PMR_LIKELY(sh != NULL && pmr_impl_spin_try_lock(&sh->lock))) return sh;
   if (sh == NULL && (sh = make_shard(h, i)) != NULL &&
       pmr_impl_spin_try_lock(&sh->lock))
@@ -74,6 +77,32 @@ pmr_impl_shard *pmr_impl_sharded_lock_mine(pmr_impl_sharded_heap *h) {
   }
   pmr_impl_spin_lock(&sh->lock);
   return sh;
+}
+
+void *pmr_impl_sharded_alloc(pmr_impl_sharded_heap *h, pmr_impl_shard **shp,
+                             unsigned home, unsigned idx) {
+  for (;;) {
+    pmr_impl_shard *sh = *shp;
+    void *p = pmr_impl_heap_alloc_held(&sh->heap, &sh->heap.classes[idx]);
+    if (p != NULL) return p;
+    /* Free blocks in other shards' pages before new memory (try_lock
+     * only: sh stays locked, so no order between shards is needed). */
+    for (unsigned j = 0; j < PMR_IMPL_SHARDS; ++j) {
+      pmr_impl_shard *o =
+          atomic_load_explicit(&h->shards[j], memory_order_acquire);
+      if (o == NULL || o == sh || !pmr_impl_spin_try_lock(&o->lock)) continue;
+      p = pmr_impl_heap_alloc_held(&o->heap, &o->heap.classes[idx]);
+      pmr_impl_spin_unlock(&o->lock);
+      if (p != NULL) return p;
+    }
+    pmr_impl_spin_unlock(&sh->lock);
+    *shp = NULL;
+    if (!pmr_impl_source_grow(&h->src)) return NULL;
+    sh = home < PMR_IMPL_SHARDS ? pmr_impl_sharded_lock(h, home)
+                                : pmr_impl_sharded_lock_mine(h);
+    if (sh == NULL) return NULL;
+    *shp = sh;
+  }
 }
 
 void pmr_impl_sharded_free_slow(pmr_impl_shard *sh, pmr_impl_page *pg) {

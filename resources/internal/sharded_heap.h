@@ -72,6 +72,15 @@ static inline pmr_impl_shard *pmr_impl_shard_of(pmr_impl_page_heap *heap) {
                                     offsetof(pmr_impl_shard, heap));
 }
 
+/* A block of class idx (pmr_impl_pool_class_of) from *shp (locked), else
+ * from another shard whose lock is free, without calling upstream; when the
+ * pages held are used up, unlocks *shp,
+ * adds a segment from upstream with no lock held, then locks shard `home`
+ * (PMR_IMPL_SHARDS: the calling thread's) into *shp and tries again. NULL
+ * (*shp then unlocked and NULL) when upstream fails. */
+void *pmr_impl_sharded_alloc(pmr_impl_sharded_heap *h, pmr_impl_shard **shp,
+                             unsigned home, unsigned idx);
+
 /* pmr_impl_heap_free's slow part, then the unlock (a tail call, so that
  * pmr_impl_sharded_free needs no stack frame). */
 void pmr_impl_sharded_free_slow(pmr_impl_shard *sh, pmr_impl_page *pg);

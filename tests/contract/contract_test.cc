@@ -465,10 +465,9 @@ TEST(DeallocateOnANewThread, MonotonicBufferNeverAllocates) {
 TEST(DeallocateOnANewThread, SynchronizedPoolNeverAllocates) {
   DeallocateOnANewThread("synchronized_pool");
 }
-// Fails today: a freeing thread's full magazine is traded for an empty one
-// made from upstream. Enable with the pool-core rewrite (frees that find no
-// room go to the block's page, not to a new magazine).
-TEST(DeallocateOnANewThread, DISABLED_ThreadCacheNeverAllocates) {
+// A freeing thread's magazines are made from pages the pool holds, never
+// from upstream; without one, a block goes back to its page.
+TEST(DeallocateOnANewThread, ThreadCacheNeverAllocates) {
   DeallocateOnANewThread("thread_cache");
 }
 
