@@ -96,6 +96,16 @@ pmr_mem_resource *pmr_get_default_resource(void) {
   return atomic_load_explicit(&default_resource, memory_order_acquire);
 }
 
+void *pmr_impl_allocate_default(size_t bytes, size_t alignment) {
+  pmr_mem_resource *r = pmr_get_default_resource();
+  return r->ops->allocate(r, bytes, alignment);
+}
+
+void pmr_impl_deallocate_default(void *p, size_t bytes, size_t alignment) {
+  pmr_mem_resource *r = pmr_get_default_resource();
+  r->ops->deallocate(r, p, bytes, alignment);
+}
+
 pmr_mem_resource *pmr_set_default_resource(pmr_mem_resource *r) {
   if (r == NULL) r = &malloc_resource;
   return atomic_exchange_explicit(&default_resource, r, memory_order_acq_rel);

@@ -134,6 +134,9 @@ static inline bool pmr_is_pow2(size_t a) {
  * pointer. Thread safety is the resource's (see each resource's header). */
 /* (Declared with its contract below; pmr_allocate needs it first.) */
 pmr_mem_resource *pmr_get_default_resource(void);
+/* pmr_allocate / pmr_deallocate with a NULL resource: the default one. */
+void *pmr_impl_allocate_default(size_t bytes, size_t alignment);
+void pmr_impl_deallocate_default(void *p, size_t bytes, size_t alignment);
 
 /* Allocates from r (NULL: the default resource). */
 static inline void *pmr_allocate(pmr_mem_resource *r, size_t bytes,
@@ -141,7 +144,8 @@ static inline void *pmr_allocate(pmr_mem_resource *r, size_t bytes,
   /* With a constant alignment (the usual call) the first test folds away. */
   if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
     return pmr_impl_bad_request(bytes, alignment);
-  if (PMR_UNLIKELY(r == NULL)) r = pmr_get_default_resource();
+  if (PMR_UNLIKELY(r == NULL))
+    return pmr_impl_allocate_default(bytes, alignment);
   return r->ops->allocate(r, bytes, alignment);
 }
 
@@ -152,7 +156,11 @@ static inline void *pmr_allocate(pmr_mem_resource *r, size_t bytes,
 static inline void pmr_deallocate(pmr_mem_resource *r, void *p, size_t bytes,
                                   size_t alignment) {
   if (PMR_LIKELY(p != NULL)) {
-    if (PMR_UNLIKELY(r == NULL)) r = pmr_get_default_resource();
+    /* Out of line for NULL: the common call stays a test and a jump. */
+    if (PMR_UNLIKELY(r == NULL)) {
+      pmr_impl_deallocate_default(p, bytes, alignment);
+      return;
+    }
     r->ops->deallocate(r, p, bytes, alignment);
   }
 }
@@ -261,6 +269,9 @@ pmr_mem_resource *pmr_null_resource(void);
  * Resources and containers capture it when they are initialised, so changing
  * it later does not affect them. */
 pmr_mem_resource *pmr_get_default_resource(void);
+/* pmr_allocate / pmr_deallocate with a NULL resource: the default one. */
+void *pmr_impl_allocate_default(size_t bytes, size_t alignment);
+void pmr_impl_deallocate_default(void *p, size_t bytes, size_t alignment);
 
 /* Installs r as the default resource and returns the previous one.
  * r == NULL installs the malloc resource. r must outlive its use as the
