@@ -41,7 +41,7 @@
 /* A magazine is a block of the central pool's pages: cap + 1 pointers and
  * a header within the largest pooled block. */
 #define MAX_LIMIT 2040u
-#define FULL_LIMIT 16 /* full magazines a shard keeps per class */
+#define FULL_LIMIT 8  /* full magazines a shard keeps per class */
 #define EMPTY_LIMIT 4 /* and empty ones */
 #define SHARDS 8      /* shards of the central pool */
 

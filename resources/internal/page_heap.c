@@ -312,8 +312,10 @@ void pmr_impl_heap_free_remote(void *p) {
       &h->delayed, &top, pg, memory_order_release, memory_order_relaxed));
 }
 
-/* Takes the remote frees of every queued page into its free list. */
-static void collect(pmr_impl_page_heap *h) {
+/* Takes the remote frees of every queued page into its free list; returns
+ * the pages that became free. */
+static size_t collect(pmr_impl_page_heap *h) {
+  size_t retired = 0;
   pmr_impl_page *pg =
       atomic_exchange_explicit(&h->delayed, NULL, memory_order_acquire);
   while (pg != NULL) {
@@ -327,12 +329,15 @@ static void collect(pmr_impl_page_heap *h) {
     void *had = pg->free;
     pg->free = list;
     pg->used -= n;
-    if (pg->used == 0 && pg->state != PMR_IMPL_PAGE_CURRENT)
+    if (pg->used == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
       retire(h, pg);
-    else if (had == NULL && pg->state == PMR_IMPL_PAGE_FULL)
+      ++retired;
+    } else if (had == NULL && pg->state == PMR_IMPL_PAGE_FULL) {
       partial_push(&h->classes[pg->cls], pg);
+    }
     pg = next;
   }
+  return retired;
 }
 
 static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
@@ -401,8 +406,8 @@ void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
   return alloc_slow(h, k, false);
 }
 
-void pmr_impl_heap_trim(pmr_impl_page_heap *h) {
-  collect(h);
+size_t pmr_impl_heap_trim(pmr_impl_page_heap *h) {
+  size_t retired = collect(h);
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
     pmr_impl_page_class *k = &h->classes[i];
     pmr_impl_page *pg = k->current;
@@ -410,6 +415,8 @@ void pmr_impl_heap_trim(pmr_impl_page_heap *h) {
       k->current = &h->no_page;
       pg->state = PMR_IMPL_PAGE_FULL; /* in no list */
       retire(h, pg);
+      ++retired;
     }
   }
+  return retired;
 }

@@ -149,8 +149,8 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
 /* Forgets every page (after the source released them). */
 void pmr_impl_heap_reset(pmr_impl_page_heap *h);
 /* Collects remote frees and moves pages with no block in use to the
- * source. */
-void pmr_impl_heap_trim(pmr_impl_page_heap *h);
+ * source; returns how many pages it moved. */
+size_t pmr_impl_heap_trim(pmr_impl_page_heap *h);
 
 /* The class for (bytes, alignment), 0 bytes counted as 1; &h->empty when
  * not pooled. */

@@ -95,6 +95,21 @@ void *pmr_impl_sharded_alloc(pmr_impl_sharded_heap *h, pmr_impl_shard **shp,
       pmr_impl_spin_unlock(&o->lock);
       if (p != NULL) return p;
     }
+    /* Before new memory: pages that other shards keep with no block in use
+     * (a class's current page stays when it empties), and blocks other
+     * threads freed into them, go back to the shared free pages. */
+    bool reclaimed = false;
+    for (unsigned j = 0; j < PMR_IMPL_SHARDS; ++j) {
+      pmr_impl_shard *o =
+          atomic_load_explicit(&h->shards[j], memory_order_acquire);
+      if (o == NULL || (o != sh && !pmr_impl_spin_try_lock(&o->lock))) continue;
+      reclaimed |= pmr_impl_heap_trim(&o->heap) != 0;
+      if (o != sh) pmr_impl_spin_unlock(&o->lock);
+    }
+    if (reclaimed) {
+      p = pmr_impl_heap_alloc_held(&sh->heap, &sh->heap.classes[idx]);
+      if (p != NULL) return p;
+    }
     pmr_impl_spin_unlock(&sh->lock);
     *shp = NULL;
     if (!pmr_impl_source_grow(&h->src)) return NULL;
