@@ -52,6 +52,7 @@ Sizes Sizes::Scaled(double scale) {
   s.v_elems = sc(10000000, 1000);
   s.h_keys = sc(1000000, 1000);
   s.s_strings = sc(1000000, 1000);
+  s.r_scale = sc(20, 1);
   return s;
 }
 

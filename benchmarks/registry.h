@@ -55,6 +55,7 @@ struct Sizes {
   size_t v_elems;     // V: uint64_t pushed into one vector
   size_t h_keys;      // H: keys inserted (and looked up hit, missed, erased)
   size_t s_strings;   // S: strings built and kept alive
+  size_t r_scale;     // R: the Lua script's size factor
   static Sizes Scaled(double scale);
 };
 

@@ -45,6 +45,13 @@ void Stat::Finish() {
 
 namespace {
 
+// The unit of a workload's primary metric ("ns", "ms").
+std::string PrimaryUnit(const WorkloadInfo& wl) {
+  for (const MetricInfo& m : wl.metrics)
+    if (std::strcmp(m.id, wl.primary) == 0) return m.unit;
+  return "ns";
+}
+
 size_t AllocIndex(const char* id) {
   const auto& all = Allocators();
   for (size_t i = 0; i < all.size(); ++i)
@@ -364,7 +371,8 @@ void PrintSummary(const RunInfo& run, FILE* out) {
     const size_t best = FastestOf(run, w, false);
     absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id,
                   all[pick].id,
-                  wl.memory ? Mib(p->median) + " MiB" : Num(p->median) + " ns",
+                  wl.memory ? Mib(p->median) + " MiB"
+                            : Num(p->median) + " " + PrimaryUnit(wl),
                   Ratio(RatioVs(run, w, pick, wl.primary, "glibc_malloc")),
                   vs_drop, vs_std, mem, best < all.size() ? all[best].id : "-");
   }

@@ -34,6 +34,12 @@
 #include <variant>
 #include <vector>
 
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "benchmarks/adapters.h"
@@ -43,6 +49,7 @@
 #include "containers/pmr_hashmap.h"
 #include "containers/pmr_string.h"
 #include "containers/pmr_vector.h"
+#include "examples/lua/pmr_lua_alloc.h"
 
 namespace bench {
 
@@ -865,6 +872,122 @@ void WithResource(const WorkloadInfo& w, const AllocatorInfo& a, Body body) {
   });
 }
 
+// ---- R: a real client, the Lua 5.4 interpreter -----------------------------
+// Every allocation of a Lua state goes through the allocator: pmr-c resources
+// through examples/lua's pmr_lua_alloc (sized frees, reallocs through
+// pmr_reallocate, in place where the resource can), malloc and the drop-ins
+// through realloc/free (what Lua's own allocator does), the others through
+// their allocate + copy + deallocate.
+const char kLuaScript[] = R"lua(
+local n = N
+-- Binary trees: many small tables built and dropped, one long-lived tree.
+local function make(d)
+  if d == 0 then return {} end
+  d = d - 1
+  return { make(d), make(d) }
+end
+local function check(t)
+  if t[1] then return 1 + check(t[1]) + check(t[2]) end
+  return 1
+end
+local long_lived = make(12)
+local nodes = 0
+for _ = 1, n do nodes = nodes + check(make(11)) end
+-- String building: formatted pieces joined, strings grown by concatenation.
+local parts = {}
+for i = 1, 2000 * n do
+  parts[#parts + 1] = string.format("%d:%s", i, string.rep("x", i % 23))
+end
+local joined = table.concat(parts, ",")
+local grown = ""
+for i = 1, 400 * n do grown = grown .. string.char(65 + i % 26) end
+-- Table churn: string-keyed maps filled and half emptied, arrays grown
+-- (reallocs) and shrunk, records of mixed sizes.
+local map, live = {}, 0
+for round = 1, n do
+  for i = 1, 3000 do map["k" .. (i + round * 7)] = { round, i, tostring(i) } end
+  for i = 1, 3000, 2 do map["k" .. (i + round * 7)] = nil end
+end
+for _ in pairs(map) do live = live + 1 end
+local arrays = 0
+for round = 1, n do
+  local a = {}
+  for i = 1, 5000 do a[i] = i * round end
+  arrays = arrays + #a
+end
+return string.format("%d %d %d %d %d %d", nodes, #joined, #grown, live,
+                     arrays, check(long_lived))
+)lua";
+
+struct LuaUd {
+  void* adapter;
+  void* (*alloc)(void* adapter, size_t n);
+  void (*dealloc)(void* adapter, void* p, size_t n);
+};
+
+extern "C" void* LuaMalloc(void*, void* ptr, size_t, size_t nsize) {
+  if (nsize == 0) {
+    std::free(ptr);
+    return nullptr;
+  }
+  return std::realloc(ptr, nsize);
+}
+
+extern "C" void* LuaGeneric(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* u = static_cast<LuaUd*>(ud);
+  if (nsize == 0) {
+    if (ptr != nullptr) u->dealloc(u->adapter, ptr, osize);
+    return nullptr;
+  }
+  void* p = u->alloc(u->adapter, nsize);
+  if (p != nullptr && ptr != nullptr) {
+    std::memcpy(p, ptr, std::min(osize, nsize));
+    u->dealloc(u->adapter, ptr, osize);
+  }
+  return p;
+}
+
+template <class Make>
+void RunR(Make make, const ChildArgs& args) {
+  using A = AdapterOf<Make>;
+  auto a = make();
+  LuaUd ud{
+      a.get(), [](void* x, size_t n) { return static_cast<A*>(x)->alloc(n); },
+      [](void* x, void* p, size_t n) { static_cast<A*>(x)->dealloc(p, n); }};
+  lua_Alloc fn = LuaGeneric;
+  void* fn_ud = &ud;
+  if constexpr (std::is_same_v<A, PmrAdapter>) {
+    fn = pmr_lua_alloc;
+    fn_ud = a->resource();
+  } else if constexpr (std::is_same_v<A, MallocAdapter>) {
+    fn = LuaMalloc;
+    fn_ud = nullptr;
+  }
+  const std::string script =
+      "local N = " + std::to_string(args.sizes.r_scale) + "\n" + kLuaScript;
+  const long base = StatusKib("VmRSS");
+  std::vector<double> ms;
+  std::string first;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t t0 = NowNs();
+    lua_State* L = lua_newstate(fn, fn_ud);
+    if (L == nullptr) Fail("lua_newstate failed");
+    luaL_openlibs(L);
+    if (luaL_loadstring(L, script.c_str()) != LUA_OK ||
+        lua_pcall(L, 0, 1, 0) != LUA_OK)
+      Fail(lua_tostring(L, -1));
+    std::string result = lua_tostring(L, -1);
+    lua_close(L);
+    const uint64_t t1 = NowNs();
+    a->drop();
+    if (first.empty()) first = result;
+    if (result != first) Fail("lua: results differ between rounds");
+    if (r >= 0) ms.push_back((t1 - t0) / 1e6);
+  }
+  EmitMetric("ms_per_run", ms);
+  EmitRssGrowth(base);
+}
+
 const std::vector<MetricInfo> kAllocFree = {{"alloc_ns_per_op", "ns"},
                                             {"free_ns_per_op", "ns"},
                                             {"total_ns_per_op", "ns"},
@@ -1225,11 +1348,37 @@ WorkloadInfo WorkloadS() {
 
 }  // namespace
 
+WorkloadInfo WorkloadR() {
+  WorkloadInfo w;
+  w.id = "R";
+  w.title =
+      "a real client: the Lua 5.4 interpreter running allocation-heavy Lua";
+  w.metrics = {{"ms_per_run", "ms"}, {"peak_rss_growth_kib", "KiB"}};
+  w.primary = "ms_per_run";
+  w.unit_label = "ms per script run (new state, script, lua_close)";
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "Lua 5.4 (Debian's liblua5.4), a new state per run with the standard "
+        "libraries; a script of binary trees, string building and table churn "
+        "at size factor %d; pmr-c through pmr_lua_alloc (sized, "
+        "pmr_reallocate), malloc rows through realloc/free",
+        s.r_scale);
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat("{\"size_factor\":%d,\"threads\":1}", s.r_scale);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithAdapter(w, a, [&](auto make) { RunR(make, args); });
+  };
+  return w;
+}
+
 const std::vector<WorkloadInfo>& Workloads() {
   static const std::vector<WorkloadInfo> kAll = {
-      WorkloadA(), WorkloadB(1), WorkloadB(2), WorkloadB(8),
-      WorkloadC(), WorkloadD(),  WorkloadE(),  WorkloadF(),
-      WorkloadG(), WorkloadV(),  WorkloadH(),  WorkloadS(),
+      WorkloadA(), WorkloadB(1), WorkloadB(2), WorkloadB(8), WorkloadC(),
+      WorkloadD(), WorkloadE(),  WorkloadF(),  WorkloadG(),  WorkloadV(),
+      WorkloadH(), WorkloadS(),  WorkloadR(),
   };
   return kAll;
 }
