@@ -18,7 +18,7 @@ fail() {
   fails=$((fails + 1))
 }
 
-workloads="A B1 B2 B8 C D E F G V H S"
+workloads="A B1 B2 B8 C D E F G V H S R"
 allocator_workloads="A B1 B2 B8 C D E F G"
 container_workloads="V H S"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
@@ -34,6 +34,7 @@ metrics_of() {
     V) echo "push_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     H) echo "insert_ns_per_op hit_ns_per_op miss_ns_per_op erase_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     S) echo "build_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
+    R) echo "ms_per_run peak_rss_growth_kib" ;;
   esac
 }
 
@@ -88,6 +89,10 @@ for w in $container_workloads; do
     fail "table $w has no container column"
 done
 ran H absl_flat_hash_map || fail "H/absl_flat_hash_map did not run"
+# R: the Lua client ran over every pool resource and the drop-in mallocs.
+for a in glibc_malloc pmr_unsync_pool pmr_sync_pool pmr_thread_cache; do
+  ran R "$a" || fail "R/$a did not run"
+done
 not_applicable V absl_flat_hash_map || fail "V/absl_flat_hash_map should be not_applicable"
 grep -q '"workload": "V", "allocator": "pmr_monotonic", .*"container": "pmr_vector"' "$json" ||
   fail "V/pmr_monotonic: container should be pmr_vector"
