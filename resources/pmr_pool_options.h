@@ -31,8 +31,9 @@ typedef struct pmr_pool_options {
    * upstream). A request counts by its size rounded up to its alignment. */
   size_t largest_required_pool_block;
   /* The pools: bytes of free pages kept for reuse by any size class; beyond
-   * that, segments whose pages are all free go back to upstream (0: 1 MiB;
-   * less than one page: none kept). Not used by the thread cache. */
+   * that, segments whose pages are all free go back to upstream once no new
+   * segment was needed for a second (0: 1 MiB; less than one page: none
+   * kept; _trim gives back at once). */
   size_t max_free_bytes;
 } pmr_pool_options;
 

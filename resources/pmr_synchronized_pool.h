@@ -17,7 +17,8 @@
  *   - Deallocation never calls upstream and never waits for a lock. Pages
  *     with no block in use go to the shared free set (for any class and any
  *     shard); segments beyond max_free_bytes go back to upstream from a
- *     later allocation, or at once with pmr_synchronized_pool_trim.
+ *     later allocation once no new segment was needed for a second, or at once
+ * with pmr_synchronized_pool_trim.
  *   - Shards (about 1.5 KiB each) are taken from upstream by a thread's first
  *     allocation, never by init or deallocation.
  *   - The upstream must itself be thread-safe (the malloc resource, or

@@ -17,7 +17,9 @@
  *     No per-block header: a block's page is found from its address.
  *   - Memory goes back: a page whose blocks are all free can serve any class;
  *     free pages beyond max_free_bytes (see pmr_pool_options) go back to
- *     upstream a segment at a time, and pmr_unsynchronized_pool_trim gives
+ *     upstream a segment at a time, once no new segment was needed for a
+ *     second (so a program that frees everything and allocates it again
+ *     keeps its pages), and pmr_unsynchronized_pool_trim gives
  *     back every segment with no block in use now.
  *   - Requests above the largest class (see pmr_pool_options), or aligned
  *     above 4096, go straight to upstream and back on deallocate, in O(1);

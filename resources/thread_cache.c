@@ -464,7 +464,7 @@ static void free_mag(tc_mag *m) { pmr_impl_sharded_free(m); }
 
 /* The n blocks of m back to their pages; m is then empty. */
 static void flush_blocks(tc_mag *m, size_t n) {
-  for (size_t i = 1; i <= n; ++i) pmr_impl_sharded_free(m->slot[i]);
+  pmr_impl_sharded_free_many(&m->slot[1], n);
 }
 
 static tc_mag *full_head(struct tc_stack *st) {

@@ -42,6 +42,9 @@ PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
                                                size_t bytes, size_t alignment) {
   state *s = state_of(self);
   void *p;
+  if (PMR_UNLIKELY(
+          atomic_load_explicit(&s->src.shrink_wanted, memory_order_relaxed)))
+    pmr_impl_source_shrink(&s->src);
   if (k == NULL) k = pmr_impl_heap_class(&s->heap, bytes, alignment);
   if (k == &s->heap.empty)
     p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, bytes, alignment);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
   pmr_pool_options o = pmr_impl_pool_effective_options(opts);
@@ -17,6 +18,20 @@ pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
  * at least. */
 #define HEADER_BYTES \
   ((sizeof(pmr_impl_page) + PMR_MAX_ALIGN - 1) & ~(PMR_MAX_ALIGN - 1))
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Free segments beyond the bound go back only once no new segment was
+ * needed for a while: a program that frees everything and allocates it
+ * again (a round of work, a request burst) keeps its pages instead of
+ * giving them to malloc and faulting them in again. */
+static bool quiet_since_grow(const pmr_impl_page_source *src) {
+  return now_ns() - src->last_grow_ns >= PMR_IMPL_GIVE_BACK_DELAY_NS;
+}
 
 static void src_lock(pmr_impl_page_source *src) {
   if (src->shared) pmr_impl_spin_lock(&src->lock);
@@ -116,6 +131,7 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   if (src->segments != NULL) src->segments->seg_prev = seg;
   src->segments = seg;
   src->segment_bytes += segment_bytes(seg);
+  src->last_grow_ns = now_ns();
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
     free_set_push(src, (pmr_impl_page *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
@@ -180,13 +196,22 @@ static void source_give(pmr_impl_page_source *src, pmr_impl_page *pg,
   pmr_impl_page *seg = pg->segment;
   bool release = seg->seg_free == seg->seg_pages &&
                  src->free_count >= src->retain_pages + seg->seg_pages;
-  if (release && !give_back) {
+  if (release && (!give_back || !quiet_since_grow(src))) {
     atomic_store_explicit(&src->shrink_wanted, true, memory_order_relaxed);
     release = false;
   }
   if (release) segment_unlink(src, seg);
   src_unlock(src);
   if (release) segment_free(src, seg);
+}
+
+void pmr_impl_source_shrink(pmr_impl_page_source *src) {
+  src_lock(src);
+  bool due = quiet_since_grow(src);
+  if (due)
+    atomic_store_explicit(&src->shrink_wanted, false, memory_order_relaxed);
+  src_unlock(src);
+  if (due) pmr_impl_source_trim(src, src->retain_pages);
 }
 
 void pmr_impl_source_release(pmr_impl_page_source *src) {

@@ -45,6 +45,9 @@
 #define PMR_IMPL_HEAP_LARGEST PMR_POOL_PAGE_LARGEST_BLOCK
 /* Classes 8 .. 8192 bytes of the class rule in pool_core.h. */
 #define PMR_IMPL_HEAP_CLASSES 36
+/* Segments beyond the retention bound go back once no segment was taken
+ * from upstream for this long. */
+#define PMR_IMPL_GIVE_BACK_DELAY_NS ((uint64_t)1000000000u)
 /* Free pages kept by default before segments go back to upstream. */
 #define PMR_IMPL_DEFAULT_RETAINED_BYTES ((size_t)1 << 20)
 
@@ -96,9 +99,11 @@ typedef struct pmr_impl_page_source {
   unsigned next_pages;     /* pages of the next segment */
   unsigned max_blocks;     /* most blocks a page serves (option) */
   /* Set when a segment became all free beyond the retention bound while
-   * its pages could not go back (deallocation of a shared source); the
-   * next allocation slow path calls pmr_impl_source_trim. */
+   * it could not go back (deallocation of a shared source, or a segment
+   * taken less than PMR_IMPL_GIVE_BACK_DELAY_NS ago); allocation slow paths
+   * then call pmr_impl_source_shrink. */
   atomic_bool shrink_wanted;
+  uint64_t last_grow_ns; /* when the last segment came from upstream */
 } pmr_impl_page_source;
 
 typedef struct pmr_impl_page_class {
@@ -135,6 +140,10 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
                           bool shared);
 /* Gives every segment back to upstream. */
 void pmr_impl_source_release(pmr_impl_page_source *src);
+/* Gives segments beyond the retention bound back to upstream if no segment
+ * was taken for PMR_IMPL_GIVE_BACK_DELAY_NS (call with no lock held, when
+ * shrink_wanted is set). */
+void pmr_impl_source_shrink(pmr_impl_page_source *src);
 /* Adds a segment from upstream to the free pages; call with no lock held
  * (upstream may take locks of its own, or wait). False when upstream
  * fails. */

@@ -125,6 +125,23 @@ void pmr_impl_sharded_free_slow(pmr_impl_shard *sh, pmr_impl_page *pg) {
   pmr_impl_spin_unlock(&sh->lock);
 }
 
+void pmr_impl_sharded_free_many(void *const *blocks, size_t n) {
+  pmr_impl_shard *held = NULL;
+  for (size_t i = 0; i < n; ++i) {
+    void *p = blocks[i];
+    pmr_impl_shard *sh = pmr_impl_shard_of(pmr_impl_page_of(p)->heap);
+    if (sh != held) {
+      if (held != NULL) pmr_impl_spin_unlock(&held->lock);
+      held = pmr_impl_spin_try_lock(&sh->lock) ? sh : NULL;
+    }
+    if (held != NULL)
+      pmr_impl_heap_free(p);
+    else
+      pmr_impl_heap_free_remote(p);
+  }
+  if (held != NULL) pmr_impl_spin_unlock(&held->lock);
+}
+
 size_t pmr_impl_sharded_trim(pmr_impl_sharded_heap *h) {
   for (unsigned i = 0; i < PMR_IMPL_SHARDS; ++i) {
     pmr_impl_shard *sh =

@@ -105,14 +105,16 @@ static inline void pmr_impl_sharded_free(void *p) {
   pmr_impl_heap_free_remote(p);
 }
 
+/* Gives back n pooled blocks, holding each owning shard's lock across
+ * consecutive blocks of that shard (a magazine's worth in one go). */
+void pmr_impl_sharded_free_many(void *const *blocks, size_t n);
+
 /* Gives segments that deallocation left beyond the retention bound back to
  * upstream (call with no lock held). */
 static inline void pmr_impl_sharded_shrink(pmr_impl_sharded_heap *h) {
   if (PMR_UNLIKELY(
-          atomic_load_explicit(&h->src.shrink_wanted, memory_order_relaxed))) {
-    atomic_store_explicit(&h->src.shrink_wanted, false, memory_order_relaxed);
-    pmr_impl_source_trim(&h->src, h->src.retain_pages);
-  }
+          atomic_load_explicit(&h->src.shrink_wanted, memory_order_relaxed)))
+    pmr_impl_source_shrink(&h->src);
 }
 
 /* Collects every shard's remote frees and gives every segment with no block

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "resources/internal/pool_core.h"
@@ -273,8 +275,9 @@ TEST_P(PoolTest, FreePagesBeyondTheBoundGoBackWithoutTrim) {
     live.push_back(pmr_allocate(p->get(), 64, 8));
   size_t peak = p->stats().held_bytes;
   for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
-  // Deallocation of the unsynchronized pool gives segments back at once; the
-  // synchronized pool's next allocation slow path (here: a new class) does.
+  // Segments go back once no new one was needed for a second, at the next
+  // allocation slow path (here: a new class) or deallocation that frees one.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   pmr_deallocate(p->get(), pmr_allocate(p->get(), 3000, 8), 3000, 8);
   pmr_pool_stats st = p->stats();
   EXPECT_LE(st.free_page_bytes, (size_t{1} << 20) + 16 * kPage);
