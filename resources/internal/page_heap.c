@@ -102,7 +102,9 @@ static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
 /* A new segment from upstream, its pages in the free set (under no lock). */
 static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   int saved = errno;
+  src_lock(src);
   unsigned n = src->next_pages;
+  src_unlock(src);
   char *mem = NULL;
   for (; n >= 1; n /= 2) {
     mem = (char *)pmr_allocate(src->upstream, (size_t)n * PMR_IMPL_PAGE_SIZE,
