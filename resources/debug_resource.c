@@ -62,14 +62,7 @@ typedef struct state {
   bool live;
 } state;
 
-_Static_assert(sizeof(state) <=
-                   sizeof(((pmr_debug_resource *)0)->pmr_impl_state),
-               "pmr_debug_resource.pmr_impl_state is too small");
-_Static_assert(_Alignof(state) <= _Alignof(union {
-                 void *p;
-                 uint64_t u;
-               }),
-               "pmr_debug_resource.pmr_impl_state is not aligned enough");
+PMR_IMPL_STATE_FITS(pmr_debug_resource, state);
 _Static_assert(sizeof(header) % MIN_ALIGN == 0, "header keeps guards aligned");
 
 static state *state_of(pmr_mem_resource *self) {
@@ -89,7 +82,7 @@ static size_t up_align(size_t alignment) {
 /* Header plus front guard, rounded up so the user block is aligned. */
 static size_t prefix_of(size_t alignment) {
   size_t a = up_align(alignment);
-  return (sizeof(header) + GUARD + a - 1) & ~(a - 1);
+  return pmr_impl_round_up(sizeof(header) + GUARD, a);
 }
 
 static void header_bytes(const entry *e, unsigned char out[sizeof(header)]) {

@@ -97,10 +97,7 @@ typedef struct pmr_thread_cache_stats {
  * static storage or inside another struct. */
 typedef struct pmr_thread_cache {
   pmr_mem_resource base; /* first: the abstract resource */
-  union {
-    void *align;
-    unsigned char bytes[4096];
-  } pmr_impl_state;
+  PMR_IMPL_STATE(4096);
 } pmr_thread_cache;
 
 /* Initialises tc. opts == NULL (or zero fields) means the defaults.
