@@ -20,6 +20,8 @@
 #define FREED_BYTE 0xDD /* blocks in quarantine */
 #define MIN_ALIGN ((size_t)16)
 #define HEADER_MAGIC 0x2167626472616d70ull /* "pmradbg!" */
+/* The first size of the table of user pointers. */
+#define FIRST_SLOTS ((size_t)256)
 /* Returned pointers remembered to name a late double free as such. */
 #define FREED_HISTORY ((size_t)4096)
 
@@ -189,7 +191,7 @@ static entry *table_find(state *s, const void *p) {
 /* Makes room for one more entry, so allocate fails cleanly instead of
  * handing out a block it could not track. */
 static bool table_reserve(state *s) {
-  return pmr_impl_ptr_table_reserve(&s->table, 256);
+  return pmr_impl_ptr_table_reserve(&s->table, FIRST_SLOTS);
 }
 
 /* ---- rings -----------------------------------------------------------------
