@@ -155,9 +155,14 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
   pmr_monotonic_buffer_release(m);
-  /* The caller's buffer is theirs again. */
+  /* The caller's buffer is theirs again, and m forgets it: a later destroy or
+   * release of m must not mark it unused again (under ASan that poisons
+   * memory the caller may be using, e.g. a stack frame). */
   if (m->initial_buffer != NULL)
     PMR_IMPL_UNDEFINED(m->initial_buffer, m->initial_size);
+  m->initial_buffer = NULL;
+  m->initial_size = 0;
+  m->cur = m->end = NULL;
 }
 
 /* A position in the order allocations pass it: the buffer's depth (initial
