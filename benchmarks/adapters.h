@@ -234,7 +234,8 @@ class NoAllocatorAdapter {
   static_assert(kBlocks > kFRing + 2,
                 "a block must not come round while in flight");
   NoAllocatorAdapter()
-      : mem_(static_cast<char*>(std::aligned_alloc(64, kBlocks * kBlock))) {}
+      : mem_(static_cast<char*>(
+            std::aligned_alloc(kCacheLine, kBlocks * kBlock))) {}
   NoAllocatorAdapter(const NoAllocatorAdapter&) = delete;
   NoAllocatorAdapter& operator=(const NoAllocatorAdapter&) = delete;
   ~NoAllocatorAdapter() { std::free(mem_); }

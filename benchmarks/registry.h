@@ -59,6 +59,10 @@ struct Sizes {
   static Sizes Scaled(double scale);
 };
 
+// The cache line of the machines measured (x86-64): what the benchmark's own
+// shared structures are aligned to, so they never false-share.
+constexpr size_t kCacheLine = 64;
+
 // Fixed shape parameters.
 constexpr size_t kBlock = 64;  // A, B, D, F block size
 constexpr size_t kAlign = 16;  // every request's alignment (malloc's)

@@ -52,6 +52,21 @@ std::string PrimaryUnit(const WorkloadInfo& wl) {
   return "ns";
 }
 
+bool WriteFile(const std::string& path, const std::string& text,
+               std::string* err) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool ok = std::fputs(text.c_str(), f) >= 0 && std::fflush(f) == 0;
+  if (std::fclose(f) != 0 || !ok) {
+    *err = path + ": write failed";
+    return false;
+  }
+  return true;
+}
+
 size_t AllocIndex(const char* id) {
   const auto& all = Allocators();
   for (size_t i = 0; i < all.size(); ++i)
@@ -496,17 +511,7 @@ bool WriteMarkdown(const RunInfo& run, const std::string& path,
   std::fclose(mem);
   std::string text(buf, len);
   std::free(buf);
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    *err = path + ": " + std::strerror(errno);
-    return false;
-  }
-  const bool ok = std::fputs(text.c_str(), f) >= 0 && std::fflush(f) == 0;
-  if (std::fclose(f) != 0 || !ok) {
-    *err = path + ": write failed";
-    return false;
-  }
-  return true;
+  return WriteFile(path, text, err);
 }
 
 bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
@@ -877,21 +882,6 @@ std::string SvgOpen(int width, int height) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
       "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
       width, height, width, height);
-}
-
-bool WriteFile(const std::string& path, const std::string& text,
-               std::string* err) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    *err = path + ": " + std::strerror(errno);
-    return false;
-  }
-  const bool ok = std::fputs(text.c_str(), f) >= 0 && std::fflush(f) == 0;
-  if (std::fclose(f) != 0 || !ok) {
-    *err = path + ": write failed";
-    return false;
-  }
-  return true;
 }
 
 }  // namespace

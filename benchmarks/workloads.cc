@@ -405,10 +405,10 @@ class SpscRing {
   }
   const size_t mask_;
   std::vector<void*> slot_;
-  alignas(64) std::atomic<size_t> head_{0};  // consumer's position
-  alignas(64) size_t tail_cache_ = 0;        // consumer's view of tail_
-  alignas(64) std::atomic<size_t> tail_{0};  // producer's position
-  alignas(64) size_t head_cache_ = 0;        // producer's view of head_
+  alignas(kCacheLine) std::atomic<size_t> head_{0};  // consumer's position
+  alignas(kCacheLine) size_t tail_cache_ = 0;        // consumer's view of tail_
+  alignas(kCacheLine) std::atomic<size_t> tail_{0};  // producer's position
+  alignas(kCacheLine) size_t head_cache_ = 0;        // producer's view of head_
 };
 
 template <class Make>

@@ -122,6 +122,43 @@ static inline bool pmr_is_pow2(size_t a) {
   return a != 0 && (a & (a - 1)) == 0;
 }
 
+/* ---- For the library's resources (not for direct use) -------------------- */
+
+/* n rounded up to a multiple of a, a power of two. The caller rules out
+ * overflow (n + a - 1 fits). */
+static inline size_t pmr_impl_round_up(size_t n, size_t a) {
+  return (n + (a - 1)) & ~(a - 1);
+}
+
+/* The address p rounded up to a multiple of a, a power of two. */
+static inline uintptr_t pmr_impl_align_up(uintptr_t p, size_t a) {
+  return (p + (a - 1)) & ~(uintptr_t)(a - 1);
+}
+
+/* What a resource's private state is aligned for (see PMR_IMPL_STATE). */
+typedef union pmr_impl_state_align {
+  void *p;
+  uint64_t u;
+} pmr_impl_state_align;
+
+/* The private state of a resource, inside its public struct so that it
+ * lives on the stack or inside another struct without an allocation: n bytes
+ * that only the resource's source reads. The source checks that its state
+ * fits with PMR_IMPL_STATE_FITS. */
+#define PMR_IMPL_STATE(n)       \
+  union {                       \
+    pmr_impl_state_align align; \
+    unsigned char bytes[n];     \
+  } pmr_impl_state
+
+/* Compile-time check, in a resource's source, that its state type S fits the
+ * PMR_IMPL_STATE of its public type T, in size and alignment. */
+#define PMR_IMPL_STATE_FITS(T, S)                               \
+  _Static_assert(sizeof(S) <= sizeof(((T *)0)->pmr_impl_state), \
+                 #T ": PMR_IMPL_STATE too small for " #S);      \
+  _Static_assert(_Alignof(S) <= _Alignof(pmr_impl_state_align), \
+                 #T ": " #S " is aligned beyond PMR_IMPL_STATE")
+
 /* Allocates `bytes` bytes aligned to `alignment` from r.
  *
  * Returns NULL when:

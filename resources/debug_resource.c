@@ -20,6 +20,8 @@
 #define FREED_BYTE 0xDD /* blocks in quarantine */
 #define MIN_ALIGN ((size_t)16)
 #define HEADER_MAGIC 0x2167626472616d70ull /* "pmradbg!" */
+/* The first size of the table of user pointers. */
+#define FIRST_SLOTS ((size_t)256)
 /* Returned pointers remembered to name a late double free as such. */
 #define FREED_HISTORY ((size_t)4096)
 
@@ -62,14 +64,7 @@ typedef struct state {
   bool live;
 } state;
 
-_Static_assert(sizeof(state) <=
-                   sizeof(((pmr_debug_resource *)0)->pmr_impl_state),
-               "pmr_debug_resource.pmr_impl_state is too small");
-_Static_assert(_Alignof(state) <= _Alignof(union {
-                 void *p;
-                 uint64_t u;
-               }),
-               "pmr_debug_resource.pmr_impl_state is not aligned enough");
+PMR_IMPL_STATE_FITS(pmr_debug_resource, state);
 _Static_assert(sizeof(header) % MIN_ALIGN == 0, "header keeps guards aligned");
 
 static state *state_of(pmr_mem_resource *self) {
@@ -89,7 +84,7 @@ static size_t up_align(size_t alignment) {
 /* Header plus front guard, rounded up so the user block is aligned. */
 static size_t prefix_of(size_t alignment) {
   size_t a = up_align(alignment);
-  return (sizeof(header) + GUARD + a - 1) & ~(a - 1);
+  return pmr_impl_round_up(sizeof(header) + GUARD, a);
 }
 
 static void header_bytes(const entry *e, unsigned char out[sizeof(header)]) {
@@ -196,7 +191,7 @@ static entry *table_find(state *s, const void *p) {
 /* Makes room for one more entry, so allocate fails cleanly instead of
  * handing out a block it could not track. */
 static bool table_reserve(state *s) {
-  return pmr_impl_ptr_table_reserve(&s->table, 256);
+  return pmr_impl_ptr_table_reserve(&s->table, FIRST_SLOTS);
 }
 
 /* ---- rings -----------------------------------------------------------------

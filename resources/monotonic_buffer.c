@@ -25,13 +25,10 @@ static void *mono_allocate(pmr_mem_resource *self, size_t bytes,
                            size_t alignment) {
   pmr_monotonic_buffer *m = (pmr_monotonic_buffer *)self;
   /* pmr_allocate already validated the arguments; skip the repeat. */
-  uintptr_t p =
-      ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
-  size_t n = bytes + (bytes == 0);
-  if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
-    m->cur = (char *)(p + n);
-    PMR_IMPL_UNDEFINED((void *)p, n);
-    return (void *)p;
+  void *p;
+  if (PMR_LIKELY(pmr_impl_monotonic_bump(m, bytes, alignment, &p))) {
+    PMR_IMPL_UNDEFINED(p, bytes + (bytes == 0));
+    return p;
   }
   return pmr_impl_monotonic_buffer_refill(m, bytes, alignment);
 }
@@ -158,8 +155,9 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
   pmr_monotonic_buffer_release(m);
-  /* The caller's buffer is theirs again, and m forgets it: a later
-   * destroy or release must not touch (or poison) it. */
+  /* The caller's buffer is theirs again, and m forgets it: a later destroy or
+   * release of m must not mark it unused again (under ASan that poisons
+   * memory the caller may be using, e.g. a stack frame). */
   if (m->initial_buffer != NULL)
     PMR_IMPL_UNDEFINED(m->initial_buffer, m->initial_size);
   m->initial_buffer = NULL;
@@ -260,7 +258,6 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
 void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
                                        size_t alignment) {
   size_t n = bytes + (bytes == 0);
-  uintptr_t mask = ~(uintptr_t)(alignment - 1);
 
   /* Remember how far the current buffer got (for bytes_used and rewind). */
   if (m->chunks != NULL)
@@ -271,7 +268,7 @@ void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
   /* A kept chunk that fits, first fit in original order. */
   for (chunk **link = &m->spare; *link != NULL; link = &(*link)->next) {
     chunk *c = *link;
-    uintptr_t p = ((uintptr_t)c->start + (alignment - 1)) & mask;
+    uintptr_t p = pmr_impl_align_up((uintptr_t)c->start, alignment);
     if (p <= (uintptr_t)c && n <= (uintptr_t)c - p) {
       *link = c->next;
       push_chunk(m, c);
@@ -288,14 +285,14 @@ void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
     errno = ENOMEM;
     return NULL;
   }
-  size_t need = ((n + PMR_MAX_ALIGN - 1) & ~(PMR_MAX_ALIGN - 1)) + HEADER_SIZE;
-  size_t size = need > m->next_size ? need : m->next_size;
-  size = (size + PMR_MAX_ALIGN - 1) & ~(PMR_MAX_ALIGN - 1);
+  size_t need = pmr_impl_round_up(n, PMR_MAX_ALIGN) + HEADER_SIZE;
+  size_t size = pmr_impl_round_up(need > m->next_size ? need : m->next_size,
+                                  PMR_MAX_ALIGN);
   size_t chunk_align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
   char *start = (char *)pmr_allocate(m->upstream, size, chunk_align);
   if (start == NULL) return NULL;
 
-  chunk *c = (chunk *)(start + size - HEADER_SIZE);
+  chunk *c = (chunk *)(void *)(start + size - HEADER_SIZE);
   c->start = start;
   c->size = size;
   c->alignment = chunk_align;

@@ -86,11 +86,7 @@ typedef struct pmr_debug_resource_options {
  * the stack or inside another struct. */
 typedef struct pmr_debug_resource {
   pmr_mem_resource base; /* first: the abstract resource */
-  union {
-    void *align_p;
-    uint64_t align_u;
-    unsigned char bytes[384];
-  } pmr_impl_state;
+  PMR_IMPL_STATE(384);
 } pmr_debug_resource;
 
 typedef struct pmr_debug_resource_stats {

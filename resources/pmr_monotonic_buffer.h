@@ -153,6 +153,19 @@ void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
 #endif
 #endif
 
+/* Takes bytes at alignment (both valid) from m's current buffer into *out;
+ * false, changing nothing, when they do not fit. Not for direct use. */
+static inline bool pmr_impl_monotonic_bump(pmr_monotonic_buffer *m,
+                                           size_t bytes, size_t alignment,
+                                           void **out) {
+  const uintptr_t p = pmr_impl_align_up((uintptr_t)m->cur, alignment);
+  const size_t n = bytes + (bytes == 0); /* 0 bytes still advance */
+  if (p > (uintptr_t)m->end || n > (uintptr_t)m->end - p) return false;
+  m->cur = (char *)(p + n);
+  *out = (void *)p;
+  return true;
+}
+
 /* The concrete fast path: the same as pmr_allocate(&m->base, bytes,
  * alignment), minus the indirect call. The checks of pmr_allocate are kept:
  * a bad alignment or an overflowing size gives NULL with errno set.
@@ -166,14 +179,8 @@ static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
 #endif
   if (PMR_UNLIKELY(!pmr_is_pow2(alignment) || bytes > SIZE_MAX - alignment))
     return pmr_impl_bad_request(bytes, alignment);
-  uintptr_t p =
-      ((uintptr_t)m->cur + (alignment - 1)) & ~(uintptr_t)(alignment - 1);
-  size_t n =
-      bytes + (bytes == 0); /* 0 bytes still advance: distinct pointers */
-  if (PMR_LIKELY(p <= (uintptr_t)m->end && n <= (uintptr_t)m->end - p)) {
-    m->cur = (char *)(p + n);
-    return (void *)p;
-  }
+  void *p;
+  if (PMR_LIKELY(pmr_impl_monotonic_bump(m, bytes, alignment, &p))) return p;
   return pmr_impl_monotonic_buffer_refill(m, bytes, alignment);
 }
 

@@ -52,11 +52,7 @@ size_t pmr_statistics_bucket_limit(unsigned i);
  * live on the stack or inside another struct. */
 typedef struct pmr_statistics {
   pmr_mem_resource base; /* first: the abstract resource */
-  union {
-    void *align_p;
-    uint64_t align_u;
-    unsigned char bytes[256];
-  } pmr_impl_state;
+  PMR_IMPL_STATE(256);
 } pmr_statistics;
 
 /* A copy of the counters. Each field is exact on its own; the fields are

@@ -54,10 +54,7 @@ extern "C" {
  * stack or inside another struct. */
 typedef struct pmr_synchronized_pool {
   pmr_mem_resource base; /* first: the abstract resource */
-  union {
-    void *align;
-    unsigned char bytes[512];
-  } pmr_impl_state;
+  PMR_IMPL_STATE(512);
 } pmr_synchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.

@@ -1,7 +1,6 @@
 /* pmr_thread_cache: per-thread caches of free blocks in front of a shared
  * pool, so the common allocate and deallocate take no lock and do no atomic
- * read-modify-write. Not in std::pmr; the design the seed articles call
- * "ThreadCachePool", as a resource.
+ * read-modify-write. Not in std::pmr.
  *
  * Each instance has, for every thread that uses it, a cache: per size class
  * up to two magazines (arrays of free blocks, as in Bonwick's design),
@@ -97,10 +96,7 @@ typedef struct pmr_thread_cache_stats {
  * static storage or inside another struct. */
 typedef struct pmr_thread_cache {
   pmr_mem_resource base; /* first: the abstract resource */
-  union {
-    void *align;
-    unsigned char bytes[4096];
-  } pmr_impl_state;
+  PMR_IMPL_STATE(4096);
 } pmr_thread_cache;
 
 /* Initialises tc. opts == NULL (or zero fields) means the defaults.

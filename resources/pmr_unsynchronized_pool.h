@@ -49,10 +49,7 @@ extern "C" {
  * stack or inside another struct. */
 typedef struct pmr_unsynchronized_pool {
   pmr_mem_resource base; /* first: the abstract resource */
-  union {
-    void *align;
-    unsigned char bytes[2688];
-  } pmr_impl_state;
+  PMR_IMPL_STATE(2688);
 } pmr_unsynchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.

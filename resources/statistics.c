@@ -11,13 +11,7 @@ typedef struct {
   _Atomic uint64_t histogram[PMR_STATISTICS_BUCKETS];
 } state;
 
-_Static_assert(sizeof(state) <= sizeof(((pmr_statistics *)0)->pmr_impl_state),
-               "pmr_statistics.pmr_impl_state is too small");
-_Static_assert(_Alignof(state) <= _Alignof(union {
-                 void *p;
-                 uint64_t u;
-               }),
-               "pmr_statistics.pmr_impl_state is not aligned enough");
+PMR_IMPL_STATE_FITS(pmr_statistics, state);
 
 static state *state_of(pmr_mem_resource *self) {
   return (state *)(void *)((pmr_statistics *)self)->pmr_impl_state.bytes;

@@ -8,6 +8,9 @@
 
 enum { LIVE, FREED };
 
+/* The table's first size: a pool's first chunks' blocks without growing. */
+#define FIRST_SLOTS ((size_t)1024)
+
 struct pmr_impl_track {
   pmr_impl_ptr_table table;
 };
@@ -15,7 +18,7 @@ struct pmr_impl_track {
 pmr_impl_track *pmr_impl_track_new(void) {
   pmr_impl_track *t = (pmr_impl_track *)calloc(1, sizeof *t);
   if (t == NULL) return NULL;
-  if (!pmr_impl_ptr_table_reserve(&t->table, 1024)) {
+  if (!pmr_impl_ptr_table_reserve(&t->table, FIRST_SLOTS)) {
     free(t);
     return NULL;
   }
@@ -37,7 +40,7 @@ void pmr_impl_track_add(pmr_impl_track *t, const void *p, size_t bytes,
                         size_t alignment) {
   if (t == NULL) return;
   /* Out of memory: this block goes untracked. */
-  if (!pmr_impl_ptr_table_reserve(&t->table, 1024)) return;
+  if (!pmr_impl_ptr_table_reserve(&t->table, FIRST_SLOTS)) return;
   const pmr_impl_ptr_entry e = {(unsigned char *)p, 0, bytes, alignment, LIVE};
   pmr_impl_ptr_table_put(&t->table, &e);
 }
