@@ -53,14 +53,22 @@ static unsigned char empty_group[GROUP] = {
 
 /* ---- Hashing and equality of keys ------------------------------------- */
 
+uint64_t pmr_hash_bytes_with_seed(const void *data, size_t n, uint64_t seed) {
+  uint64_t s0, s1;
+  pmr_impl_hash_keys(seed, &s0, &s1);
+  return pmr_impl_hash_bytes(data, n, s0, s1);
+}
+uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed) {
+  uint64_t s0, s1;
+  pmr_impl_hash_keys(seed, &s0, &s1);
+  return pmr_impl_hash_u64(x, s0, s1);
+}
 uint64_t pmr_hash_bytes(const void *data, size_t n) {
-  return pmr_impl_hash_bytes(data, n);
+  return pmr_hash_bytes_with_seed(data, n, pmr_impl_hash_process_seed());
 }
-#if !defined(__SIZEOF_INT128__)
-uint64_t pmr_impl_hash_u64_portable(uint64_t x) {
-  return pmr_impl_hash_fold(x ^ PMR_IMPL_HASH_K0, PMR_IMPL_HASH_K1);
+uint64_t pmr_hash_u64(uint64_t x) {
+  return pmr_hash_u64_with_seed(x, pmr_impl_hash_process_seed());
 }
-#endif
 
 static inline uint64_t load_u64(const void *p) {
   uint64_t v;
@@ -73,27 +81,38 @@ static inline const char *load_cstr(const void *p) {
   return s;
 }
 
+/* The map's hash of n bytes, and of an 8-byte key. */
+static inline uint64_t hash_of(const pmr_hashmap *m, const void *p, size_t n) {
+  return pmr_impl_hash_bytes(p, n, m->seed0, m->seed1);
+}
+static inline uint64_t hash_u64(const pmr_hashmap *m, uint64_t k) {
+  return pmr_impl_hash_u64(k, m->seed0, m->seed1);
+}
+
 /* The hash of a key of any kind but u64 (hash_key below adds that one). */
 static PMR_NOINLINE uint64_t hash_other(const pmr_hashmap *m, const void *key) {
   switch (m->kind) {
     case KIND_CSTR: {
       const char *s = load_cstr(key);
-      return s != NULL ? pmr_impl_hash_bytes(s, strlen(s)) : pmr_hash_u64(0);
+      return s != NULL ? hash_of(m, s, strlen(s))
+                       : pmr_impl_hash_u64(0, m->seed0, m->seed1);
     }
-    case KIND_STRING:
-      return pmr_string_hash((const pmr_string *)key);
+    case KIND_STRING: {
+      const pmr_string *s = (const pmr_string *)key;
+      return hash_of(m, pmr_string_c_str(s), pmr_string_length(s));
+    }
     case KIND_CUSTOM:
       if (m->hash != NULL) return m->hash(key, m->ctx);
-      return pmr_impl_hash_bytes(key, m->key_size);
+      return hash_of(m, key, m->key_size);
     default:
-      return pmr_impl_hash_bytes(key, m->key_size);
+      return hash_of(m, key, m->key_size);
   }
 }
 
 /* Kept apart from hash_other: when the u64 case lives in the same switch,
  * the compiler calls the out-of-line switch even on the u64 paths. */
 static inline uint64_t hash_key(const pmr_hashmap *m, const void *key) {
-  return m->kind == KIND_U64 ? pmr_hash_u64(load_u64(key)) : hash_other(m, key);
+  return m->kind == KIND_U64 ? hash_u64(m, load_u64(key)) : hash_other(m, key);
 }
 
 static bool key_equal(const pmr_hashmap *m, const void *a, const void *b) {
@@ -183,7 +202,7 @@ static size_t find_generic(const pmr_hashmap *m, const void *key, uint64_t h) {
 static inline size_t find_index(const pmr_hashmap *m, const void *key) {
   if (m->kind == KIND_U64) {
     const uint64_t k = load_u64(key);
-    return find_u64(m, k, pmr_hash_u64(k));
+    return find_u64(m, k, hash_u64(m, k));
   }
   return find_generic(m, key, hash_key(m, key));
 }
@@ -282,7 +301,7 @@ static inline void move_slots(pmr_hashmap *m, const pmr_hashmap *t, bool u64) {
     bits_t full = ~group_empty_or_deleted(t->ctrl + base) & 0xFFFFu;
     for (; full != 0; full &= full - 1) {
       const unsigned char *src = slot_at(t, base + bits_lowest(full));
-      uint64_t h = u64 ? pmr_hash_u64(load_u64(src)) : hash_key(m, src);
+      uint64_t h = u64 ? hash_u64(m, load_u64(src)) : hash_key(m, src);
       size_t j = find_free(m, h);
       set_ctrl(m, j, h2(h));
       copy_bytes(slot_at(m, j), src, m->slot_size);
@@ -356,6 +375,7 @@ static bool configure(pmr_hashmap *m, int kind, size_t key_size,
   m->equal = NULL;
   m->ctx = NULL;
   m->resource = pmr_resource_or_default(r);
+  pmr_impl_hash_keys(pmr_impl_hash_table_seed(), &m->seed0, &m->seed1);
   set_empty_table(m);
   return true;
 }
@@ -403,6 +423,13 @@ void pmr_hashmap_destroy(pmr_hashmap *m) {
   destroy_keys(m);
   free_table(m, current_table(m));
   set_empty_table(m);
+}
+
+bool pmr_hashmap_set_seed(pmr_hashmap *m, uint64_t seed) {
+  if (m->size != 0) return false;
+  pmr_impl_hash_keys(seed, &m->seed0, &m->seed1);
+  pmr_hashmap_clear(m); /* tombstones placed under the old keys */
+  return true;
 }
 
 pmr_mem_resource *pmr_hashmap_resource(const pmr_hashmap *m) {
@@ -483,7 +510,7 @@ static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
   size_t empty = NPOS, i;
   if (m->kind == KIND_U64) {
     const uint64_t k = load_u64(key);
-    h = pmr_hash_u64(k);
+    h = hash_u64(m, k);
     i = probe_u64(m, k, h, &empty);
   } else {
     h = hash_key(m, key);
@@ -597,6 +624,46 @@ void pmr_hashmap_clear(pmr_hashmap *m) {
   memset(m->ctrl, CTRL_EMPTY, m->capacity + GROUP);
   m->size = 0;
   m->growth_left = max_load(m->capacity);
+}
+
+/* ---- Probe statistics ------------------------------------------------- */
+
+static unsigned popcount(bits_t b) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_popcount(b);
+#else
+  unsigned n = 0;
+  for (; b != 0; b &= b - 1) ++n;
+  return n;
+#endif
+}
+
+/* Replays the lookup of every key (probe_generic's order: groups along the
+ * sequence, matching slots lowest first) up to the group whose window holds
+ * its slot. */
+pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m) {
+  pmr_hashmap_stats st = {0, 0, 0, 0};
+  const size_t mask = m->mask;
+  for (size_t i = 0; i < m->capacity; ++i) {
+    if (!is_full(m->ctrl[i])) continue;
+    const uint64_t h = hash_key(m, slot_at(m, i));
+    size_t pos = h1(h) & mask, step = 0, groups = 1;
+    for (;; ++groups) {
+      const bits_t b = pmr_impl_hashmap_match(m->ctrl + pos, h2(h));
+      const size_t off = (i - pos) & mask;
+      if (off < GROUP) {
+        st.compares += popcount(b & ((2u << off) - 1));
+        break;
+      }
+      st.compares += popcount(b);
+      step += GROUP;
+      pos = (pos + step) & mask;
+    }
+    ++st.keys;
+    st.groups += groups;
+    if (groups > st.max_groups) st.max_groups = groups;
+  }
+  return st;
 }
 
 /* ---- Iteration -------------------------------------------------------- */

@@ -28,9 +28,26 @@
  * or portable 64-bit word tricks elsewhere; same layout); triangular probing
  * over groups; at most 7/8 of the slots used. Erase leaves a tombstone only
  * when a probe may have passed the slot (otherwise the slot becomes empty);
- * tombstones are dropped when the table is rebuilt. The hash mixes all 64 bits
- * (folded 64x64->128 multiply) and is deterministic: iteration order depends
- * only on the sequence of operations, not on addresses or the resource.
+ * tombstones are dropped when the table is rebuilt.
+ *
+ * Keys from an adversary (hash flooding). The built-in hashes are keyed:
+ * every map gets its own seed at init, derived from a per-process secret
+ * (random from the OS at first use: getrandom or /dev/urandom; where neither
+ * exists, a mix of clocks, process id and ASLR addresses) and a per-map
+ * counter. For the built-in key kinds (bytes, 8-byte keys, cstr, string, and
+ * custom maps that keep the built-in hash), an attacker who chooses the keys
+ * but does not know the seed cannot predict which keys collide: no input
+ * block resets the hash state, and collisions found offline, in another
+ * process or against another map do not carry over, so operations stay O(1)
+ * on average whatever the keys. What an attacker CAN still do: observe
+ * timings over many requests to learn about one long-lived map (the hash is
+ * fast, not a cryptographic MAC), and make every map slow when it knows the
+ * seed: a seed given with pmr_hashmap_set_seed (for reproducible tests and
+ * benchmarks) must not be guessable when keys come from outside. A hash
+ * function given to pmr_hashmap_init_custom is the caller's responsibility
+ * (pmr_hash_bytes, seeded per process, is a safe building block). A child of
+ * fork() shares its parent's secret. The layout and the iteration order
+ * depend on the seed: they are reproducible only under an explicit seed.
  *
  * Errors: an operation that cannot get memory (or would exceed the largest
  * table) fails and leaves the map exactly as it was: contents, size,
@@ -42,8 +59,8 @@
  * NEW key that needs room, reserve, shrink_to_fit, the assignments, swap,
  * move or destroy. Erasing never moves other elements.
  *
- * Iteration (order unspecified but deterministic; erasing the current
- * element is allowed and the walk goes on):
+ * Iteration (order unspecified, fixed by the seed and the operations;
+ * erasing the current element is allowed and the walk goes on):
  *     pmr_hashmap_iter it = pmr_hashmap_iter_begin(&m);
  *     while (pmr_hashmap_iter_next(&it)) {
  *       use(it.key, it.value);
@@ -63,6 +80,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "containers/internal/hash.h"
 #include "mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
@@ -90,6 +108,7 @@ typedef struct pmr_hashmap {
   pmr_hashmap_equal_fn equal;
   void *ctx;
   pmr_mem_resource *resource;
+  uint64_t seed0, seed1; /* the keys of the hash (see pmr_hashmap_set_seed) */
 } pmr_hashmap;
 
 /* Results of the insertions. Negative means failure. */
@@ -115,6 +134,13 @@ bool pmr_hashmap_init_custom(pmr_hashmap *m, size_t key_size, size_t key_align,
                              pmr_hashmap_hash_fn hash,
                              pmr_hashmap_equal_fn equal, void *ctx,
                              pmr_mem_resource *r);
+
+/* Re-keys m's hash with one derived from seed, so that equal seeds and equal
+ * sequences of operations give equal layouts and iteration orders (tests,
+ * benchmarks). Only on an empty map: false, nothing changed, when m holds
+ * keys. Anyone who knows or guesses seed can make the map slow with chosen
+ * keys: do not pass a fixed seed to maps that take keys from outside. */
+bool pmr_hashmap_set_seed(pmr_hashmap *m, uint64_t seed);
 
 /* Destroys the keys (string kind) and gives the table back. m is then an
  * empty map with the same configuration: reuse or destroy again is allowed. */
@@ -212,10 +238,26 @@ bool pmr_hashmap_move_assign(pmr_hashmap *dst, pmr_hashmap *src);
 /* Swaps everything, resources included, in O(1). */
 void pmr_hashmap_swap(pmr_hashmap *a, pmr_hashmap *b);
 
-/* ---- The built-in hashes (deterministic, all 64 bits mixed), for custom
- * hash functions. pmr_hash_u64 is the hash of 8-byte plain keys. */
+/* ---- Probe statistics: the cost of the lookups of every present key, as
+ * operation counts (for tests and for checking a custom hash). O(size *
+ * probe length); never allocates. */
+typedef struct pmr_hashmap_stats {
+  size_t keys;       /* = size */
+  size_t groups;     /* groups of 16 control bytes scanned, summed over keys */
+  size_t max_groups; /* the longest probe, in groups (0 when empty) */
+  size_t compares;   /* key comparisons (control bytes matching the key's 7
+                        hash bits, the key itself included), summed */
+} pmr_hashmap_stats;
+pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m);
+
+/* ---- The built-in hashes, for custom hash functions. All 64 bits mixed;
+ * keyed as described above. pmr_hash_bytes and pmr_hash_u64 use the
+ * per-process secret (stable within a process, different in each);
+ * the _with_seed forms a seed of the caller's (reproducible). Thread-safe. */
 uint64_t pmr_hash_bytes(const void *data, size_t n);
-static inline uint64_t pmr_hash_u64(uint64_t x);
+uint64_t pmr_hash_u64(uint64_t x);
+uint64_t pmr_hash_bytes_with_seed(const void *data, size_t n, uint64_t seed);
+uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
 
 /* ==== Private: the inline lookup, and what it needs. Not for direct use. ==
  * The control-byte layout does not depend on the scanner: groups are always
@@ -226,20 +268,6 @@ static inline uint64_t pmr_hash_u64(uint64_t x);
 #define PMR_IMPL_HASHMAP_GROUP 16
 #define PMR_IMPL_HASHMAP_EMPTY 0x80
 #define PMR_IMPL_HASHMAP_DELETED 0xFE
-
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 pmr_impl_hashmap_u128;
-static inline uint64_t pmr_hash_u64(uint64_t x) {
-  pmr_impl_hashmap_u128 p = (pmr_impl_hashmap_u128)(x ^ 0x9e3779b97f4a7c15ull) *
-                            0xd6e8feb86659fd93ull;
-  return (uint64_t)p ^ (uint64_t)(p >> 64);
-}
-#else
-uint64_t pmr_impl_hash_u64_portable(uint64_t x);
-static inline uint64_t pmr_hash_u64(uint64_t x) {
-  return pmr_impl_hash_u64_portable(x);
-}
-#endif
 
 /* Bit i set: byte i of the group matches. */
 typedef uint32_t pmr_impl_hashmap_bits;
@@ -258,11 +286,6 @@ static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
       _mm_loadu_si128((const __m128i *)(const void *)g));
 }
 #else
-static inline uint64_t pmr_impl_hashmap_load64(const unsigned char *p) {
-  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-         (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-         (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-}
 /* Gathers the high bit of each byte of x (bytes 0..7) into bits 0..7. */
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_gather(uint64_t x) {
   return (pmr_impl_hashmap_bits)((((x >> 7) & 0x0101010101010101ull) *
@@ -278,14 +301,14 @@ static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match8(uint64_t w,
 }
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(
     const unsigned char *g, unsigned char c) {
-  return pmr_impl_hashmap_match8(pmr_impl_hashmap_load64(g), c) |
-         pmr_impl_hashmap_match8(pmr_impl_hashmap_load64(g + 8), c) << 8;
+  return pmr_impl_hashmap_match8(pmr_impl_hash_read64(g), c) |
+         pmr_impl_hashmap_match8(pmr_impl_hash_read64(g + 8), c) << 8;
 }
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
     const unsigned char *g) {
-  return pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g) &
+  return pmr_impl_hashmap_gather(pmr_impl_hash_read64(g) &
                                  0x8080808080808080ull) |
-         pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g + 8) &
+         pmr_impl_hashmap_gather(pmr_impl_hash_read64(g + 8) &
                                  0x8080808080808080ull)
              << 8;
 }
@@ -346,7 +369,8 @@ static inline size_t pmr_impl_hashmap_probe_u64(const pmr_hashmap *m,
 static inline size_t pmr_impl_hashmap_index_u64(const pmr_hashmap *m,
                                                 uint64_t k) {
   size_t empty;
-  return pmr_impl_hashmap_probe_u64(m, k, pmr_hash_u64(k), &empty);
+  return pmr_impl_hashmap_probe_u64(
+      m, k, pmr_impl_hash_u64(k, m->seed0, m->seed1), &empty);
 }
 
 /* Frees full slot i (its key needs no destruction). When every group-wide

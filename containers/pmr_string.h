@@ -226,8 +226,10 @@ bool pmr_string_move_assign(pmr_string *dst, pmr_string *src);
 /* Swaps contents, capacities and resources in O(1); no allocation. */
 void pmr_string_swap(pmr_string *a, pmr_string *b);
 
-/* A 64-bit hash of the contents (the hash pmr_hashmap uses for string keys);
- * equal strings hash equally whatever their resource or form. */
+/* A 64-bit hash of the contents: pmr_hash_bytes of its characters (keyed by
+ * a per-process secret: stable within a process, different in each). Equal
+ * strings hash equally whatever their resource or form. pmr_hashmap keys
+ * each map with its own seed instead. Thread-safe. */
 uint64_t pmr_string_hash(const pmr_string *s);
 
 #ifdef __cplusplus

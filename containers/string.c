@@ -438,7 +438,9 @@ bool pmr_string_equal(const pmr_string *a, const pmr_string *b) {
 }
 
 uint64_t pmr_string_hash(const pmr_string *s) {
-  return pmr_impl_hash_bytes(pmr_string_c_str(s), len_of(s));
+  uint64_t s0, s1;
+  pmr_impl_hash_keys(pmr_impl_hash_process_seed(), &s0, &s1);
+  return pmr_impl_hash_bytes(pmr_string_c_str(s), len_of(s), s0, s1);
 }
 
 /* ---- Copies, moves, swap ---------------------------------------------- */
