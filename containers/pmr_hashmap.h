@@ -172,6 +172,17 @@ const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key);
 pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
                                       const void *value, void **value_out);
 
+/* The same for maps of 8-byte plain keys, with the key by value, inlined
+ * like pmr_hashmap_find_u64: a new key that fits without a rebuild (and with
+ * no tombstone in the table) is placed inline, anything else goes through
+ * pmr_hashmap_insert. On a map of another kind it is pmr_hashmap_insert(m,
+ * &key, value, value_out) when the key size is 8, else a failure (NOMEM,
+ * *value_out NULL). */
+static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
+                                                        uint64_t key,
+                                                        const void *value,
+                                                        void **value_out);
+
 /* Like insert, but overwrites the value when the key is present
  * (EXISTED then means "assigned"). */
 pmr_hashmap_status pmr_hashmap_insert_or_assign(pmr_hashmap *m, const void *key,
@@ -189,6 +200,29 @@ bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out);
  * map of another kind it is pmr_hashmap_erase(m, &key, NULL) when the key
  * size is 8, else false. */
 static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t key);
+
+/* ---- Text keys of cstr and string maps by (pointer, length): no key to
+ * build. (p, n) is the n bytes at p (p may be NULL when n is 0); it equals a
+ * string key with the same bytes, and a C-string key of length n with the
+ * same characters (never the NULL key, never a text holding a NUL). Same
+ * results as the functions above given the equivalent key. On a map of
+ * another kind: find NULL, erase false, the insertions fail (NOMEM, NULL). */
+void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n);
+/* Erase by text: as pmr_hashmap_erase. */
+bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
+                           void *value_out);
+/* Insertions by text: as pmr_hashmap_insert / _insert_or_assign / _emplace.
+ * A string map copies the text into a new key only when it is absent. A cstr
+ * map stores p itself (not a copy): p must be a C string of length n
+ * (p[n] == '\0', no NUL before), else the insertion fails, map unchanged. */
+pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
+                                          size_t n, const void *value,
+                                          void **value_out);
+pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
+                                                    const char *p, size_t n,
+                                                    const void *value);
+void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
+                              bool *inserted);
 
 /* Makes room for n keys in total without another rebuild. False on failure,
  * map unchanged. */
@@ -258,6 +292,114 @@ uint64_t pmr_hash_bytes(const void *data, size_t n);
 uint64_t pmr_hash_u64(uint64_t x);
 uint64_t pmr_hash_bytes_with_seed(const void *data, size_t n, uint64_t seed);
 uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
+
+/* ---- Typed maps. PMR_HASHMAP_TYPED(name, K, V) defines the type `name`
+ * (a struct holding one pmr_hashmap) and inline functions that take keys and
+ * values by type, so a key or value of the wrong type or size does not
+ * compile (a uint32_t * where the map holds uint64_t values, a struct of the
+ * wrong type), where the void * functions would read or write past it:
+ *   bool name_init(name *m, pmr_mem_resource *r);      plain-byte keys
+ *   void name_destroy(name *m);
+ *   size_t name_size(const name *m);
+ *   V *name_find(const name *m, K key);                   NULL when absent
+ *   pmr_hashmap_status name_insert(name *m, K key, V value);
+ *   pmr_hashmap_status name_insert_or_assign(name *m, K key, V value);
+ *   V *name_emplace(name *m, K key, bool *inserted);      zero-filled if new
+ *   bool name_erase(name *m, K key, V *value_out);        value_out may be NULL
+ *   pmr_hashmap *name_base(name *m);   the map, for every other function
+ * Keys are hashed and compared as bytes (zero a struct key's padding); 8-byte
+ * keys take the inline u64 paths. Contracts are those of the functions
+ * above. PMR_HASHMAP_TYPED_STR(name, V) is the same for a map with pmr_string
+ * keys taken as (pointer, length) text: name_find(m, p, n),
+ * name_insert(m, p, n, value), name_insert_or_assign(m, p, n, value),
+ * name_emplace(m, p, n, inserted), name_erase(m, p, n, value_out). */
+#ifndef PMR_ALIGNOF
+#ifdef __cplusplus
+#define PMR_ALIGNOF(T) alignof(T)
+#else
+#define PMR_ALIGNOF(T) _Alignof(T)
+#endif
+#endif
+#define PMR_HASHMAP_TYPED(name, K, V)                                       \
+  typedef struct name {                                                     \
+    pmr_hashmap impl;                                                       \
+  } name;                                                                   \
+  static inline bool name##_init(name *m, pmr_mem_resource *r) {            \
+    return pmr_hashmap_init(&m->impl, sizeof(K), PMR_ALIGNOF(K), sizeof(V), \
+                            PMR_ALIGNOF(V), r);                             \
+  }                                                                         \
+  static inline void name##_destroy(name *m) {                              \
+    pmr_hashmap_destroy(&m->impl);                                          \
+  }                                                                         \
+  static inline size_t name##_size(const name *m) {                         \
+    return pmr_hashmap_size(&m->impl);                                      \
+  }                                                                         \
+  static inline pmr_hashmap *name##_base(name *m) { return &m->impl; }      \
+  static inline V *name##_find(const name *m, K key) {                      \
+    if (sizeof(K) == sizeof(uint64_t)) {                                    \
+      uint64_t k;                                                           \
+      memcpy(&k, &key, sizeof k);                                           \
+      return (V *)pmr_hashmap_find_u64(&m->impl, k);                        \
+    }                                                                       \
+    return (V *)pmr_hashmap_find(&m->impl, &key);                           \
+  }                                                                         \
+  static inline pmr_hashmap_status name##_insert(name *m, K key, V value) { \
+    if (sizeof(K) == sizeof(uint64_t)) {                                    \
+      uint64_t k;                                                           \
+      memcpy(&k, &key, sizeof k);                                           \
+      return pmr_hashmap_insert_u64(&m->impl, k, &value, NULL);             \
+    }                                                                       \
+    return pmr_hashmap_insert(&m->impl, &key, &value, NULL);                \
+  }                                                                         \
+  static inline pmr_hashmap_status name##_insert_or_assign(name *m, K key,  \
+                                                           V value) {       \
+    return pmr_hashmap_insert_or_assign(&m->impl, &key, &value);            \
+  }                                                                         \
+  static inline V *name##_emplace(name *m, K key, bool *inserted) {         \
+    return (V *)pmr_hashmap_emplace(&m->impl, &key, inserted);              \
+  }                                                                         \
+  static inline bool name##_erase(name *m, K key, V *value_out) {           \
+    if (sizeof(K) == sizeof(uint64_t) && value_out == NULL) {               \
+      uint64_t k;                                                           \
+      memcpy(&k, &key, sizeof k);                                           \
+      return pmr_hashmap_erase_u64(&m->impl, k);                            \
+    }                                                                       \
+    return pmr_hashmap_erase(&m->impl, &key, value_out);                    \
+  }
+
+#define PMR_HASHMAP_TYPED_STR(name, V)                                      \
+  typedef struct name {                                                     \
+    pmr_hashmap impl;                                                       \
+  } name;                                                                   \
+  static inline bool name##_init(name *m, pmr_mem_resource *r) {            \
+    return pmr_hashmap_init_string(&m->impl, sizeof(V), PMR_ALIGNOF(V), r); \
+  }                                                                         \
+  static inline void name##_destroy(name *m) {                              \
+    pmr_hashmap_destroy(&m->impl);                                          \
+  }                                                                         \
+  static inline size_t name##_size(const name *m) {                         \
+    return pmr_hashmap_size(&m->impl);                                      \
+  }                                                                         \
+  static inline pmr_hashmap *name##_base(name *m) { return &m->impl; }      \
+  static inline V *name##_find(const name *m, const char *p, size_t n) {    \
+    return (V *)pmr_hashmap_find_str(&m->impl, p, n);                       \
+  }                                                                         \
+  static inline pmr_hashmap_status name##_insert(name *m, const char *p,    \
+                                                 size_t n, V value) {       \
+    return pmr_hashmap_insert_str(&m->impl, p, n, &value, NULL);            \
+  }                                                                         \
+  static inline pmr_hashmap_status name##_insert_or_assign(                 \
+      name *m, const char *p, size_t n, V value) {                          \
+    return pmr_hashmap_insert_or_assign_str(&m->impl, p, n, &value);        \
+  }                                                                         \
+  static inline V *name##_emplace(name *m, const char *p, size_t n,         \
+                                  bool *inserted) {                         \
+    return (V *)pmr_hashmap_emplace_str(&m->impl, p, n, inserted);          \
+  }                                                                         \
+  static inline bool name##_erase(name *m, const char *p, size_t n,         \
+                                  V *value_out) {                           \
+    return pmr_hashmap_erase_str(&m->impl, p, n, value_out);                \
+  }
 
 /* ==== Private: the inline lookup, and what it needs. Not for direct use. ==
  * The control-byte layout does not depend on the scanner: groups are always
@@ -398,6 +540,48 @@ static inline void pmr_impl_hashmap_free_slot(pmr_hashmap *m, size_t i) {
  * the key by value, so the inline loops keep it in a register). */
 void *pmr_impl_hashmap_find_u64_other(const pmr_hashmap *m, uint64_t k);
 bool pmr_impl_hashmap_erase_u64_other(pmr_hashmap *m, uint64_t k);
+
+pmr_hashmap_status pmr_impl_hashmap_insert_u64_other(pmr_hashmap *m, uint64_t k,
+                                                     const void *value,
+                                                     void **value_out);
+
+static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
+                                                        uint64_t k,
+                                                        const void *value,
+                                                        void **value_out) {
+  /* Room for a new key, and no tombstone (a new key goes to the first EMPTY
+   * of the group where the probe stops). */
+  if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64 ||
+                   m->growth_left == 0 ||
+                   m->size + m->growth_left != m->capacity - m->capacity / 8))
+    return pmr_impl_hashmap_insert_u64_other(m, k, value, value_out);
+  const uint64_t h = pmr_impl_hash_u64(k, m->seed0, m->seed1);
+  size_t empty = 0; /* set by the probe when the key is absent */
+  size_t i = pmr_impl_hashmap_probe_u64(m, k, h, &empty);
+  pmr_hashmap_status st = PMR_HASHMAP_EXISTED;
+  if (PMR_LIKELY(i == (size_t)-1)) {
+    i = empty;
+    const unsigned char h2 = (unsigned char)(h & 0x7f);
+    m->ctrl[i] = h2;
+    m->ctrl[((i - PMR_IMPL_HASHMAP_GROUP) & m->mask) + PMR_IMPL_HASHMAP_GROUP] =
+        h2; /* its copy past the end */
+    unsigned char *slot = m->slots + i * m->slot_size;
+    memcpy(slot, &k, sizeof k);
+    unsigned char *v = slot + m->value_offset;
+    if (m->value_size == 8 && value != NULL)
+      memcpy(v, value, 8);
+    else if (m->value_size != 0 && value != NULL)
+      memcpy(v, value, m->value_size);
+    else if (m->value_size != 0)
+      memset(v, 0, m->value_size);
+    ++m->size;
+    --m->growth_left;
+    st = PMR_HASHMAP_INSERTED;
+  }
+  if (value_out != NULL)
+    *value_out = m->slots + i * m->slot_size + m->value_offset;
+  return st;
+}
 
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
   if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64))

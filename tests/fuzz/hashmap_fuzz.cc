@@ -438,6 +438,15 @@ class Fuzz {
       CHECK(k != nullptr && k != p.get() && Canon(s.kind, k) == kv.first);
       if (s.kind == kU64 || s.kind == kU64Set || s.kind == kBadHash)
         CHECK(pmr_hashmap_find_u64(m, p.u64()) == v);
+      // By (pointer, length) text (the NULL C-string key has none).
+      const bool null_key = s.kind == kCstr && kv.first == std::string(1, '\0');
+      if ((s.kind == kString || s.kind == kCstr) && !null_key)
+        CHECK(pmr_hashmap_find_str(m, kv.first.data(), kv.first.size()) == v);
+    }
+    if (s.kind == kString || s.kind == kCstr) {
+      const std::string absent = "absent key \x01";
+      CHECK((pmr_hashmap_find_str(m, absent.data(), absent.size()) !=
+             nullptr) == (s.o.count(absent) != 0));
     }
     if (s.kind == kString || s.kind == kBytes12 ||
         s.kind >= kHashOnly)  // other key sizes
