@@ -4,7 +4,7 @@
  *
  * Keys. A hash is keyed by two secret words (s0, s1) derived from a 64-bit
  * seed by pmr_impl_hash_keys. pmr_hashmap gives every table its own seed,
- * drawn from a per-process secret (internal/hash.c) and a per-table counter,
+ * drawn from a per-process secret (containers/hash.c) and a per-table counter,
  * or the caller's (pmr_hashmap_set_seed).
  *
  * The step. mix(x, y) is a "protected folded multiply": the 128-bit product
