@@ -254,6 +254,8 @@ class NoAllocatorAdapter {
 
 // absl::flat_hash_map with std::allocator: malloc, but its own container row.
 class AbslMapAdapter : public MallocAdapter {};
+// glib's GHashTable (glib's allocator over malloc): its own row in W.
+class GlibMapAdapter : public MallocAdapter {};
 
 // What a factory may depend on: the workload's wishes.
 struct MakeCtx {
@@ -268,7 +270,7 @@ using MakeFn = std::unique_ptr<A> (*)(const MakeCtx&);
 // inline). A new adapter class goes into this list.
 struct AdapterFactory {
   std::variant<MakeFn<MallocAdapter>, MakeFn<AbslMapAdapter>,
-               MakeFn<StdAdapter>, MakeFn<PmrAdapter>,
+               MakeFn<GlibMapAdapter>, MakeFn<StdAdapter>, MakeFn<PmrAdapter>,
                MakeFn<PmrMonoInlineAdapter>, MakeFn<SimplePoolAdapter>,
                MakeFn<ArenaAdapter>, MakeFn<NoAllocatorAdapter>>
       make;

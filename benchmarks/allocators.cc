@@ -115,10 +115,17 @@ const std::vector<AllocatorInfo>& Allocators() {
        true, false, nullptr, nullptr, Make<&New<NoAllocatorAdapter>>(), false,
        nullptr, "F", "the floor of F: F only"},
       {"absl_flat_hash_map", Family::kThirdParty, "malloc",
-       "absl::flat_hash_map<uint64_t, uint64_t> (Abseil's Swiss table, "
-       "std::allocator): a peer of workload H only",
+       "absl::flat_hash_map<uint64_t, uint64_t> in H, <std::string, uint64_t> "
+       "in H-str (Abseil's Swiss table, std::allocator): a peer of H and "
+       "H-str only",
        false, false, nullptr, nullptr, Make<&New<AbslMapAdapter>>(), true,
-       "absl::flat_hash_map", "H", "a hash map, not a resource: H only"},
+       "absl::flat_hash_map", "H H-str",
+       "a hash map, not a resource: H and H-str only"},
+      {"glib_ghashtable", Family::kThirdParty, "malloc",
+       "glib's GHashTable (g_str_hash, g_str_equal; keys g_strndup'ed, counts "
+       "in g_new0'd cells; glib's allocator over malloc): a peer of W only",
+       false, false, nullptr, nullptr, Make<&New<GlibMapAdapter>>(), true,
+       "GHashTable", "W", "a hash map, not a resource: W only"},
   };
   return kAll;
 }

@@ -2,7 +2,8 @@
 # //tests:benchmarks_quick_test: `//benchmarks:all --quick` runs end to end
 # (sizes reduced further), and its JSON holds a record for every workload x
 # allocator pair and every metric of the workload, with a known status; the
-# container workloads V, H, S ran every variant (and absl in H). The
+# container workloads V, H, S, H-str, W, S-char ran every variant (and absl
+# in H and H-str, glib in W). The
 # measured values are not asserted. Also checks the charts, the --filter
 # references, and that a missing or non-working LD_PRELOAD peer is reported
 # ("not_installed", "preload_failed"), never an error.
@@ -18,12 +19,12 @@ fail() {
   fails=$((fails + 1))
 }
 
-workloads="A B1 B2 B8 C D E F G V H S R"
+workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R"
 allocator_workloads="A B1 B2 B8 C D E F G"
-container_workloads="V H S"
+container_workloads="V H S H-str W S-char"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
   simple_pool arena pmr_malloc pmr_monotonic pmr_monotonic_inline pmr_monotonic_release pmr_unsync_pool pmr_sync_pool
-  pmr_thread_cache pmr_thread_cache_pool absl_flat_hash_map no_allocator"
+  pmr_thread_cache pmr_thread_cache_pool absl_flat_hash_map glib_ghashtable no_allocator"
 metrics_of() {
   case $1 in
     A | B1 | B2 | B8 | C) echo "alloc_ns_per_op free_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
@@ -32,8 +33,9 @@ metrics_of() {
     F) echo "ns_per_block peak_rss_growth_kib" ;;
     G) echo "ns_per_request peak_rss_growth_kib" ;;
     V) echo "push_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
-    H) echo "insert_ns_per_op hit_ns_per_op miss_ns_per_op erase_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
-    S) echo "build_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
+    H | H-str) echo "insert_ns_per_op hit_ns_per_op miss_ns_per_op erase_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
+    W) echo "count_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
+    S | S-char) echo "build_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     R) echo "ms_per_run peak_rss_growth_kib" ;;
   esac
 }
@@ -93,6 +95,10 @@ ran H absl_flat_hash_map || fail "H/absl_flat_hash_map did not run"
 for a in glibc_malloc pmr_unsync_pool pmr_sync_pool pmr_thread_cache; do
   ran R "$a" || fail "R/$a did not run"
 done
+ran H-str absl_flat_hash_map || fail "H-str/absl_flat_hash_map did not run"
+ran W glib_ghashtable || fail "W/glib_ghashtable did not run"
+not_applicable W absl_flat_hash_map || fail "W/absl_flat_hash_map should be not_applicable"
+not_applicable H glib_ghashtable || fail "H/glib_ghashtable should be not_applicable"
 not_applicable V absl_flat_hash_map || fail "V/absl_flat_hash_map should be not_applicable"
 grep -q '"workload": "V", "allocator": "pmr_monotonic", .*"container": "pmr_vector"' "$json" ||
   fail "V/pmr_monotonic: container should be pmr_vector"

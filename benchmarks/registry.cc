@@ -52,6 +52,8 @@ Sizes Sizes::Scaled(double scale) {
   s.v_elems = sc(10000000, 1000);
   s.h_keys = sc(1000000, 1000);
   s.s_strings = sc(1000000, 1000);
+  s.hs_keys = sc(1000000, 1000);
+  s.w_bytes = sc(24u << 20, 64u << 10);
   s.r_scale = sc(20, 1);
   return s;
 }
@@ -79,9 +81,23 @@ std::string ContainerOf(const WorkloadInfo& w, const AllocatorInfo& a) {
   return std::string("std::") + w.std_container;
 }
 
+namespace {
+// id is one of the space-separated words of list.
+bool InList(const char* id, const char* list) {
+  const size_t n = std::strlen(id);
+  for (const char* p = list; *p != '\0';) {
+    const size_t len = std::strcspn(p, " ");
+    if (len == n && std::strncmp(p, id, n) == 0) return true;
+    p += len;
+    while (*p == ' ') ++p;
+  }
+  return false;
+}
+}  // namespace
+
 bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
                 std::string* why) {
-  if (a.only_in != nullptr && std::strcmp(w.id, a.only_in) != 0) {
+  if (a.only_in != nullptr && !InList(w.id, a.only_in)) {
     if (why) *why = a.only_why;
     return false;
   }

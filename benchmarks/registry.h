@@ -35,7 +35,7 @@ struct AllocatorInfo {
   // family), the pmr-c container over it (pmr family).
   bool container_rows = false;
   const char* container = nullptr;  // the container type, when not by family
-  const char* only_in = nullptr;    // the one workload it takes part in
+  const char* only_in = nullptr;    // the workloads it takes part in ("H W")
   const char* only_why = nullptr;   // why, shown elsewhere
 };
 
@@ -54,7 +54,9 @@ struct Sizes {
   size_t g_requests;  // G: requests
   size_t v_elems;     // V: uint64_t pushed into one vector
   size_t h_keys;      // H: keys inserted (and looked up hit, missed, erased)
-  size_t s_strings;   // S: strings built and kept alive
+  size_t s_strings;   // S, S-char: strings built and kept alive
+  size_t hs_keys;     // H-str: string keys inserted (and looked up, erased)
+  size_t w_bytes;     // W: bytes of text read (whole files, at least this)
   size_t r_scale;     // R: the Lua script's size factor
   static Sizes Scaled(double scale);
 };

@@ -353,7 +353,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
                 "\n== Which resource for which workload (pmr-c pick = fastest "
                 "pmr-c resource whose peak memory "
                 "is within max(2x, +16 MiB) of glibc's; D: leanest)\n");
-  absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl",
+  absl::FPrintF(out, "   %-6s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl",
                 "pmr-c pick", "median", "vs glibc", "vs best drop-in",
                 "vs std::pmr counterpart", "mem vs g", "best of all");
   for (size_t w = 0; w < wls.size(); ++w) {
@@ -361,7 +361,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
     const WorkloadInfo& wl = wls[w];
     const size_t pick = Pick(run, w);
     if (pick >= all.size()) {
-      absl::FPrintF(out, "   %-4s (no pmr-c resource measured)\n", wl.id);
+      absl::FPrintF(out, "   %-6s (no pmr-c resource measured)\n", wl.id);
       continue;
     }
     const Stat* p = Find(run.cells[w][pick], wl.primary);
@@ -384,7 +384,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
       if (g > 0 && m > 0) mem = absl::StrFormat("%.2fx", g / m);
     }
     const size_t best = FastestOf(run, w, false);
-    absl::FPrintF(out, "   %-4s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id,
+    absl::FPrintF(out, "   %-6s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id,
                   all[pick].id,
                   wl.memory ? Mib(p->median) + " MiB"
                             : Num(p->median) + " " + PrimaryUnit(wl),

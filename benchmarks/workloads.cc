@@ -8,15 +8,20 @@
 // malloc keeps its heap); pointers and block contents feed a checksum that is
 // printed, so nothing can be optimised away.
 //
-// The container workloads V, H, S measure a container type over a resource
-// (registry.cc's ContainerOf): the std container with std::allocator on the
-// malloc rows, the std::pmr one over the std resource, the pmr-c one over the
-// pmr-c resource, absl::flat_hash_map in H. One resource instance serves all
+// The container workloads V, H, S, H-str, W, S-char measure a container type
+// over a resource (registry.cc's ContainerOf): the std container with
+// std::allocator on the malloc rows, the std::pmr one over the std resource,
+// the pmr-c one over the pmr-c resource, absl::flat_hash_map in H and H-str,
+// glib's GHashTable in W. One resource instance serves all
 // rounds; each round makes its containers from empty and destroys them, then
 // calls the resource's drop() (monotonic: reset or release) in the timed
 // destroy phase.
+#include <dirent.h>
+#include <glib.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,13 +29,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <memory_resource>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -628,7 +640,7 @@ class PmrMapOps {
       Fail("pmr_hashmap_init failed");
   }
   bool Insert(uint64_t k, uint64_t v) {
-    const pmr_hashmap_status st = pmr_hashmap_insert(&m_, &k, &v, nullptr);
+    const pmr_hashmap_status st = pmr_hashmap_insert_u64(&m_, k, &v, nullptr);
     if (PMR_UNLIKELY(st < 0)) Fail("allocation failed");
     return st == PMR_HASHMAP_INSERTED;
   }
@@ -724,6 +736,7 @@ class StdStrOps {
   }
   Str& New(size_t) { return v_.emplace_back(al_); }
   void Append(Str& s, const char* p, size_t len) { s.append(p, len); }
+  void Push(Str& s, char c) { s.push_back(c); }
   uint64_t Check(size_t i) const {
     return v_[i].size() + static_cast<unsigned char>(v_[i][v_[i].size() / 2]);
   }
@@ -745,6 +758,9 @@ class PmrStrOps {
   void Append(pmr_string& s, const char* p, size_t len) {
     if (PMR_UNLIKELY(!pmr_string_append_bytes(&s, p, len)))
       Fail("allocation failed");
+  }
+  void Push(pmr_string& s, char c) {
+    if (PMR_UNLIKELY(!pmr_string_push_back(&s, c))) Fail("allocation failed");
   }
   uint64_t Check(size_t i) const {
     const size_t len = pmr_string_length(&v_[i]);
@@ -810,6 +826,409 @@ void RunS(Ops ops, Res& res, const ChildArgs& args) {
   EmitRssGrowth(base);
 }
 
+// ---- W's text -------------------------------------------------------------
+
+// W's text: /usr/share/common-licenses/* then /usr/share/doc/*/copyright (each
+// list in path order; links to files already read skipped), whole files until
+// at least Sizes::w_bytes, split into words ([A-Za-z0-9_'] runs). Read once
+// per process.
+struct WTextInfo {
+  std::string text;
+  std::vector<std::pair<uint32_t, uint32_t>> words;  // (offset, length)
+  size_t files = 0, bytes = 0, distinct = 0;
+  std::string description;  // the files, sizes and counts, for the tables
+};
+
+// The regular files (after links) in the listed order, each read once.
+std::vector<std::string> WFiles() {
+  std::vector<std::string> lic, doc;
+  auto list = [](const std::string& dir, const char* suffix,
+                 std::vector<std::string>* out) {
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) return;
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      out->push_back(dir + "/" + name + suffix);
+    }
+    closedir(d);
+    std::sort(out->begin(), out->end());
+  };
+  list("/usr/share/common-licenses", "", &lic);
+  list("/usr/share/doc", "/copyright", &doc);
+  lic.insert(lic.end(), doc.begin(), doc.end());
+  return lic;
+}
+
+bool WordChar(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '\'';
+}
+
+const WTextInfo& WText(const Sizes& sizes) {
+  static std::map<size_t, std::unique_ptr<WTextInfo>> cache;
+  std::unique_ptr<WTextInfo>& slot = cache[sizes.w_bytes];
+  if (slot) return *slot;
+  slot = std::make_unique<WTextInfo>();
+  WTextInfo& t = *slot;
+  std::set<std::string> seen;
+  size_t lic_files = 0;
+  for (const std::string& path : WFiles()) {
+    if (t.text.size() >= sizes.w_bytes) break;
+    char real[PATH_MAX];
+    if (realpath(path.c_str(), real) == nullptr) continue;
+    if (!seen.insert(real).second) continue;
+    std::ifstream in(real, std::ios::binary);
+    if (!in) continue;
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    t.text += buf.str();
+    t.text += '\n';
+    ++t.files;
+    if (path.rfind("/usr/share/common-licenses/", 0) == 0) ++lic_files;
+  }
+  t.bytes = t.text.size();
+  std::unordered_set<std::string_view> distinct;
+  for (size_t i = 0; i < t.text.size();) {
+    if (!WordChar(static_cast<unsigned char>(t.text[i]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < t.text.size() && WordChar(static_cast<unsigned char>(t.text[j])))
+      ++j;
+    t.words.emplace_back(static_cast<uint32_t>(i),
+                         static_cast<uint32_t>(j - i));
+    distinct.insert(std::string_view(t.text).substr(i, j - i));
+    i = j;
+  }
+  t.distinct = distinct.size();
+  t.description = absl::StrFormat(
+      "%d files (%d of /usr/share/common-licenses/*, then "
+      "/usr/share/doc/*/copyright in path order, links to files already read "
+      "skipped, whole files until %d bytes), %.1f MiB, %d words, %d distinct",
+      t.files, lic_files, sizes.w_bytes,
+      static_cast<double>(t.bytes) / (1 << 20), t.words.size(), t.distinct);
+  return t;
+}
+
+// ---- H-str: string keys ----------------------------------------------------
+
+// std::unordered_map<std::string, V>, its std::pmr form, absl::flat_hash_map:
+// keys as the map's key type, built before timing.
+template <class Map>
+class StdStrMapOps {
+ public:
+  using Key = typename Map::key_type;
+  explicit StdStrMapOps(typename Map::allocator_type al) : al_(al) {}
+  void Prepare(const std::vector<std::string>& keys,
+               const std::vector<std::string>& miss) {
+    for (const std::string& k : keys) keys_.emplace_back(k.data(), k.size());
+    for (const std::string& k : miss) miss_.emplace_back(k.data(), k.size());
+  }
+  void Begin() { m_.emplace(al_); }
+  bool Insert(size_t i, uint64_t v) { return m_->emplace(keys_[i], v).second; }
+  const uint64_t* Find(size_t i) const { return Get(keys_[i]); }
+  const uint64_t* FindMiss(size_t i) const { return Get(miss_[i]); }
+  bool Erase(size_t i) { return m_->erase(keys_[i]) != 0; }
+  size_t Size() const { return m_->size(); }
+  void End() { m_.reset(); }
+
+ private:
+  const uint64_t* Get(const Key& k) const {
+    auto it = m_->find(k);
+    return it == m_->end() ? nullptr : &it->second;
+  }
+  typename Map::allocator_type al_;
+  std::vector<Key> keys_, miss_;
+  std::optional<Map> m_;
+};
+
+// pmr_hashmap with pmr_string keys, by (pointer, length).
+class PmrStrMapOps {
+ public:
+  explicit PmrStrMapOps(pmr_mem_resource* r) : r_(r) {}
+  void Prepare(const std::vector<std::string>& keys,
+               const std::vector<std::string>& miss) {
+    keys_ = &keys;
+    miss_ = &miss;
+  }
+  void Begin() {
+    if (!pmr_hashmap_init_string(&m_, sizeof(uint64_t), alignof(uint64_t), r_))
+      Fail("pmr_hashmap_init_string failed");
+  }
+  bool Insert(size_t i, uint64_t v) {
+    const std::string& k = (*keys_)[i];
+    const pmr_hashmap_status st =
+        pmr_hashmap_insert_str(&m_, k.data(), k.size(), &v, nullptr);
+    if (PMR_UNLIKELY(st < 0)) Fail("allocation failed");
+    return st == PMR_HASHMAP_INSERTED;
+  }
+  const uint64_t* Find(size_t i) const { return Get((*keys_)[i]); }
+  const uint64_t* FindMiss(size_t i) const { return Get((*miss_)[i]); }
+  bool Erase(size_t i) {
+    const std::string& k = (*keys_)[i];
+    return pmr_hashmap_erase_str(&m_, k.data(), k.size(), nullptr);
+  }
+  size_t Size() const { return pmr_hashmap_size(&m_); }
+  void End() { pmr_hashmap_destroy(&m_); }
+
+ private:
+  const uint64_t* Get(const std::string& k) const {
+    return static_cast<const uint64_t*>(
+        pmr_hashmap_find_str(&m_, k.data(), k.size()));
+  }
+  pmr_mem_resource* r_;
+  const std::vector<std::string>* keys_ = nullptr;
+  const std::vector<std::string>* miss_ = nullptr;
+  pmr_hashmap m_;
+};
+
+// Random strings of kSMinLen..kSMaxLen chars from an alphabet of letters and
+// digits; `miss` keys start with '#', never used by the present ones.
+std::string RandomKey(Rng& rng, bool miss) {
+  static const char kAlpha[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string k(rng.Between(kSMinLen, kSMaxLen), ' ');
+  for (char& c : k) c = kAlpha[rng.Below(sizeof kAlpha - 1)];
+  if (miss) k[0] = '#';
+  return k;
+}
+
+template <class Ops, class Res>
+void RunHStr(Ops ops, Res& res, const ChildArgs& args) {
+  const size_t n = args.sizes.hs_keys;
+  Rng rng(0x4853);
+  std::vector<std::string> keys, miss;
+  {
+    std::unordered_set<std::string> seen;
+    while (keys.size() < n) {
+      std::string k = RandomKey(rng, false);
+      if (seen.insert(k).second) keys.push_back(std::move(k));
+    }
+    for (size_t i = 0; i < n; ++i) miss.push_back(RandomKey(rng, true));
+  }
+  std::vector<uint32_t> hit(n), erase(n);
+  for (size_t i = 0; i < n; ++i) hit[i] = erase[i] = static_cast<uint32_t>(i);
+  for (size_t i = n - 1; i > 0; --i) {
+    std::swap(hit[i], hit[rng.Below(static_cast<uint32_t>(i + 1))]);
+    std::swap(erase[i], erase[rng.Below(static_cast<uint32_t>(i + 1))]);
+  }
+  ops.Prepare(keys, miss);
+  const long base = StatusKib("VmRSS");
+  std::vector<double> ins_ns, hit_ns, miss_ns, erase_ns, total_ns;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t t0 = NowNs();
+    ops.Begin();
+    size_t inserted = 0;
+    for (size_t i = 0; i < n; ++i) inserted += ops.Insert(i, i);
+    const uint64_t t1 = NowNs();
+    size_t found = 0;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t* v = ops.Find(hit[i]);
+      if (v != nullptr) {
+        ++found;
+        sum += *v;
+      }
+    }
+    const uint64_t t2 = NowNs();
+    size_t false_hits = 0;
+    for (size_t i = 0; i < n; ++i) false_hits += ops.FindMiss(i) != nullptr;
+    const uint64_t t3 = NowNs();
+    const size_t size_before = ops.Size();
+    size_t erased = 0;
+    for (size_t i = 0; i < n; ++i) erased += ops.Erase(erase[i]);
+    const size_t size_after = ops.Size();
+    ops.End();
+    res.drop();
+    const uint64_t t4 = NowNs();
+    if (inserted != n || found != n || false_hits != 0 || erased != n ||
+        size_before != n || size_after != 0)
+      Fail("string hash map gave wrong answers");
+    acc += sum;
+    if (r >= 0) {
+      const double d = static_cast<double>(n);
+      ins_ns.push_back((t1 - t0) / d);
+      hit_ns.push_back((t2 - t1) / d);
+      miss_ns.push_back((t3 - t2) / d);
+      erase_ns.push_back((t4 - t3) / d);
+      total_ns.push_back((t4 - t0) / (4 * d));
+    }
+  }
+  Sink() += acc;
+  EmitMetric("insert_ns_per_op", ins_ns);
+  EmitMetric("hit_ns_per_op", hit_ns);
+  EmitMetric("miss_ns_per_op", miss_ns);
+  EmitMetric("erase_ns_per_op", erase_ns);
+  EmitMetric("total_ns_per_op", total_ns);
+  EmitRssGrowth(base);
+}
+
+// ---- W: word count
+// -----------------------------------------------------------
+
+template <class Map>
+class StdWordOps {
+ public:
+  using Key = typename Map::key_type;
+  explicit StdWordOps(typename Map::allocator_type al) : al_(al) {}
+  void Begin() { m_.emplace(al_); }
+  void Count(const char* p, size_t n) { ++(*m_)[Key(p, n, al_)]; }
+  size_t Distinct() const { return m_->size(); }
+  uint64_t CountOf(const char* p, size_t n) const {
+    auto it = m_->find(Key(p, n, al_));
+    return it == m_->end() ? 0 : it->second;
+  }
+  void End() { m_.reset(); }
+
+ private:
+  typename Map::allocator_type al_;
+  std::optional<Map> m_;
+};
+
+class PmrWordOps {
+ public:
+  explicit PmrWordOps(pmr_mem_resource* r) : r_(r) {}
+  void Begin() {
+    if (!pmr_hashmap_init_string(&m_, sizeof(uint64_t), alignof(uint64_t), r_))
+      Fail("pmr_hashmap_init_string failed");
+  }
+  void Count(const char* p, size_t n) {
+    uint64_t* c =
+        static_cast<uint64_t*>(pmr_hashmap_emplace_str(&m_, p, n, nullptr));
+    if (PMR_UNLIKELY(c == nullptr)) Fail("allocation failed");
+    ++*c;
+  }
+  size_t Distinct() const { return pmr_hashmap_size(&m_); }
+  uint64_t CountOf(const char* p, size_t n) const {
+    const uint64_t* c =
+        static_cast<const uint64_t*>(pmr_hashmap_find_str(&m_, p, n));
+    return c == nullptr ? 0 : *c;
+  }
+  void End() { pmr_hashmap_destroy(&m_); }
+
+ private:
+  pmr_mem_resource* r_;
+  pmr_hashmap m_;
+};
+
+// glib as a C user writes it: NUL-terminated lookups, owned keys and counts.
+class GlibWordOps {
+ public:
+  void Begin() {
+    t_ = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  }
+  void Count(const char* p, size_t n) {
+    char* w = Terminated(p, n);
+    guint64* c = static_cast<guint64*>(g_hash_table_lookup(t_, w));
+    if (c == nullptr) {
+      c = g_new0(guint64, 1);
+      g_hash_table_insert(t_, g_strndup(p, n), c);
+    }
+    ++*c;
+  }
+  size_t Distinct() const { return g_hash_table_size(t_); }
+  uint64_t CountOf(const char* p, size_t n) {
+    const guint64* c =
+        static_cast<const guint64*>(g_hash_table_lookup(t_, Terminated(p, n)));
+    return c == nullptr ? 0 : *c;
+  }
+  void End() {
+    g_hash_table_destroy(t_);
+    t_ = nullptr;
+  }
+
+ private:
+  char* Terminated(const char* p, size_t n) {
+    if (n >= sizeof buf_) Fail("word too long for the buffer");
+    memcpy(buf_, p, n);
+    buf_[n] = '\0';
+    return buf_;
+  }
+  GHashTable* t_ = nullptr;
+  char buf_[4096];
+};
+
+template <class Ops, class Res>
+void RunW(Ops ops, Res& res, const ChildArgs& args) {
+  const WTextInfo& t = WText(args.sizes);
+  if (t.words.empty()) Fail("W: no text found under /usr/share");
+  const char* text = t.text.data();
+  const size_t n = t.words.size();
+  const auto& first = t.words[0];
+  const long base = StatusKib("VmRSS");
+  std::vector<double> count, destroy, total;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t t0 = NowNs();
+    ops.Begin();
+    for (const auto& w : t.words) ops.Count(text + w.first, w.second);
+    const uint64_t t1 = NowNs();
+    if (ops.Distinct() != t.distinct) Fail("W: wrong number of words");
+    acc += ops.CountOf(text + first.first, first.second);
+    ops.End();
+    res.drop();
+    const uint64_t t2 = NowNs();
+    if (r >= 0) {
+      const double d = static_cast<double>(n);
+      count.push_back((t1 - t0) / d);
+      destroy.push_back((t2 - t1) / d);
+      total.push_back((t2 - t0) / d);
+    }
+  }
+  Sink() += acc;
+  EmitMetric("count_ns_per_op", count);
+  EmitMetric("destroy_ns_per_op", destroy);
+  EmitMetric("total_ns_per_op", total);
+  EmitRssGrowth(base);
+}
+
+// ---- S-char: strings one char at a time
+// ---------------------------------------
+
+template <class Ops, class Res>
+void RunSChar(Ops ops, Res& res, const ChildArgs& args) {
+  const size_t n = args.sizes.s_strings;
+  Rng rng(0x5757);
+  std::vector<uint8_t> len(n);
+  for (size_t i = 0; i < n; ++i)
+    len[i] = static_cast<uint8_t>(rng.Between(kSMinLen, kSMaxLen));
+  static const char kText[] =
+      "Content-Type: application/json; charset=utf-8 Accept-Encoding: gzip, "
+      "br, deflate User-Agent: curl/7.88.1 Accept: */*";
+  static_assert(sizeof kText > 32 + kSMaxLen, "text too short");
+  ops.Prepare(n);
+  const long base = StatusKib("VmRSS");
+  std::vector<double> build, destroy, total;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t t0 = NowNs();
+    for (size_t i = 0; i < n; ++i) {
+      auto& s = ops.New(i);
+      const char* src = kText + (i & 31);
+      for (size_t j = 0; j < len[i]; ++j) ops.Push(s, src[j]);
+    }
+    const uint64_t t1 = NowNs();
+    acc += ops.Check(n / 2) + ops.Check(n - 1);
+    ops.DestroyAll();
+    res.drop();
+    const uint64_t t2 = NowNs();
+    if (r >= 0) {
+      const double d = static_cast<double>(n);
+      build.push_back((t1 - t0) / d);
+      destroy.push_back((t2 - t1) / d);
+      total.push_back((t2 - t0) / d);
+    }
+  }
+  Sink() += acc;
+  EmitMetric("build_ns_per_op", build);
+  EmitMetric("destroy_ns_per_op", destroy);
+  EmitMetric("total_ns_per_op", total);
+  EmitRssGrowth(base);
+}
+
 // Which container a row measures, by its adapter: the std container with
 // std::allocator over malloc, the std::pmr one over a std resource, the pmr-c
 // one over a pmr-c resource, absl::flat_hash_map for its own row.
@@ -842,6 +1261,35 @@ inline StdStrOps<std::pmr::string> StrOps(StdAdapter& r) {
   return StdStrOps<std::pmr::string>(r.resource());
 }
 inline PmrStrOps StrOps(PmrAdapter& r) { return PmrStrOps(r.resource()); }
+
+inline StdStrMapOps<std::unordered_map<std::string, uint64_t>> StrMapOps(
+    MallocAdapter&) {
+  return StdStrMapOps<std::unordered_map<std::string, uint64_t>>({});
+}
+inline StdStrMapOps<absl::flat_hash_map<std::string, uint64_t>> StrMapOps(
+    AbslMapAdapter&) {
+  return StdStrMapOps<absl::flat_hash_map<std::string, uint64_t>>({});
+}
+inline StdStrMapOps<std::pmr::unordered_map<std::pmr::string, uint64_t>>
+StrMapOps(StdAdapter& r) {
+  return StdStrMapOps<std::pmr::unordered_map<std::pmr::string, uint64_t>>(
+      r.resource());
+}
+inline PmrStrMapOps StrMapOps(PmrAdapter& r) {
+  return PmrStrMapOps(r.resource());
+}
+
+inline StdWordOps<std::unordered_map<std::string, uint64_t>> WordOps(
+    MallocAdapter&) {
+  return StdWordOps<std::unordered_map<std::string, uint64_t>>({});
+}
+inline GlibWordOps WordOps(GlibMapAdapter&) { return GlibWordOps(); }
+inline StdWordOps<std::pmr::unordered_map<std::pmr::string, uint64_t>> WordOps(
+    StdAdapter& r) {
+  return StdWordOps<std::pmr::unordered_map<std::pmr::string, uint64_t>>(
+      r.resource());
+}
+inline PmrWordOps WordOps(PmrAdapter& r) { return PmrWordOps(r.resource()); }
 
 // Adapters with container rows (the others are never applicable there).
 template <class A>
@@ -1283,8 +1731,8 @@ WorkloadInfo WorkloadH() {
         "order) and destroy (bump "
         "resources: + reset/release). Each phase timed on its own, ns per "
         "operation; total = the whole round "
-        "/ %d operations. pmr_hashmap looks up and erases with the inline "
-        "pmr_hashmap_find_u64 and _erase_u64",
+        "/ %d operations. pmr_hashmap inserts, looks up and erases with the "
+        "inline pmr_hashmap_insert_u64, _find_u64 and _erase_u64",
         s.h_keys, s.h_keys, s.h_keys, s.h_keys, 4 * s.h_keys);
   };
   w.params_json = [](const WorkloadInfo&, const Sizes& s) {
@@ -1346,6 +1794,124 @@ WorkloadInfo WorkloadS() {
   return w;
 }
 
+WorkloadInfo WorkloadHStr() {
+  WorkloadInfo w = Container(
+      "H-str",
+      "container: hash map string -> uint64_t: insert 8-64-char keys, lookups "
+      "that hit and miss, erase all",
+      "pmr_hashmap", "unordered_map");
+  w.metrics = {{"insert_ns_per_op", "ns"}, {"hit_ns_per_op", "ns"},
+               {"miss_ns_per_op", "ns"},   {"erase_ns_per_op", "ns"},
+               {"total_ns_per_op", "ns"},  {"peak_rss_growth_kib", "KiB"}};
+  w.unit_label = "ns per operation (insert, hit, miss, erase: round / 4n)";
+  w.extra_ref = "absl_flat_hash_map";
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "%d random keys of %d..%d chars (letters and digits; precomputed, "
+        "fixed seed) inserted into an empty map (no reserve); %d lookups that "
+        "hit (shuffled order); %d that miss (keys of the same lengths that "
+        "are never present); %d erases (another shuffled order) and destroy. "
+        "Each phase timed on its own, ns per operation; total = the whole "
+        "round / %d operations. std maps: std::unordered_map<std::string, "
+        "uint64_t>, std::pmr::unordered_map<std::pmr::string, uint64_t>, "
+        "absl::flat_hash_map<std::string, uint64_t>, keys of the map's key "
+        "type built before timing; pmr_hashmap (pmr_string keys) takes them "
+        "as (pointer, length): pmr_hashmap_insert_str, _find_str, _erase_str",
+        s.hs_keys, kSMinLen, kSMaxLen, s.hs_keys, s.hs_keys, s.hs_keys,
+        4 * s.hs_keys);
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "{\"keys\":%d,\"hit_lookups\":%d,\"miss_lookups\":%d,\"erases\":%d,"
+        "\"min_length\":%d,\"max_length\":%d,\"value_bytes\":8,"
+        "\"reserve\":false,\"threads\":1}",
+        s.hs_keys, s.hs_keys, s.hs_keys, s.hs_keys, kSMinLen, kSMaxLen);
+  };
+  w.phase_note = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "   insert, hit, miss, erase: ns per operation of each phase "
+        "(erase includes destroying the empty map and reset/release);\n"
+        "   total = whole round / %d operations; each column is its own "
+        "median\n",
+        4 * s.hs_keys);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithResource(w, a, [&](auto& res) { RunHStr(StrMapOps(res), res, args); });
+  };
+  return w;
+}
+
+WorkloadInfo WorkloadW() {
+  WorkloadInfo w = Container(
+      "W",
+      "container: word count (string -> count) over Debian's license and "
+      "copyright texts",
+      "pmr_hashmap", "unordered_map");
+  w.metrics = {{"count_ns_per_op", "ns"},
+               {"destroy_ns_per_op", "ns"},
+               {"total_ns_per_op", "ns"},
+               {"peak_rss_growth_kib", "KiB"}};
+  w.unit_label = "ns per word (count + destroy)";
+  w.extra_ref = "glib_ghashtable";
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "%s; split into words (maximal runs of ASCII letters, digits, '_' and "
+        "apostrophes, case kept) before timing; every word counted in one map "
+        "from empty (no reserve), then the map destroyed; ns per word. std: "
+        "++m[std::string(p, n)] (std::pmr::string over the map's resource); "
+        "pmr_hashmap: ++*pmr_hashmap_emplace_str(m, p, n); glib: the word "
+        "copied with a NUL into a buffer, g_hash_table_lookup, and "
+        "g_hash_table_insert(g_strndup(word), g_new0(guint64, 1)) when new",
+        WText(s).description);
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    const WTextInfo& t = WText(s);
+    return absl::StrFormat(
+        "{\"files\":%d,\"bytes\":%d,\"words\":%d,\"distinct\":%d,"
+        "\"threads\":1}",
+        t.files, t.bytes, t.words.size(), t.distinct);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithResource(w, a, [&](auto& res) { RunW(WordOps(res), res, args); });
+  };
+  return w;
+}
+
+WorkloadInfo WorkloadSChar() {
+  WorkloadInfo w = Container(
+      "S-char",
+      "container: strings of 8-64 chars built one char at a time, all kept "
+      "alive, then all destroyed",
+      "pmr_string", "string");
+  w.metrics = {{"build_ns_per_op", "ns"},
+               {"destroy_ns_per_op", "ns"},
+               {"total_ns_per_op", "ns"},
+               {"peak_rss_growth_kib", "KiB"}};
+  w.unit_label = "ns per string (build + destroy)";
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "%d strings of %d..%d chars (uniform, as in S), each built from empty "
+        "one char at a time (std::string::push_back, pmr_string_push_back); "
+        "all kept alive, then all destroyed (bump resources: + "
+        "reset/release); ns per string",
+        s.s_strings, kSMinLen, kSMaxLen);
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "{\"strings\":%d,\"min_length\":%d,\"max_length\":%d,"
+        "\"piece_min\":1,\"piece_max\":1,\"kept_alive\":true,"
+        "\"threads\":1}",
+        s.s_strings, kSMinLen, kSMaxLen);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithResource(w, a, [&](auto& res) { RunSChar(StrOps(res), res, args); });
+  };
+  return w;
+}
+
 }  // namespace
 
 WorkloadInfo WorkloadR() {
@@ -1376,9 +1942,10 @@ WorkloadInfo WorkloadR() {
 
 const std::vector<WorkloadInfo>& Workloads() {
   static const std::vector<WorkloadInfo> kAll = {
-      WorkloadA(), WorkloadB(1), WorkloadB(2), WorkloadB(8), WorkloadC(),
-      WorkloadD(), WorkloadE(),  WorkloadF(),  WorkloadG(),  WorkloadV(),
-      WorkloadH(), WorkloadS(),  WorkloadR(),
+      WorkloadA(),    WorkloadB(1), WorkloadB(2),    WorkloadB(8),
+      WorkloadC(),    WorkloadD(),  WorkloadE(),     WorkloadF(),
+      WorkloadG(),    WorkloadV(),  WorkloadH(),     WorkloadS(),
+      WorkloadHStr(), WorkloadW(),  WorkloadSChar(), WorkloadR(),
   };
   return kAll;
 }

@@ -53,14 +53,22 @@ static unsigned char empty_group[GROUP] = {
 
 /* ---- Hashing and equality of keys ------------------------------------- */
 
+uint64_t pmr_hash_bytes_with_seed(const void *data, size_t n, uint64_t seed) {
+  uint64_t s0, s1;
+  pmr_impl_hash_keys(seed, &s0, &s1);
+  return pmr_impl_hash_bytes(data, n, s0, s1);
+}
+uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed) {
+  uint64_t s0, s1;
+  pmr_impl_hash_keys(seed, &s0, &s1);
+  return pmr_impl_hash_u64(x, s0, s1);
+}
 uint64_t pmr_hash_bytes(const void *data, size_t n) {
-  return pmr_impl_hash_bytes(data, n);
+  return pmr_hash_bytes_with_seed(data, n, pmr_impl_hash_process_seed());
 }
-#if !defined(__SIZEOF_INT128__)
-uint64_t pmr_impl_hash_u64_portable(uint64_t x) {
-  return pmr_impl_hash_fold(x ^ PMR_IMPL_HASH_K0, PMR_IMPL_HASH_K1);
+uint64_t pmr_hash_u64(uint64_t x) {
+  return pmr_hash_u64_with_seed(x, pmr_impl_hash_process_seed());
 }
-#endif
 
 static inline uint64_t load_u64(const void *p) {
   uint64_t v;
@@ -73,27 +81,38 @@ static inline const char *load_cstr(const void *p) {
   return s;
 }
 
+/* The map's hash of n bytes, and of an 8-byte key. */
+static inline uint64_t hash_of(const pmr_hashmap *m, const void *p, size_t n) {
+  return pmr_impl_hash_bytes(p, n, m->seed0, m->seed1);
+}
+static inline uint64_t hash_u64(const pmr_hashmap *m, uint64_t k) {
+  return pmr_impl_hash_u64(k, m->seed0, m->seed1);
+}
+
 /* The hash of a key of any kind but u64 (hash_key below adds that one). */
 static PMR_NOINLINE uint64_t hash_other(const pmr_hashmap *m, const void *key) {
   switch (m->kind) {
     case KIND_CSTR: {
       const char *s = load_cstr(key);
-      return s != NULL ? pmr_impl_hash_bytes(s, strlen(s)) : pmr_hash_u64(0);
+      return s != NULL ? hash_of(m, s, strlen(s))
+                       : pmr_impl_hash_u64(0, m->seed0, m->seed1);
     }
-    case KIND_STRING:
-      return pmr_string_hash((const pmr_string *)key);
+    case KIND_STRING: {
+      const pmr_string *s = (const pmr_string *)key;
+      return hash_of(m, pmr_string_c_str(s), pmr_string_length(s));
+    }
     case KIND_CUSTOM:
       if (m->hash != NULL) return m->hash(key, m->ctx);
-      return pmr_impl_hash_bytes(key, m->key_size);
+      return hash_of(m, key, m->key_size);
     default:
-      return pmr_impl_hash_bytes(key, m->key_size);
+      return hash_of(m, key, m->key_size);
   }
 }
 
 /* Kept apart from hash_other: when the u64 case lives in the same switch,
  * the compiler calls the out-of-line switch even on the u64 paths. */
 static inline uint64_t hash_key(const pmr_hashmap *m, const void *key) {
-  return m->kind == KIND_U64 ? pmr_hash_u64(load_u64(key)) : hash_other(m, key);
+  return m->kind == KIND_U64 ? hash_u64(m, load_u64(key)) : hash_other(m, key);
 }
 
 static bool key_equal(const pmr_hashmap *m, const void *a, const void *b) {
@@ -169,23 +188,123 @@ static size_t probe_generic(const pmr_hashmap *m, const void *key, uint64_t h,
   }
 }
 
-static inline size_t find_u64(const pmr_hashmap *m, uint64_t k, uint64_t h) {
-  size_t empty;
-  return probe_u64(m, k, h, &empty);
+/* The text keys of string and cstr maps, compared with the n bytes at p:
+ * the control byte's 7 hash bits have already matched; the length (string)
+ * or the first differing byte rejects most of the rest. A C-string key never
+ * equals a text with a NUL in it; the NULL key equals no text. */
+static inline bool string_equals_text(const unsigned char *slot, const char *p,
+                                      size_t n) {
+  const pmr_string *s = (const pmr_string *)(const void *)slot;
+  return pmr_string_length(s) == n &&
+         (n == 0 || memcmp(pmr_string_c_str(s), p, n) == 0);
+}
+static inline bool cstr_equals_text(const unsigned char *slot, const char *p,
+                                    size_t n) {
+  const char *s = load_cstr(slot);
+  if (s == NULL) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (s[i] != p[i] || s[i] == '\0') return false;
+  return s[n] == '\0';
 }
 
-static size_t find_generic(const pmr_hashmap *m, const void *key, uint64_t h) {
-  size_t empty;
-  return probe_generic(m, key, h, &empty);
+/* probe_generic for a text key of a string map (string true) or a cstr map;
+ * string is a constant at each call, so each gets its own loop. */
+static inline size_t probe_text(const pmr_hashmap *m, const char *p, size_t n,
+                                uint64_t h, size_t *empty, bool string) {
+  const size_t mask = m->mask;
+  size_t pos = h1(h) & mask, step = 0;
+  for (;;) {
+    const unsigned char *g = m->ctrl + pos;
+    for (bits_t b = pmr_impl_hashmap_match(g, h2(h)); b != 0; b &= b - 1) {
+      size_t i = (pos + bits_lowest(b)) & mask;
+      if (string ? string_equals_text(slot_at(m, i), p, n)
+                 : cstr_equals_text(slot_at(m, i), p, n))
+        return i;
+    }
+    bits_t e = group_empty(g);
+    if (e != 0) {
+      *empty = (pos + bits_lowest(e)) & mask;
+      return NPOS;
+    }
+    step += GROUP;
+    pos = (pos + step) & mask;
+  }
+}
+
+/* probe_generic for plain byte keys: memcmp, no dispatch. */
+static size_t probe_bytes(const pmr_hashmap *m, const void *key, uint64_t h,
+                          size_t *empty) {
+  const size_t mask = m->mask, key_size = m->key_size;
+  size_t pos = h1(h) & mask, step = 0;
+  for (;;) {
+    const unsigned char *g = m->ctrl + pos;
+    for (bits_t b = pmr_impl_hashmap_match(g, h2(h)); b != 0; b &= b - 1) {
+      size_t i = (pos + bits_lowest(b)) & mask;
+      if (memcmp(slot_at(m, i), key, key_size) == 0) return i;
+    }
+    bits_t e = group_empty(g);
+    if (e != 0) {
+      *empty = (pos + bits_lowest(e)) & mask;
+      return NPOS;
+    }
+    step += GROUP;
+    pos = (pos + step) & mask;
+  }
+}
+
+/* The slot of the text key (p, n) of a string or cstr map, or NPOS; *hp gets
+ * its hash and *empty what probe_u64 gives. */
+static size_t locate_text(const pmr_hashmap *m, const char *p, size_t n,
+                          uint64_t *hp, size_t *empty) {
+  const uint64_t h = hash_of(m, p, n);
+  *hp = h;
+  return m->kind == KIND_STRING ? probe_text(m, p, n, h, empty, true)
+                                : probe_text(m, p, n, h, empty, false);
+}
+
+/* The same for *key in a map of any kind but u64. */
+static PMR_NOINLINE size_t locate_other(const pmr_hashmap *m, const void *key,
+                                        uint64_t *hp, size_t *empty) {
+  switch (m->kind) {
+    case KIND_STRING: {
+      const pmr_string *s = (const pmr_string *)key;
+      return locate_text(m, pmr_string_c_str(s), pmr_string_length(s), hp,
+                         empty);
+    }
+    case KIND_CSTR: {
+      const char *s = load_cstr(key);
+      if (s != NULL) return locate_text(m, s, strlen(s), hp, empty);
+      break; /* the NULL key */
+    }
+    case KIND_BYTES:
+      *hp = hash_of(m, key, m->key_size);
+      return probe_bytes(m, key, *hp, empty);
+    default:
+      break;
+  }
+  *hp = hash_other(m, key);
+  return probe_generic(m, key, *hp, empty);
 }
 
 /* The slot holding *key, or NPOS. */
 static inline size_t find_index(const pmr_hashmap *m, const void *key) {
+  size_t empty;
   if (m->kind == KIND_U64) {
     const uint64_t k = load_u64(key);
-    return find_u64(m, k, pmr_hash_u64(k));
+    return probe_u64(m, k, hash_u64(m, k), &empty);
   }
-  return find_generic(m, key, hash_key(m, key));
+  uint64_t h;
+  return locate_other(m, key, &h, &empty);
+}
+
+/* The slot holding the text (p, n), or NPOS (also on maps of other kinds,
+ * and for NULL bytes with a length: a caller error). */
+static size_t find_text_index(const pmr_hashmap *m, const char *p, size_t n) {
+  if (m->kind != KIND_STRING && m->kind != KIND_CSTR) return NPOS;
+  if (PMR_UNLIKELY(p == NULL && n != 0)) return NPOS;
+  uint64_t h;
+  size_t empty;
+  return locate_text(m, p, n, &h, &empty);
 }
 
 /* True when the table holds tombstones: then the first free slot of a probe
@@ -282,7 +401,7 @@ static inline void move_slots(pmr_hashmap *m, const pmr_hashmap *t, bool u64) {
     bits_t full = ~group_empty_or_deleted(t->ctrl + base) & 0xFFFFu;
     for (; full != 0; full &= full - 1) {
       const unsigned char *src = slot_at(t, base + bits_lowest(full));
-      uint64_t h = u64 ? pmr_hash_u64(load_u64(src)) : hash_key(m, src);
+      uint64_t h = u64 ? hash_u64(m, load_u64(src)) : hash_key(m, src);
       size_t j = find_free(m, h);
       set_ctrl(m, j, h2(h));
       copy_bytes(slot_at(m, j), src, m->slot_size);
@@ -356,6 +475,7 @@ static bool configure(pmr_hashmap *m, int kind, size_t key_size,
   m->equal = NULL;
   m->ctx = NULL;
   m->resource = pmr_resource_or_default(r);
+  pmr_impl_hash_keys(pmr_impl_hash_table_seed(), &m->seed0, &m->seed1);
   set_empty_table(m);
   return true;
 }
@@ -405,6 +525,13 @@ void pmr_hashmap_destroy(pmr_hashmap *m) {
   set_empty_table(m);
 }
 
+bool pmr_hashmap_set_seed(pmr_hashmap *m, uint64_t seed) {
+  if (m->size != 0) return false;
+  pmr_impl_hash_keys(seed, &m->seed0, &m->seed1);
+  pmr_hashmap_clear(m); /* tombstones placed under the old keys */
+  return true;
+}
+
 pmr_mem_resource *pmr_hashmap_resource(const pmr_hashmap *m) {
   return m->resource;
 }
@@ -441,6 +568,15 @@ void *pmr_impl_hashmap_find_u64_other(const pmr_hashmap *m, uint64_t k) {
   return m->key_size == sizeof k ? pmr_hashmap_find(m, &k) : NULL;
 }
 
+pmr_hashmap_status pmr_impl_hashmap_insert_u64_other(pmr_hashmap *m, uint64_t k,
+                                                     const void *value,
+                                                     void **value_out) {
+  if (m->key_size == sizeof k)
+    return pmr_hashmap_insert(m, &k, value, value_out);
+  if (value_out != NULL) *value_out = NULL;
+  return PMR_HASHMAP_NOMEM;
+}
+
 bool pmr_impl_hashmap_erase_u64_other(pmr_hashmap *m, uint64_t k) {
   return m->key_size == sizeof k && pmr_hashmap_erase(m, &k, NULL);
 }
@@ -471,35 +607,19 @@ static void store_value(const pmr_hashmap *m, unsigned char *slot,
   }
 }
 
-/* Finds *key or adds it (with *value, NULL: zeros); *index gets its slot.
- * With assign, an existing value is overwritten. */
-static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
-                                      const void *value, bool assign,
-                                      size_t *index) {
-  /* One probe finds the key or, when the table has no tombstones, the slot
-   * a new key goes to: the first EMPTY of the group where the probe ends
-   * (every earlier group on the sequence is full). */
-  uint64_t h;
-  size_t empty = NPOS, i;
-  if (m->kind == KIND_U64) {
-    const uint64_t k = load_u64(key);
-    h = pmr_hash_u64(k);
-    i = probe_u64(m, k, h, &empty);
-  } else {
-    h = hash_key(m, key);
-    i = probe_generic(m, key, h, &empty);
-  }
-  if (i != NPOS) {
-    if (assign) store_value(m, slot_at(m, i), value);
-    *index = i;
-    return PMR_HASHMAP_EXISTED;
-  }
-
-  /* A new key. Get every resource first, change the map last. */
+/* Adds a new key of hash h; empty is what its probe gave. The key is the
+ * key_size bytes at key, except in a string map: the text (text, n), copied
+ * into a new pmr_string. *index gets its slot. */
+static pmr_hashmap_status insert_new(pmr_hashmap *m, uint64_t h, size_t empty,
+                                     const void *key, const char *text,
+                                     size_t n, const void *value,
+                                     size_t *index) {
+  /* Get every resource first, change the map last. */
   pmr_string key_copy;
   if (m->kind == KIND_STRING &&
-      !pmr_string_init_copy(&key_copy, (const pmr_string *)key, m->resource))
+      !pmr_string_init_bytes(&key_copy, text, n, m->resource))
     return PMR_HASHMAP_NOMEM;
+  size_t i;
   old_table old = {NULL, 0};
   i = has_tombstones(m) ? find_free(m, h) : empty;
   if (m->growth_left == 0 && m->ctrl[i] != CTRL_DELETED) {
@@ -522,6 +642,56 @@ static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
   free_table(m, old);
   *index = i;
   return PMR_HASHMAP_INSERTED;
+}
+
+/* Finds *key or adds it (with *value, NULL: zeros); *index gets its slot.
+ * With assign, an existing value is overwritten. */
+static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
+                                      const void *value, bool assign,
+                                      size_t *index) {
+  /* One probe finds the key or, when the table has no tombstones, the slot
+   * a new key goes to: the first EMPTY of the group where the probe ends
+   * (every earlier group on the sequence is full). */
+  uint64_t h;
+  size_t empty = NPOS, i;
+  if (m->kind == KIND_U64) {
+    const uint64_t k = load_u64(key);
+    h = hash_u64(m, k);
+    i = probe_u64(m, k, h, &empty);
+  } else {
+    i = locate_other(m, key, &h, &empty);
+  }
+  if (i != NPOS) {
+    if (assign) store_value(m, slot_at(m, i), value);
+    *index = i;
+    return PMR_HASHMAP_EXISTED;
+  }
+  if (m->kind == KIND_STRING) {
+    const pmr_string *s = (const pmr_string *)key;
+    return insert_new(m, h, empty, NULL, pmr_string_c_str(s),
+                      pmr_string_length(s), value, index);
+  }
+  return insert_new(m, h, empty, key, NULL, 0, value, index);
+}
+
+/* insert_impl for the text (p, n) of a string or cstr map (a cstr map stores
+ * p itself, which must be a C string of length n). */
+static pmr_hashmap_status insert_text_impl(pmr_hashmap *m, const char *p,
+                                           size_t n, const void *value,
+                                           bool assign, size_t *index) {
+  if (m->kind == KIND_CSTR
+          ? p == NULL || p[n] != '\0' || memchr(p, '\0', n) != NULL
+          : m->kind != KIND_STRING || (p == NULL && n != 0))
+    return PMR_HASHMAP_NOMEM;
+  uint64_t h;
+  size_t empty = NPOS;
+  size_t i = locate_text(m, p, n, &h, &empty);
+  if (i != NPOS) {
+    if (assign) store_value(m, slot_at(m, i), value);
+    *index = i;
+    return PMR_HASHMAP_EXISTED;
+  }
+  return insert_new(m, h, empty, &p, p, n, value, index);
 }
 
 pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
@@ -558,14 +728,54 @@ static inline void erase_at(pmr_hashmap *m, size_t i) {
   pmr_impl_hashmap_free_slot(m, i);
 }
 
-bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
-  NULL_KEY(m, key, "erase", return false);
-  size_t i = find_index(m, key);
+static bool erase_index(pmr_hashmap *m, size_t i, void *value_out) {
   if (i == NPOS) return false;
   if (value_out != NULL && m->value_size != 0)
     memcpy(value_out, slot_at(m, i) + m->value_offset, m->value_size);
   erase_at(m, i);
   return true;
+}
+
+bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
+  NULL_KEY(m, key, "erase", return false);
+  return erase_index(m, find_index(m, key), value_out);
+}
+
+/* ---- Text keys -------------------------------------------------------- */
+
+void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n) {
+  size_t i = find_text_index(m, p, n);
+  return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
+}
+
+pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
+                                          size_t n, const void *value,
+                                          void **value_out) {
+  size_t i = NPOS;
+  pmr_hashmap_status st = insert_text_impl(m, p, n, value, false, &i);
+  if (value_out != NULL)
+    *value_out = st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
+  return st;
+}
+
+pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
+                                                    const char *p, size_t n,
+                                                    const void *value) {
+  size_t i;
+  return insert_text_impl(m, p, n, value, true, &i);
+}
+
+void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
+                              bool *inserted) {
+  size_t i = NPOS;
+  pmr_hashmap_status st = insert_text_impl(m, p, n, NULL, false, &i);
+  if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
+  return st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
+}
+
+bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
+                           void *value_out) {
+  return erase_index(m, find_text_index(m, p, n), value_out);
 }
 
 /* ---- Capacity --------------------------------------------------------- */
@@ -597,6 +807,46 @@ void pmr_hashmap_clear(pmr_hashmap *m) {
   memset(m->ctrl, CTRL_EMPTY, m->capacity + GROUP);
   m->size = 0;
   m->growth_left = max_load(m->capacity);
+}
+
+/* ---- Probe statistics ------------------------------------------------- */
+
+static unsigned popcount(bits_t b) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_popcount(b);
+#else
+  unsigned n = 0;
+  for (; b != 0; b &= b - 1) ++n;
+  return n;
+#endif
+}
+
+/* Replays the lookup of every key (probe_generic's order: groups along the
+ * sequence, matching slots lowest first) up to the group whose window holds
+ * its slot. */
+pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m) {
+  pmr_hashmap_stats st = {0, 0, 0, 0};
+  const size_t mask = m->mask;
+  for (size_t i = 0; i < m->capacity; ++i) {
+    if (!is_full(m->ctrl[i])) continue;
+    const uint64_t h = hash_key(m, slot_at(m, i));
+    size_t pos = h1(h) & mask, step = 0, groups = 1;
+    for (;; ++groups) {
+      const bits_t b = pmr_impl_hashmap_match(m->ctrl + pos, h2(h));
+      const size_t off = (i - pos) & mask;
+      if (off < GROUP) {
+        st.compares += popcount(b & ((2u << off) - 1));
+        break;
+      }
+      st.compares += popcount(b);
+      step += GROUP;
+      pos = (pos + step) & mask;
+    }
+    ++st.keys;
+    st.groups += groups;
+    if (groups > st.max_groups) st.max_groups = groups;
+  }
+  return st;
 }
 
 /* ---- Iteration -------------------------------------------------------- */

@@ -28,9 +28,26 @@
  * or portable 64-bit word tricks elsewhere; same layout); triangular probing
  * over groups; at most 7/8 of the slots used. Erase leaves a tombstone only
  * when a probe may have passed the slot (otherwise the slot becomes empty);
- * tombstones are dropped when the table is rebuilt. The hash mixes all 64 bits
- * (folded 64x64->128 multiply) and is deterministic: iteration order depends
- * only on the sequence of operations, not on addresses or the resource.
+ * tombstones are dropped when the table is rebuilt.
+ *
+ * Keys from an adversary (hash flooding). The built-in hashes are keyed:
+ * every map gets its own seed at init, derived from a per-process secret
+ * (random from the OS at first use: getrandom or /dev/urandom; where neither
+ * exists, a mix of clocks, process id and ASLR addresses) and a per-map
+ * counter. For the built-in key kinds (bytes, 8-byte keys, cstr, string, and
+ * custom maps that keep the built-in hash), an attacker who chooses the keys
+ * but does not know the seed cannot predict which keys collide: no input
+ * block resets the hash state, and collisions found offline, in another
+ * process or against another map do not carry over, so operations stay O(1)
+ * on average whatever the keys. What an attacker CAN still do: observe
+ * timings over many requests to learn about one long-lived map (the hash is
+ * fast, not a cryptographic MAC), and make every map slow when it knows the
+ * seed: a seed given with pmr_hashmap_set_seed (for reproducible tests and
+ * benchmarks) must not be guessable when keys come from outside. A hash
+ * function given to pmr_hashmap_init_custom is the caller's responsibility
+ * (pmr_hash_bytes, seeded per process, is a safe building block). A child of
+ * fork() shares its parent's secret. The layout and the iteration order
+ * depend on the seed: they are reproducible only under an explicit seed.
  *
  * Errors: an operation that cannot get memory (or would exceed the largest
  * table) fails and leaves the map exactly as it was: contents, size,
@@ -42,8 +59,8 @@
  * NEW key that needs room, reserve, shrink_to_fit, the assignments, swap,
  * move or destroy. Erasing never moves other elements.
  *
- * Iteration (order unspecified but deterministic; erasing the current
- * element is allowed and the walk goes on):
+ * Iteration (order unspecified, fixed by the seed and the operations;
+ * erasing the current element is allowed and the walk goes on):
  *     pmr_hashmap_iter it = pmr_hashmap_iter_begin(&m);
  *     while (pmr_hashmap_iter_next(&it)) {
  *       use(it.key, it.value);
@@ -63,6 +80,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "containers/internal/hash.h"
 #include "mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
@@ -90,6 +108,7 @@ typedef struct pmr_hashmap {
   pmr_hashmap_equal_fn equal;
   void *ctx;
   pmr_mem_resource *resource;
+  uint64_t seed0, seed1; /* the keys of the hash (see pmr_hashmap_set_seed) */
 } pmr_hashmap;
 
 /* Results of the insertions. Negative means failure. */
@@ -115,6 +134,13 @@ bool pmr_hashmap_init_custom(pmr_hashmap *m, size_t key_size, size_t key_align,
                              pmr_hashmap_hash_fn hash,
                              pmr_hashmap_equal_fn equal, void *ctx,
                              pmr_mem_resource *r);
+
+/* Re-keys m's hash with one derived from seed, so that equal seeds and equal
+ * sequences of operations give equal layouts and iteration orders (tests,
+ * benchmarks). Only on an empty map: false, nothing changed, when m holds
+ * keys. Anyone who knows or guesses seed can make the map slow with chosen
+ * keys: do not pass a fixed seed to maps that take keys from outside. */
+bool pmr_hashmap_set_seed(pmr_hashmap *m, uint64_t seed);
 
 /* Destroys the keys (string kind) and gives the table back. m is then an
  * empty map with the same configuration: reuse or destroy again is allowed. */
@@ -146,6 +172,17 @@ const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key);
 pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
                                       const void *value, void **value_out);
 
+/* The same for maps of 8-byte plain keys, with the key by value, inlined
+ * like pmr_hashmap_find_u64: a new key that fits without a rebuild (and with
+ * no tombstone in the table) is placed inline, anything else goes through
+ * pmr_hashmap_insert. On a map of another kind it is pmr_hashmap_insert(m,
+ * &key, value, value_out) when the key size is 8, else a failure (NOMEM,
+ * *value_out NULL). */
+static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
+                                                        uint64_t key,
+                                                        const void *value,
+                                                        void **value_out);
+
 /* Like insert, but overwrites the value when the key is present
  * (EXISTED then means "assigned"). */
 pmr_hashmap_status pmr_hashmap_insert_or_assign(pmr_hashmap *m, const void *key,
@@ -163,6 +200,29 @@ bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out);
  * map of another kind it is pmr_hashmap_erase(m, &key, NULL) when the key
  * size is 8, else false. */
 static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t key);
+
+/* ---- Text keys of cstr and string maps by (pointer, length): no key to
+ * build. (p, n) is the n bytes at p (p may be NULL when n is 0); it equals a
+ * string key with the same bytes, and a C-string key of length n with the
+ * same characters (never the NULL key, never a text holding a NUL). Same
+ * results as the functions above given the equivalent key. On a map of
+ * another kind: find NULL, erase false, the insertions fail (NOMEM, NULL). */
+void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n);
+/* Erase by text: as pmr_hashmap_erase. */
+bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
+                           void *value_out);
+/* Insertions by text: as pmr_hashmap_insert / _insert_or_assign / _emplace.
+ * A string map copies the text into a new key only when it is absent. A cstr
+ * map stores p itself (not a copy): p must be a C string of length n
+ * (p[n] == '\0', no NUL before), else the insertion fails, map unchanged. */
+pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
+                                          size_t n, const void *value,
+                                          void **value_out);
+pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
+                                                    const char *p, size_t n,
+                                                    const void *value);
+void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
+                              bool *inserted);
 
 /* Makes room for n keys in total without another rebuild. False on failure,
  * map unchanged. */
@@ -212,10 +272,134 @@ bool pmr_hashmap_move_assign(pmr_hashmap *dst, pmr_hashmap *src);
 /* Swaps everything, resources included, in O(1). */
 void pmr_hashmap_swap(pmr_hashmap *a, pmr_hashmap *b);
 
-/* ---- The built-in hashes (deterministic, all 64 bits mixed), for custom
- * hash functions. pmr_hash_u64 is the hash of 8-byte plain keys. */
+/* ---- Probe statistics: the cost of the lookups of every present key, as
+ * operation counts (for tests and for checking a custom hash). O(size *
+ * probe length); never allocates. */
+typedef struct pmr_hashmap_stats {
+  size_t keys;       /* = size */
+  size_t groups;     /* groups of 16 control bytes scanned, summed over keys */
+  size_t max_groups; /* the longest probe, in groups (0 when empty) */
+  size_t compares;   /* key comparisons (control bytes matching the key's 7
+                        hash bits, the key itself included), summed */
+} pmr_hashmap_stats;
+pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m);
+
+/* ---- The built-in hashes, for custom hash functions. All 64 bits mixed;
+ * keyed as described above. pmr_hash_bytes and pmr_hash_u64 use the
+ * per-process secret (stable within a process, different in each);
+ * the _with_seed forms a seed of the caller's (reproducible). Thread-safe. */
 uint64_t pmr_hash_bytes(const void *data, size_t n);
-static inline uint64_t pmr_hash_u64(uint64_t x);
+uint64_t pmr_hash_u64(uint64_t x);
+uint64_t pmr_hash_bytes_with_seed(const void *data, size_t n, uint64_t seed);
+uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
+
+/* ---- Typed maps. PMR_HASHMAP_TYPED(name, K, V) defines the type `name`
+ * (a struct holding one pmr_hashmap) and inline functions that take keys and
+ * values by type, so a key or value of the wrong type or size does not
+ * compile (a uint32_t * where the map holds uint64_t values, a struct of the
+ * wrong type), where the void * functions would read or write past it:
+ *   bool name_init(name *m, pmr_mem_resource *r);      plain-byte keys
+ *   void name_destroy(name *m);
+ *   size_t name_size(const name *m);
+ *   V *name_find(const name *m, K key);                   NULL when absent
+ *   pmr_hashmap_status name_insert(name *m, K key, V value);
+ *   pmr_hashmap_status name_insert_or_assign(name *m, K key, V value);
+ *   V *name_emplace(name *m, K key, bool *inserted);      zero-filled if new
+ *   bool name_erase(name *m, K key, V *value_out);        value_out may be NULL
+ *   pmr_hashmap *name_base(name *m);   the map, for every other function
+ * Keys are hashed and compared as bytes (zero a struct key's padding); 8-byte
+ * keys take the inline u64 paths. Contracts are those of the functions
+ * above. PMR_HASHMAP_TYPED_STR(name, V) is the same for a map with pmr_string
+ * keys taken as (pointer, length) text: name_find(m, p, n),
+ * name_insert(m, p, n, value), name_insert_or_assign(m, p, n, value),
+ * name_emplace(m, p, n, inserted), name_erase(m, p, n, value_out). */
+#ifndef PMR_ALIGNOF
+#ifdef __cplusplus
+#define PMR_ALIGNOF(T) alignof(T)
+#else
+#define PMR_ALIGNOF(T) _Alignof(T)
+#endif
+#endif
+#define PMR_HASHMAP_TYPED(name, K, V)                                       \
+  typedef struct name {                                                     \
+    pmr_hashmap impl;                                                       \
+  } name;                                                                   \
+  static inline bool name##_init(name *m, pmr_mem_resource *r) {            \
+    return pmr_hashmap_init(&m->impl, sizeof(K), PMR_ALIGNOF(K), sizeof(V), \
+                            PMR_ALIGNOF(V), r);                             \
+  }                                                                         \
+  static inline void name##_destroy(name *m) {                              \
+    pmr_hashmap_destroy(&m->impl);                                          \
+  }                                                                         \
+  static inline size_t name##_size(const name *m) {                         \
+    return pmr_hashmap_size(&m->impl);                                      \
+  }                                                                         \
+  static inline pmr_hashmap *name##_base(name *m) { return &m->impl; }      \
+  static inline V *name##_find(const name *m, K key) {                      \
+    if (sizeof(K) == sizeof(uint64_t)) {                                    \
+      uint64_t k;                                                           \
+      memcpy(&k, &key, sizeof k);                                           \
+      return (V *)pmr_hashmap_find_u64(&m->impl, k);                        \
+    }                                                                       \
+    return (V *)pmr_hashmap_find(&m->impl, &key);                           \
+  }                                                                         \
+  static inline pmr_hashmap_status name##_insert(name *m, K key, V value) { \
+    if (sizeof(K) == sizeof(uint64_t)) {                                    \
+      uint64_t k;                                                           \
+      memcpy(&k, &key, sizeof k);                                           \
+      return pmr_hashmap_insert_u64(&m->impl, k, &value, NULL);             \
+    }                                                                       \
+    return pmr_hashmap_insert(&m->impl, &key, &value, NULL);                \
+  }                                                                         \
+  static inline pmr_hashmap_status name##_insert_or_assign(name *m, K key,  \
+                                                           V value) {       \
+    return pmr_hashmap_insert_or_assign(&m->impl, &key, &value);            \
+  }                                                                         \
+  static inline V *name##_emplace(name *m, K key, bool *inserted) {         \
+    return (V *)pmr_hashmap_emplace(&m->impl, &key, inserted);              \
+  }                                                                         \
+  static inline bool name##_erase(name *m, K key, V *value_out) {           \
+    if (sizeof(K) == sizeof(uint64_t) && value_out == NULL) {               \
+      uint64_t k;                                                           \
+      memcpy(&k, &key, sizeof k);                                           \
+      return pmr_hashmap_erase_u64(&m->impl, k);                            \
+    }                                                                       \
+    return pmr_hashmap_erase(&m->impl, &key, value_out);                    \
+  }
+
+#define PMR_HASHMAP_TYPED_STR(name, V)                                      \
+  typedef struct name {                                                     \
+    pmr_hashmap impl;                                                       \
+  } name;                                                                   \
+  static inline bool name##_init(name *m, pmr_mem_resource *r) {            \
+    return pmr_hashmap_init_string(&m->impl, sizeof(V), PMR_ALIGNOF(V), r); \
+  }                                                                         \
+  static inline void name##_destroy(name *m) {                              \
+    pmr_hashmap_destroy(&m->impl);                                          \
+  }                                                                         \
+  static inline size_t name##_size(const name *m) {                         \
+    return pmr_hashmap_size(&m->impl);                                      \
+  }                                                                         \
+  static inline pmr_hashmap *name##_base(name *m) { return &m->impl; }      \
+  static inline V *name##_find(const name *m, const char *p, size_t n) {    \
+    return (V *)pmr_hashmap_find_str(&m->impl, p, n);                       \
+  }                                                                         \
+  static inline pmr_hashmap_status name##_insert(name *m, const char *p,    \
+                                                 size_t n, V value) {       \
+    return pmr_hashmap_insert_str(&m->impl, p, n, &value, NULL);            \
+  }                                                                         \
+  static inline pmr_hashmap_status name##_insert_or_assign(                 \
+      name *m, const char *p, size_t n, V value) {                          \
+    return pmr_hashmap_insert_or_assign_str(&m->impl, p, n, &value);        \
+  }                                                                         \
+  static inline V *name##_emplace(name *m, const char *p, size_t n,         \
+                                  bool *inserted) {                         \
+    return (V *)pmr_hashmap_emplace_str(&m->impl, p, n, inserted);          \
+  }                                                                         \
+  static inline bool name##_erase(name *m, const char *p, size_t n,         \
+                                  V *value_out) {                           \
+    return pmr_hashmap_erase_str(&m->impl, p, n, value_out);                \
+  }
 
 /* ==== Private: the inline lookup, and what it needs. Not for direct use. ==
  * The control-byte layout does not depend on the scanner: groups are always
@@ -226,20 +410,6 @@ static inline uint64_t pmr_hash_u64(uint64_t x);
 #define PMR_IMPL_HASHMAP_GROUP 16
 #define PMR_IMPL_HASHMAP_EMPTY 0x80
 #define PMR_IMPL_HASHMAP_DELETED 0xFE
-
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 pmr_impl_hashmap_u128;
-static inline uint64_t pmr_hash_u64(uint64_t x) {
-  pmr_impl_hashmap_u128 p = (pmr_impl_hashmap_u128)(x ^ 0x9e3779b97f4a7c15ull) *
-                            0xd6e8feb86659fd93ull;
-  return (uint64_t)p ^ (uint64_t)(p >> 64);
-}
-#else
-uint64_t pmr_impl_hash_u64_portable(uint64_t x);
-static inline uint64_t pmr_hash_u64(uint64_t x) {
-  return pmr_impl_hash_u64_portable(x);
-}
-#endif
 
 /* Bit i set: byte i of the group matches. */
 typedef uint32_t pmr_impl_hashmap_bits;
@@ -258,11 +428,6 @@ static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
       _mm_loadu_si128((const __m128i *)(const void *)g));
 }
 #else
-static inline uint64_t pmr_impl_hashmap_load64(const unsigned char *p) {
-  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-         (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-         (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-}
 /* Gathers the high bit of each byte of x (bytes 0..7) into bits 0..7. */
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_gather(uint64_t x) {
   return (pmr_impl_hashmap_bits)((((x >> 7) & 0x0101010101010101ull) *
@@ -278,14 +443,14 @@ static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match8(uint64_t w,
 }
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(
     const unsigned char *g, unsigned char c) {
-  return pmr_impl_hashmap_match8(pmr_impl_hashmap_load64(g), c) |
-         pmr_impl_hashmap_match8(pmr_impl_hashmap_load64(g + 8), c) << 8;
+  return pmr_impl_hashmap_match8(pmr_impl_hash_read64(g), c) |
+         pmr_impl_hashmap_match8(pmr_impl_hash_read64(g + 8), c) << 8;
 }
 static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
     const unsigned char *g) {
-  return pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g) &
+  return pmr_impl_hashmap_gather(pmr_impl_hash_read64(g) &
                                  0x8080808080808080ull) |
-         pmr_impl_hashmap_gather(pmr_impl_hashmap_load64(g + 8) &
+         pmr_impl_hashmap_gather(pmr_impl_hash_read64(g + 8) &
                                  0x8080808080808080ull)
              << 8;
 }
@@ -346,7 +511,8 @@ static inline size_t pmr_impl_hashmap_probe_u64(const pmr_hashmap *m,
 static inline size_t pmr_impl_hashmap_index_u64(const pmr_hashmap *m,
                                                 uint64_t k) {
   size_t empty;
-  return pmr_impl_hashmap_probe_u64(m, k, pmr_hash_u64(k), &empty);
+  return pmr_impl_hashmap_probe_u64(
+      m, k, pmr_impl_hash_u64(k, m->seed0, m->seed1), &empty);
 }
 
 /* Frees full slot i (its key needs no destruction). When every group-wide
@@ -374,6 +540,48 @@ static inline void pmr_impl_hashmap_free_slot(pmr_hashmap *m, size_t i) {
  * the key by value, so the inline loops keep it in a register). */
 void *pmr_impl_hashmap_find_u64_other(const pmr_hashmap *m, uint64_t k);
 bool pmr_impl_hashmap_erase_u64_other(pmr_hashmap *m, uint64_t k);
+
+pmr_hashmap_status pmr_impl_hashmap_insert_u64_other(pmr_hashmap *m, uint64_t k,
+                                                     const void *value,
+                                                     void **value_out);
+
+static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
+                                                        uint64_t k,
+                                                        const void *value,
+                                                        void **value_out) {
+  /* Room for a new key, and no tombstone (a new key goes to the first EMPTY
+   * of the group where the probe stops). */
+  if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64 ||
+                   m->growth_left == 0 ||
+                   m->size + m->growth_left != m->capacity - m->capacity / 8))
+    return pmr_impl_hashmap_insert_u64_other(m, k, value, value_out);
+  const uint64_t h = pmr_impl_hash_u64(k, m->seed0, m->seed1);
+  size_t empty = 0; /* set by the probe when the key is absent */
+  size_t i = pmr_impl_hashmap_probe_u64(m, k, h, &empty);
+  pmr_hashmap_status st = PMR_HASHMAP_EXISTED;
+  if (PMR_LIKELY(i == (size_t)-1)) {
+    i = empty;
+    const unsigned char h2 = (unsigned char)(h & 0x7f);
+    m->ctrl[i] = h2;
+    m->ctrl[((i - PMR_IMPL_HASHMAP_GROUP) & m->mask) + PMR_IMPL_HASHMAP_GROUP] =
+        h2; /* its copy past the end */
+    unsigned char *slot = m->slots + i * m->slot_size;
+    memcpy(slot, &k, sizeof k);
+    unsigned char *v = slot + m->value_offset;
+    if (m->value_size == 8 && value != NULL)
+      memcpy(v, value, 8);
+    else if (m->value_size != 0 && value != NULL)
+      memcpy(v, value, m->value_size);
+    else if (m->value_size != 0)
+      memset(v, 0, m->value_size);
+    ++m->size;
+    --m->growth_left;
+    st = PMR_HASHMAP_INSERTED;
+  }
+  if (value_out != NULL)
+    *value_out = m->slots + i * m->slot_size + m->value_offset;
+  return st;
+}
 
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
   if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64))

@@ -141,7 +141,7 @@ bool pmr_string_copy_assign(pmr_string *s, const pmr_string *src);
 
 /* Appends a character / n bytes / a C string / another string. False on
  * failure, string unchanged. */
-bool pmr_string_push_back(pmr_string *s, char c);
+static inline bool pmr_string_push_back(pmr_string *s, char c);
 bool pmr_string_append_bytes(pmr_string *s, const void *p, size_t n);
 bool pmr_string_append_cstr(pmr_string *s, const char *cstr);
 bool pmr_string_append_string(pmr_string *s, const pmr_string *other);
@@ -226,9 +226,43 @@ bool pmr_string_move_assign(pmr_string *dst, pmr_string *src);
 /* Swaps contents, capacities and resources in O(1); no allocation. */
 void pmr_string_swap(pmr_string *a, pmr_string *b);
 
-/* A 64-bit hash of the contents (the hash pmr_hashmap uses for string keys);
- * equal strings hash equally whatever their resource or form. */
+/* A 64-bit hash of the contents: pmr_hash_bytes of its characters (keyed by
+ * a per-process secret: stable within a process, different in each). Equal
+ * strings hash equally whatever their resource or form. pmr_hashmap keys
+ * each map with its own seed instead. Thread-safe. */
 uint64_t pmr_string_hash(const pmr_string *s);
+
+/* ---- Private: the inline push_back. Not for direct use. */
+
+/* The growth path of pmr_string_push_back (out of line, so that the inline
+ * part stays a few instructions). */
+bool pmr_impl_string_push_back_grow(pmr_string *s, char c);
+
+/* Inline while there is room: the character and the new terminator are
+ * stored and the length bumped in place (inline form: the tag byte,
+ * INLINE_CAPACITY - length, drops by one; it is the terminator when the
+ * string becomes full). */
+static inline bool pmr_string_push_back(pmr_string *s, char c) {
+  unsigned char *tag = (unsigned char *)s->u.s + PMR_STRING_INLINE_CAPACITY;
+  const unsigned char t = *tag;
+  if (t == 0xFF) {
+    const size_t len = s->u.l.len;
+    if (PMR_LIKELY(len < pmr_string_capacity(s))) {
+      char *p = s->u.l.ptr;
+      p[len] = c;
+      p[len + 1] = '\0';
+      s->u.l.len = len + 1;
+      return true;
+    }
+  } else if (PMR_LIKELY(t != 0)) {
+    const size_t len = PMR_STRING_INLINE_CAPACITY - t;
+    s->u.s[len] = c;
+    s->u.s[len + 1] = '\0'; /* the tag itself when this fills the string */
+    *tag = (unsigned char)(t - 1);
+    return true;
+  }
+  return pmr_impl_string_push_back_grow(s, c);
+}
 
 #ifdef __cplusplus
 } /* extern "C" */

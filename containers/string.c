@@ -237,14 +237,8 @@ bool pmr_string_copy_assign(pmr_string *s, const pmr_string *src) {
   return pmr_string_assign_bytes(s, pmr_string_c_str(src), len_of(src));
 }
 
-bool pmr_string_push_back(pmr_string *s, char c) {
-  const size_t len = len_of(s);
-  if (PMR_LIKELY(len < cap_of(s))) {
-    buf(s)[len] = c;
-    set_len(s, len + 1);
-    return true;
-  }
-  return replace_impl(s, len, 0, &c, 1, 0);
+PMR_NOINLINE bool pmr_impl_string_push_back_grow(pmr_string *s, char c) {
+  return replace_impl(s, len_of(s), 0, &c, 1, 0);
 }
 
 bool pmr_string_append_bytes(pmr_string *s, const void *p, size_t n) {
@@ -438,7 +432,9 @@ bool pmr_string_equal(const pmr_string *a, const pmr_string *b) {
 }
 
 uint64_t pmr_string_hash(const pmr_string *s) {
-  return pmr_impl_hash_bytes(pmr_string_c_str(s), len_of(s));
+  uint64_t s0, s1;
+  pmr_impl_hash_keys(pmr_impl_hash_process_seed(), &s0, &s1);
+  return pmr_impl_hash_bytes(pmr_string_c_str(s), len_of(s), s0, s1);
 }
 
 /* ---- Copies, moves, swap ---------------------------------------------- */

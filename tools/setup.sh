@@ -14,6 +14,7 @@ PACKAGES=(
   "libgmock-dev:/usr/include/gmock/gmock.h"
   "libbenchmark-dev:/usr/include/benchmark/benchmark.h"
   "libabsl-dev:/usr/include/absl/container/flat_hash_map.h"
+  "libglib2.0-dev:/usr/include/glib-2.0/glib.h"
   "libjemalloc-dev:/usr/include/jemalloc/jemalloc.h"
   "libgoogle-perftools-dev:/usr/include/gperftools/tcmalloc.h"
   "libmimalloc-dev:/usr/include/mimalloc.h"

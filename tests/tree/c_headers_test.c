@@ -18,6 +18,10 @@
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 
+/* Typed maps (hashmap.h) from C. */
+PMR_HASHMAP_TYPED(id_map, uint64_t, double)
+PMR_HASHMAP_TYPED_STR(word_count, uint32_t)
+
 static int failures = 0;
 #define CHECK(cond)                                                            \
   do {                                                                         \
@@ -91,6 +95,34 @@ int main(void) {
   pmr_unsynchronized_pool_destroy(&unsync);
   pmr_monotonic_buffer_destroy(&mono);
 
+  {
+    id_map ids;
+    CHECK(id_map_init(&ids, NULL));
+    CHECK(id_map_insert(&ids, 7, 0.5) == PMR_HASHMAP_INSERTED);
+    CHECK(id_map_insert(&ids, 7, 1.5) == PMR_HASHMAP_EXISTED);
+    CHECK(*id_map_find(&ids, 7) == 0.5);
+    CHECK(id_map_find(&ids, 8) == NULL);
+    double out = 0;
+    CHECK(id_map_erase(&ids, 7, &out) && out == 0.5);
+    CHECK(id_map_size(&ids) == 0);
+    id_map_destroy(&ids);
+    word_count words;
+    CHECK(word_count_init(&words, NULL));
+    const char *text = "to be or not to be";
+    size_t i = 0;
+    while (text[i] != '\0') {
+      const size_t n = strcspn(text + i, " ");
+      bool inserted;
+      uint32_t *c = word_count_emplace(&words, text + i, n, &inserted);
+      CHECK(c != NULL);
+      if (c != NULL) ++*c;
+      i += n + (text[i + n] == ' ');
+    }
+    CHECK(word_count_size(&words) == 4);
+    CHECK(*word_count_find(&words, "be", 2) == 2);
+    CHECK(word_count_erase(&words, "to", 2, NULL));
+    word_count_destroy(&words);
+  }
   if (failures == 0) printf("c_headers_test: all checks passed\n");
   return failures == 0 ? 0 : 1;
 }

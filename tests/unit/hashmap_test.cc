@@ -69,9 +69,13 @@ std::map<uint64_t, uint64_t> Contents(pmr_hashmap* m) {
   return r;
 }
 
+// A uint64_t -> uint64_t map under a fixed seed: two maps given the same
+// operations have the same layout (the tests that compare maps, or replay a
+// setup to find a key with some effect, rely on it).
 bool InitU64(pmr_hashmap* m, pmr_mem_resource* r) {
   return pmr_hashmap_init(m, sizeof(uint64_t), alignof(uint64_t),
-                          sizeof(uint64_t), alignof(uint64_t), r);
+                          sizeof(uint64_t), alignof(uint64_t), r) &&
+         pmr_hashmap_set_seed(m, 42);
 }
 
 uint64_t* Find(pmr_hashmap* m, uint64_t k) {
@@ -1155,6 +1159,257 @@ TEST(HashmapRandom, MatchesStdUnorderedMapUnderRandomFailures) {
   EXPECT_EQ(up.mismatches(), 0u);
 }
 
+// ---- Inline insert_u64 and typed maps --------------------------------------
+
+// The inline insertion leaves exactly the table the general one leaves, on
+// every path (fast placement, present keys, growth, tombstones).
+TEST(Hashmap, InlineU64InsertAgreesWithInsert) {
+  pmr_hashmap a, b;
+  ASSERT_TRUE(InitU64(&a, nullptr));
+  ASSERT_TRUE(InitU64(&b, nullptr));
+  std::mt19937_64 rng(11);
+  for (int step = 0; step < 60000; ++step) {
+    uint64_t k = rng() % 5000, v = rng();
+    if (rng() % 3 != 0) {
+      void *oa = nullptr, *ob = nullptr;
+      const bool with_value = rng() % 4 != 0;
+      pmr_hashmap_status sa =
+          pmr_hashmap_insert_u64(&a, k, with_value ? &v : nullptr, &oa);
+      pmr_hashmap_status sb =
+          pmr_hashmap_insert(&b, &k, with_value ? &v : nullptr, &ob);
+      ASSERT_EQ(sa, sb);
+      ASSERT_EQ(memcmp(oa, ob, 8), 0);
+      ASSERT_EQ(oa, pmr_hashmap_find(&a, &k));
+    } else {
+      ASSERT_EQ(pmr_hashmap_erase_u64(&a, k), pmr_hashmap_erase_u64(&b, k));
+    }
+    ASSERT_EQ(pmr_hashmap_size(&a), pmr_hashmap_size(&b));
+    ASSERT_EQ(a.growth_left, b.growth_left);
+  }
+  EXPECT_TRUE(Capture(&a) == Capture(&b));
+  pmr_hashmap_destroy(&a);
+  pmr_hashmap_destroy(&b);
+  // A set (no values), and a failure leaves the map unchanged.
+  CountingResource up;
+  ASSERT_TRUE(pmr_hashmap_init(&a, 8, 8, 0, 1, up.get()));
+  up.fail_after(0);
+  void* out = &a;
+  EXPECT_EQ(pmr_hashmap_insert_u64(&a, 1, nullptr, &out), PMR_HASHMAP_NOMEM);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_EQ(pmr_hashmap_capacity(&a), 0u);
+  up.never_fail();
+  EXPECT_EQ(pmr_hashmap_insert_u64(&a, 1, nullptr, nullptr),
+            PMR_HASHMAP_INSERTED);
+  EXPECT_EQ(pmr_hashmap_insert_u64(&a, 1, nullptr, nullptr),
+            PMR_HASHMAP_EXISTED);
+  pmr_hashmap_destroy(&a);
+  // Other kinds of 8-byte keys go through the general insert; other sizes
+  // fail.
+  ASSERT_TRUE(pmr_hashmap_init_custom(&a, 8, 8, 8, 8, nullptr, nullptr, nullptr,
+                                      nullptr));
+  uint64_t v = 5;
+  EXPECT_EQ(pmr_hashmap_insert_u64(&a, 42, &v, nullptr), PMR_HASHMAP_INSERTED);
+  EXPECT_EQ(*Find(&a, 42), 5u);
+  pmr_hashmap_destroy(&a);
+  ASSERT_TRUE(pmr_hashmap_init(&a, 4, 4, 0, 1, nullptr));
+  out = &a;
+  EXPECT_EQ(pmr_hashmap_insert_u64(&a, 42, nullptr, &out), PMR_HASHMAP_NOMEM);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_EQ(pmr_hashmap_size(&a), 0u);
+  pmr_hashmap_destroy(&a);
+}
+
+struct Point {
+  int32_t x, y, z;
+};
+PMR_HASHMAP_TYPED(U64ToDouble, uint64_t, double)
+PMR_HASHMAP_TYPED(PointToU16, Point, uint16_t)
+PMR_HASHMAP_TYPED_STR(WordCount, uint32_t)
+
+TEST(HashmapTyped, KeysAndValuesByType) {
+  U64ToDouble m;
+  ASSERT_TRUE(U64ToDouble_init(&m, nullptr));
+  for (uint64_t i = 0; i < 1000; ++i)
+    ASSERT_EQ(U64ToDouble_insert(&m, i, i / 2.0), PMR_HASHMAP_INSERTED);
+  EXPECT_EQ(U64ToDouble_insert(&m, 3, 9.0), PMR_HASHMAP_EXISTED);
+  EXPECT_EQ(*U64ToDouble_find(&m, 3), 1.5);
+  EXPECT_EQ(U64ToDouble_insert_or_assign(&m, 3, 9.0), PMR_HASHMAP_EXISTED);
+  EXPECT_EQ(*U64ToDouble_find(&m, 3), 9.0);
+  bool inserted = false;
+  double* d = U64ToDouble_emplace(&m, 5000, &inserted);
+  ASSERT_NE(d, nullptr);
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(*d, 0.0);
+  double out = 0;
+  EXPECT_TRUE(U64ToDouble_erase(&m, 8, &out));
+  EXPECT_EQ(out, 4.0);
+  EXPECT_TRUE(U64ToDouble_erase(&m, 9, nullptr));
+  EXPECT_FALSE(U64ToDouble_erase(&m, 9, nullptr));
+  EXPECT_EQ(U64ToDouble_find(&m, 9), nullptr);
+  EXPECT_EQ(U64ToDouble_size(&m), 999u);
+  EXPECT_EQ(pmr_hashmap_capacity(U64ToDouble_base(&m)), 2048u);
+  U64ToDouble_destroy(&m);
+
+  PointToU16 p;
+  ASSERT_TRUE(PointToU16_init(&p, nullptr));
+  EXPECT_EQ(U64ToDouble_base(&m)->key_size, 8u);
+  EXPECT_EQ(PointToU16_base(&p)->key_size, sizeof(Point));
+  EXPECT_EQ(PointToU16_base(&p)->value_size, 2u);
+  for (int32_t i = 0; i < 300; ++i)
+    ASSERT_EQ(PointToU16_insert(&p, Point{i, -i, 7}, uint16_t(i)),
+              PMR_HASHMAP_INSERTED);
+  ASSERT_NE(PointToU16_find(&p, Point{17, -17, 7}), nullptr);
+  EXPECT_EQ(*PointToU16_find(&p, Point{17, -17, 7}), 17);
+  EXPECT_EQ(PointToU16_find(&p, Point{17, 17, 7}), nullptr);
+  EXPECT_TRUE(PointToU16_erase(&p, Point{17, -17, 7}, nullptr));
+  EXPECT_EQ(PointToU16_size(&p), 299u);
+  PointToU16_destroy(&p);
+
+  WordCount w;
+  ASSERT_TRUE(WordCount_init(&w, nullptr));
+  const std::string text = "the cat and the hat and the bat";
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    uint32_t* c = WordCount_emplace(&w, text.data() + pos, end - pos, nullptr);
+    ASSERT_NE(c, nullptr);
+    ++*c;
+    pos = end + 1;
+  }
+  EXPECT_EQ(WordCount_size(&w), 5u);
+  EXPECT_EQ(*WordCount_find(&w, "the", 3), 3u);
+  EXPECT_EQ(WordCount_insert(&w, "dog", 3, 1), PMR_HASHMAP_INSERTED);
+  EXPECT_EQ(WordCount_insert_or_assign(&w, "dog", 3, 4), PMR_HASHMAP_EXISTED);
+  uint32_t n = 0;
+  EXPECT_TRUE(WordCount_erase(&w, "dog", 3, &n));
+  EXPECT_EQ(n, 4u);
+  EXPECT_EQ(WordCount_find(&w, "dog", 3), nullptr);
+  WordCount_destroy(&w);
+}
+
+// ---- Text keys by (pointer, length) ----------------------------------------
+
+TEST(HashmapText, StringMapsByPointerAndLength) {
+  CountingResource up;
+  pmr_hashmap m;
+  ASSERT_TRUE(pmr_hashmap_init_string(&m, 8, 8, up.get()));
+  const std::string long_text(40, 'L');
+  uint64_t v = 7;
+  void* slot = nullptr;
+  EXPECT_EQ(pmr_hashmap_find_str(&m, "abc", 3), nullptr);
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "abc", 3, &v, &slot),
+            PMR_HASHMAP_INSERTED);
+  EXPECT_EQ(slot, pmr_hashmap_find_str(&m, "abcdef", 3));  // only 3 bytes
+  EXPECT_EQ(pmr_hashmap_find_str(&m, "ab", 2), nullptr);
+  // The same key as a pmr_string.
+  pmr_string k;
+  ASSERT_TRUE(pmr_string_init_cstr(&k, "abc", nullptr));
+  EXPECT_EQ(pmr_hashmap_find(&m, &k), slot);
+  pmr_string_destroy(&k);
+  // A present key: nothing allocated, nothing copied.
+  ASSERT_EQ(pmr_hashmap_insert_str(&m, long_text.data(), 40, &v, nullptr),
+            PMR_HASHMAP_INSERTED);
+  const size_t allocs = up.allocations();
+  bool inserted = true;
+  uint64_t* got = static_cast<uint64_t*>(
+      pmr_hashmap_emplace_str(&m, long_text.data(), 40, &inserted));
+  ASSERT_NE(got, nullptr);
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(*got, 7u);
+  uint64_t w = 9;
+  EXPECT_EQ(pmr_hashmap_insert_or_assign_str(&m, long_text.data(), 40, &w),
+            PMR_HASHMAP_EXISTED);
+  EXPECT_EQ(*got, 9u);
+  EXPECT_EQ(up.allocations(), allocs);
+  // Embedded NULs and the empty text (p may be NULL when n is 0).
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "a\0b", 3, &v, nullptr),
+            PMR_HASHMAP_INSERTED);
+  EXPECT_NE(pmr_hashmap_find_str(&m, "a\0b", 3), nullptr);
+  EXPECT_EQ(pmr_hashmap_find_str(&m, "a\0c", 3), nullptr);
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, nullptr, 0, &v, nullptr),
+            PMR_HASHMAP_INSERTED);
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "", 0, &v, nullptr),
+            PMR_HASHMAP_EXISTED);
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, nullptr, 1, &v, nullptr),
+            PMR_HASHMAP_NOMEM);
+  EXPECT_EQ(pmr_hashmap_size(&m), 4u);
+  uint64_t out = 0;
+  EXPECT_TRUE(pmr_hashmap_erase_str(&m, long_text.data(), 40, &out));
+  EXPECT_EQ(out, 9u);
+  EXPECT_FALSE(pmr_hashmap_erase_str(&m, long_text.data(), 40, nullptr));
+  EXPECT_TRUE(pmr_hashmap_erase_str(&m, nullptr, 0, nullptr));
+  EXPECT_EQ(pmr_hashmap_size(&m), 2u);
+  // A failed copy of a new key leaves the map unchanged.
+  up.fail_after(0);
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, long_text.data(), 40, &v, &slot),
+            PMR_HASHMAP_NOMEM);
+  EXPECT_EQ(slot, nullptr);
+  EXPECT_EQ(pmr_hashmap_emplace_str(&m, long_text.data(), 40, &inserted),
+            nullptr);
+  EXPECT_FALSE(inserted);
+  up.never_fail();
+  EXPECT_EQ(pmr_hashmap_size(&m), 2u);
+  EXPECT_EQ(pmr_hashmap_find_str(&m, long_text.data(), 40), nullptr);
+  pmr_hashmap_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(HashmapText, CStringMapsByPointerAndLength) {
+  pmr_hashmap m;
+  ASSERT_TRUE(pmr_hashmap_init_cstr(&m, 8, 8, nullptr));
+  const char* stored = "hello";
+  const char* none = nullptr;
+  uint64_t v = 1;
+  ASSERT_EQ(pmr_hashmap_insert(&m, &stored, &v, nullptr), PMR_HASHMAP_INSERTED);
+  ASSERT_EQ(pmr_hashmap_insert(&m, &none, &v, nullptr), PMR_HASHMAP_INSERTED);
+  EXPECT_NE(pmr_hashmap_find_str(&m, "hello world", 5), nullptr);
+  EXPECT_EQ(pmr_hashmap_find_str(&m, "hell", 4), nullptr);
+  EXPECT_EQ(pmr_hashmap_find_str(&m, "hello!", 6), nullptr);
+  EXPECT_EQ(pmr_hashmap_find_str(&m, "hel\0o", 5), nullptr);
+  EXPECT_EQ(pmr_hashmap_find_str(&m, nullptr, 0), nullptr);  // "" is not NULL
+  // Insertion stores the pointer itself, which must end at n.
+  static const char text[] = "world";
+  void* slot = nullptr;
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, text, 5, &v, &slot),
+            PMR_HASHMAP_INSERTED);
+  const char* other_copy = "world";  // found by text, not by address
+  const char* const* key =
+      static_cast<const char* const*>(pmr_hashmap_find_key(&m, &other_copy));
+  ASSERT_NE(key, nullptr);
+  EXPECT_EQ(*key, text);
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "world!", 5, &v, nullptr),
+            PMR_HASHMAP_NOMEM);  // p[5] is not the end
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "a\0b", 3, &v, nullptr),
+            PMR_HASHMAP_NOMEM);  // not a C string of length 3
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, nullptr, 0, &v, nullptr),
+            PMR_HASHMAP_NOMEM);
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "", 0, &v, nullptr),
+            PMR_HASHMAP_INSERTED);
+  EXPECT_NE(pmr_hashmap_find_str(&m, nullptr, 0), nullptr);
+  EXPECT_EQ(pmr_hashmap_size(&m), 4u);
+  EXPECT_TRUE(pmr_hashmap_erase_str(&m, "hello", 5, nullptr));
+  EXPECT_TRUE(pmr_hashmap_contains(&m, &none));
+  EXPECT_EQ(pmr_hashmap_size(&m), 3u);
+  pmr_hashmap_destroy(&m);
+}
+
+TEST(HashmapText, OtherKindsHaveNoTextKeys) {
+  pmr_hashmap m;
+  ASSERT_TRUE(pmr_hashmap_init(&m, 8, 8, 8, 8, nullptr));
+  uint64_t k = 0x6f6c6c6568ull, v = 1;  // "hello" as bytes
+  ASSERT_EQ(pmr_hashmap_insert(&m, &k, &v, nullptr), PMR_HASHMAP_INSERTED);
+  EXPECT_EQ(pmr_hashmap_find_str(&m, "hello\0\0\0", 8), nullptr);
+  EXPECT_FALSE(pmr_hashmap_erase_str(&m, "hello\0\0\0", 8, nullptr));
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "abc", 3, &v, nullptr),
+            PMR_HASHMAP_NOMEM);
+  bool inserted = true;
+  EXPECT_EQ(pmr_hashmap_emplace_str(&m, "abc", 3, &inserted), nullptr);
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(pmr_hashmap_size(&m), 1u);
+  pmr_hashmap_destroy(&m);
+}
+
 TEST(HashmapRandom, StringKeysMatchStdUnorderedMap) {
   std::mt19937 rng(31337);
   CountingResource up;
@@ -1166,6 +1421,7 @@ TEST(HashmapRandom, StringKeysMatchStdUnorderedMap) {
   for (int step = 0; step < 5000; ++step) {
     std::string text = std::to_string(rng() % 400);
     if (rng() % 2) text += std::string(30, '#');  // long keys allocate
+    if (rng() % 8 == 0) text += std::string(1, '\0') + "nul";
     pmr_string k;
     pmr_string_init_bytes(&k, text.data(), text.size(), pmr_malloc_resource());
     bool arm = rng() % 5 == 0;
@@ -1174,12 +1430,44 @@ TEST(HashmapRandom, StringKeysMatchStdUnorderedMap) {
     uint32_t v = rng();
     bool ok = true;
     auto want = oracle;
-    switch (rng() % 4) {
+    // Half the operations take the key as (pointer, length).
+    switch (rng() % 8) {
       case 0:
       case 1:
         ok = pmr_hashmap_insert_or_assign(&m, &k, &v) >= 0;
         want[text] = v;
         break;
+      case 4:
+        ok = pmr_hashmap_insert_or_assign_str(&m, text.data(), text.size(),
+                                              &v) >= 0;
+        want[text] = v;
+        break;
+      case 5: {
+        bool inserted = false;
+        void* slot =
+            pmr_hashmap_emplace_str(&m, text.data(), text.size(), &inserted);
+        ok = slot != nullptr;
+        if (ok) {
+          ASSERT_EQ(inserted, oracle.count(text) == 0);
+          if (inserted) std::memcpy(slot, &v, 4);
+          std::memcpy(&want[text], slot, 4);
+        }
+        break;
+      }
+      case 6:
+        ASSERT_EQ(pmr_hashmap_erase_str(&m, text.data(), text.size(), nullptr),
+                  oracle.count(text) == 1);
+        want.erase(text);
+        break;
+      case 7: {
+        uint32_t* f = static_cast<uint32_t*>(
+            pmr_hashmap_find_str(&m, text.data(), text.size()));
+        ASSERT_EQ(f != nullptr, oracle.count(text) == 1);
+        if (f) {
+          ASSERT_EQ(*f, oracle[text]);
+        }
+        break;
+      }
       case 2:
         ASSERT_EQ(pmr_hashmap_erase(&m, &k, nullptr), oracle.count(text) == 1);
         want.erase(text);

@@ -87,6 +87,37 @@ TEST(String, InlineCapacityIs23CharsIn32Bytes) {
   pmr_string_destroy(&s);  // twice is fine
 }
 
+// push_back is inline while there is room (inline and long forms) and goes
+// out of line to grow: every step agrees with std::string, terminator and
+// capacity included, NULs too; a growth that fails changes nothing.
+TEST(String, PushBackOneCharAtATime) {
+  CountingResource up;
+  pmr_string s;
+  pmr_string_init(&s, up.get());
+  std::string want;
+  for (int i = 0; i < 1000; ++i) {
+    const char c = i % 7 == 3 ? '\0' : static_cast<char>('a' + i % 26);
+    const size_t cap = pmr_string_capacity(&s);
+    if (pmr_string_length(&s) == cap && i % 2 == 0) {
+      up.fail_after(0);  // the growth fails: nothing changes
+      const char* before = pmr_string_c_str(&s);
+      ASSERT_FALSE(pmr_string_push_back(&s, c));
+      up.never_fail();
+      ASSERT_EQ(pmr_string_c_str(&s), before);
+      ASSERT_EQ(pmr_string_capacity(&s), cap);
+      ASSERT_EQ(Str(&s), want);
+    }
+    ASSERT_TRUE(pmr_string_push_back(&s, c));
+    want.push_back(c);
+    ASSERT_EQ(Str(&s), want) << i;
+    ASSERT_EQ(pmr_string_c_str(&s)[want.size()], '\0');
+    ASSERT_EQ(pmr_string_capacity(&s) != cap, cap == want.size() - 1) << i;
+    CheckInvariants(&s);
+  }
+  pmr_string_destroy(&s);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
 TEST(String, InitVariantsAndDefaultResource) {
   CountingResource up;
   pmr_mem_resource* prev = pmr_set_default_resource(up.get());
