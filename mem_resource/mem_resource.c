@@ -16,6 +16,8 @@ void *pmr_impl_bad_request(size_t bytes, size_t alignment) {
 
 void *pmr_reallocate(pmr_mem_resource *r, void *p, size_t old_bytes,
                      size_t new_bytes, size_t alignment) {
+  /* Once: every call below must reach the same resource. */
+  r = pmr_resource_or_default(r);
   if (p == NULL) return pmr_allocate(r, new_bytes, alignment);
   if (!pmr_is_pow2(alignment)) return pmr_impl_bad_request(0, alignment);
   if (new_bytes == old_bytes) return p;

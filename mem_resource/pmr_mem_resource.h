@@ -232,9 +232,9 @@ static inline bool pmr_try_resize(pmr_mem_resource *r, void *p,
   return r->ops->try_resize(r, p, old_bytes, new_bytes, alignment);
 }
 
-/* Changes the size of block p (from r, with old_bytes and alignment) to
- * new_bytes, as realloc does, keeping its first min(old_bytes, new_bytes)
- * bytes:
+/* Changes the size of block p (from r, NULL: the default resource at this
+ * call, with old_bytes and alignment) to new_bytes, as realloc does, keeping
+ * its first min(old_bytes, new_bytes) bytes:
  *   - in place when pmr_try_resize succeeds (returns p);
  *   - else allocates new_bytes from r, copies, and deallocates p with
  *     old_bytes (returns the new block);

@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
   size_t packed = zlib_roundtrip(example_resource_get(&e), data, n);
   size_t left = example_resource_bytes_in_use(&e);
   printf(
-      "%s: %zu bytes -> %zu compressed -> %zu again; zlib took %zu "
+      "%s: %zu bytes -> %zu compressed -> %zu again; zlib and buffers took %zu "
       "bytes in all, peak %zu, %zu in use at the end\n",
       name, n, packed, packed != 0 ? n : 0, example_resource_total_bytes(&e),
       example_resource_peak_bytes(&e), left);

@@ -22,8 +22,7 @@ size_t zlib_roundtrip(pmr_mem_resource *resource, const unsigned char *data,
   pmr_malloc_adapter adapter;
   pmr_malloc_adapter_init(&adapter, resource);
   size_t bound = compressBound((uLong)n);
-  /* The buffers are the program's own; only zlib's state goes through the
-   * resource (the adapter hands them out the same way if you want). */
+  /* The two buffers come from the same adapter as zlib's state. */
   unsigned char *packed = pmr_malloc_adapter_malloc(&adapter, bound);
   unsigned char *unpacked = pmr_malloc_adapter_malloc(&adapter, n + 1);
   size_t result = 0;

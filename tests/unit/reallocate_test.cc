@@ -166,4 +166,18 @@ TEST(ReallocateTest, SuccessLeavesErrnoAlone) {
   pmr_deallocate(up.get(), p, 100, 8);
 }
 
+TEST(ReallocateTest, NullResourceIsTheDefault) {
+  pmrtest::CountingResource up;
+  pmr_mem_resource* prev = pmr_set_default_resource(up.get());
+  void* p = pmr_reallocate(nullptr, nullptr, 0, 10, 8);
+  ASSERT_NE(p, nullptr);
+  p = pmr_reallocate(nullptr, p, 10, 300, 8);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(up.outstanding_blocks(), 1u);
+  EXPECT_EQ(up.outstanding_bytes(), 300u);
+  pmr_deallocate(up.get(), p, 300, 8);
+  pmr_set_default_resource(prev);
+  EXPECT_EQ(up.mismatches(), 0u) << up.last_mismatch();
+}
+
 }  // namespace
