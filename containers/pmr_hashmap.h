@@ -320,85 +320,95 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
 #define PMR_ALIGNOF(T) _Alignof(T)
 #endif
 #endif
-#define PMR_HASHMAP_TYPED(name, K, V)                                       \
-  typedef struct name {                                                     \
-    pmr_hashmap impl;                                                       \
-  } name;                                                                   \
-  static inline bool name##_init(name *m, pmr_mem_resource *r) {            \
-    return pmr_hashmap_init(&m->impl, sizeof(K), PMR_ALIGNOF(K), sizeof(V), \
-                            PMR_ALIGNOF(V), r);                             \
-  }                                                                         \
-  static inline void name##_destroy(name *m) {                              \
-    pmr_hashmap_destroy(&m->impl);                                          \
-  }                                                                         \
-  static inline size_t name##_size(const name *m) {                         \
-    return pmr_hashmap_size(&m->impl);                                      \
-  }                                                                         \
-  static inline pmr_hashmap *name##_base(name *m) { return &m->impl; }      \
-  static inline V *name##_find(const name *m, K key) {                      \
-    if (sizeof(K) == sizeof(uint64_t)) {                                    \
-      uint64_t k;                                                           \
-      memcpy(&k, &key, sizeof k);                                           \
-      return (V *)pmr_hashmap_find_u64(&m->impl, k);                        \
-    }                                                                       \
-    return (V *)pmr_hashmap_find(&m->impl, &key);                           \
-  }                                                                         \
-  static inline pmr_hashmap_status name##_insert(name *m, K key, V value) { \
-    if (sizeof(K) == sizeof(uint64_t)) {                                    \
-      uint64_t k;                                                           \
-      memcpy(&k, &key, sizeof k);                                           \
-      return pmr_hashmap_insert_u64(&m->impl, k, &value, NULL);             \
-    }                                                                       \
-    return pmr_hashmap_insert(&m->impl, &key, &value, NULL);                \
-  }                                                                         \
-  static inline pmr_hashmap_status name##_insert_or_assign(name *m, K key,  \
-                                                           V value) {       \
-    return pmr_hashmap_insert_or_assign(&m->impl, &key, &value);            \
-  }                                                                         \
-  static inline V *name##_emplace(name *m, K key, bool *inserted) {         \
-    return (V *)pmr_hashmap_emplace(&m->impl, &key, inserted);              \
-  }                                                                         \
-  static inline bool name##_erase(name *m, K key, V *value_out) {           \
-    if (sizeof(K) == sizeof(uint64_t) && value_out == NULL) {               \
-      uint64_t k;                                                           \
-      memcpy(&k, &key, sizeof k);                                           \
-      return pmr_hashmap_erase_u64(&m->impl, k);                            \
-    }                                                                       \
-    return pmr_hashmap_erase(&m->impl, &key, value_out);                    \
+#define PMR_HASHMAP_TYPED(name, K, V)                                        \
+  typedef struct name {                                                      \
+    pmr_hashmap impl;                                                        \
+  } name;                                                                    \
+  PMR_MAYBE_UNUSED static inline bool name##_init(name *m,                   \
+                                                  pmr_mem_resource *r) {     \
+    return pmr_hashmap_init(&m->impl, sizeof(K), PMR_ALIGNOF(K), sizeof(V),  \
+                            PMR_ALIGNOF(V), r);                              \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline void name##_destroy(name *m) {              \
+    pmr_hashmap_destroy(&m->impl);                                           \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline size_t name##_size(const name *m) {         \
+    return pmr_hashmap_size(&m->impl);                                       \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline pmr_hashmap *name##_base(name *m) {         \
+    return &m->impl;                                                         \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline V *name##_find(const name *m, K key) {      \
+    if (sizeof(K) == sizeof(uint64_t)) {                                     \
+      uint64_t k;                                                            \
+      memcpy(&k, &key, sizeof k);                                            \
+      return (V *)pmr_hashmap_find_u64(&m->impl, k);                         \
+    }                                                                        \
+    return (V *)pmr_hashmap_find(&m->impl, &key);                            \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline pmr_hashmap_status name##_insert(           \
+      name *m, K key, V value) {                                             \
+    if (sizeof(K) == sizeof(uint64_t)) {                                     \
+      uint64_t k;                                                            \
+      memcpy(&k, &key, sizeof k);                                            \
+      return pmr_hashmap_insert_u64(&m->impl, k, &value, NULL);              \
+    }                                                                        \
+    return pmr_hashmap_insert(&m->impl, &key, &value, NULL);                 \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline pmr_hashmap_status name##_insert_or_assign( \
+      name *m, K key, V value) {                                             \
+    return pmr_hashmap_insert_or_assign(&m->impl, &key, &value);             \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline V *name##_emplace(name *m, K key,           \
+                                                   bool *inserted) {         \
+    return (V *)pmr_hashmap_emplace(&m->impl, &key, inserted);               \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline bool name##_erase(name *m, K key,           \
+                                                   V *value_out) {           \
+    if (sizeof(K) == sizeof(uint64_t) && value_out == NULL) {                \
+      uint64_t k;                                                            \
+      memcpy(&k, &key, sizeof k);                                            \
+      return pmr_hashmap_erase_u64(&m->impl, k);                             \
+    }                                                                        \
+    return pmr_hashmap_erase(&m->impl, &key, value_out);                     \
   }
 
-#define PMR_HASHMAP_TYPED_STR(name, V)                                      \
-  typedef struct name {                                                     \
-    pmr_hashmap impl;                                                       \
-  } name;                                                                   \
-  static inline bool name##_init(name *m, pmr_mem_resource *r) {            \
-    return pmr_hashmap_init_string(&m->impl, sizeof(V), PMR_ALIGNOF(V), r); \
-  }                                                                         \
-  static inline void name##_destroy(name *m) {                              \
-    pmr_hashmap_destroy(&m->impl);                                          \
-  }                                                                         \
-  static inline size_t name##_size(const name *m) {                         \
-    return pmr_hashmap_size(&m->impl);                                      \
-  }                                                                         \
-  static inline pmr_hashmap *name##_base(name *m) { return &m->impl; }      \
-  static inline V *name##_find(const name *m, const char *p, size_t n) {    \
-    return (V *)pmr_hashmap_find_str(&m->impl, p, n);                       \
-  }                                                                         \
-  static inline pmr_hashmap_status name##_insert(name *m, const char *p,    \
-                                                 size_t n, V value) {       \
-    return pmr_hashmap_insert_str(&m->impl, p, n, &value, NULL);            \
-  }                                                                         \
-  static inline pmr_hashmap_status name##_insert_or_assign(                 \
-      name *m, const char *p, size_t n, V value) {                          \
-    return pmr_hashmap_insert_or_assign_str(&m->impl, p, n, &value);        \
-  }                                                                         \
-  static inline V *name##_emplace(name *m, const char *p, size_t n,         \
-                                  bool *inserted) {                         \
-    return (V *)pmr_hashmap_emplace_str(&m->impl, p, n, inserted);          \
-  }                                                                         \
-  static inline bool name##_erase(name *m, const char *p, size_t n,         \
-                                  V *value_out) {                           \
-    return pmr_hashmap_erase_str(&m->impl, p, n, value_out);                \
+#define PMR_HASHMAP_TYPED_STR(name, V)                                         \
+  typedef struct name {                                                        \
+    pmr_hashmap impl;                                                          \
+  } name;                                                                      \
+  PMR_MAYBE_UNUSED static inline bool name##_init(name *m,                     \
+                                                  pmr_mem_resource *r) {       \
+    return pmr_hashmap_init_string(&m->impl, sizeof(V), PMR_ALIGNOF(V), r);    \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline void name##_destroy(name *m) {                \
+    pmr_hashmap_destroy(&m->impl);                                             \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline size_t name##_size(const name *m) {           \
+    return pmr_hashmap_size(&m->impl);                                         \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline pmr_hashmap *name##_base(name *m) {           \
+    return &m->impl;                                                           \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline V *name##_find(const name *m, const char *p,  \
+                                                size_t n) {                    \
+    return (V *)pmr_hashmap_find_str(&m->impl, p, n);                          \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline pmr_hashmap_status name##_insert(             \
+      name *m, const char *p, size_t n, V value) {                             \
+    return pmr_hashmap_insert_str(&m->impl, p, n, &value, NULL);               \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline pmr_hashmap_status name##_insert_or_assign(   \
+      name *m, const char *p, size_t n, V value) {                             \
+    return pmr_hashmap_insert_or_assign_str(&m->impl, p, n, &value);           \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline V *name##_emplace(name *m, const char *p,     \
+                                                   size_t n, bool *inserted) { \
+    return (V *)pmr_hashmap_emplace_str(&m->impl, p, n, inserted);             \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline bool name##_erase(name *m, const char *p,     \
+                                                   size_t n, V *value_out) {   \
+    return pmr_hashmap_erase_str(&m->impl, p, n, value_out);                   \
   }
 
 /* ==== Private: the inline lookup, and what it needs. Not for direct use. ==

@@ -68,10 +68,13 @@ extern "C" {
 #define PMR_UNLIKELY(x) __builtin_expect(!!(x), 0)
 /* Keeps a slow path out of its caller, so the fast path stays a leaf. */
 #define PMR_NOINLINE __attribute__((noinline))
+/* On functions a macro defines for the user, who may not call them all. */
+#define PMR_MAYBE_UNUSED __attribute__((unused))
 #else
 #define PMR_LIKELY(x) (x)
 #define PMR_UNLIKELY(x) (x)
 #define PMR_NOINLINE
+#define PMR_MAYBE_UNUSED
 #endif
 
 /* The strictest alignment malloc guarantees without asking (16 on x86-64). */

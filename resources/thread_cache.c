@@ -242,6 +242,7 @@ static bool have_key(void) {
   return atomic_load_explicit(&key_ok, memory_order_acquire);
 }
 
+#ifndef PMR_DEBUG /* the fast paths only */
 /* The calling thread's cache for s; &no_cache if it has none (or s's slot
  * is not below DIRECT_SLOTS). Two loads (one with TC_SEG_FS); a plain load
  * as atomic_load_explicit(relaxed) would be. */
@@ -257,6 +258,7 @@ static inline tc_cache *my_cache(const tc_state *s) {
   return atomic_load_explicit(&tl_direct[s->fast_entry], memory_order_relaxed);
 #endif
 }
+#endif
 
 /* Sets every class of no_cache to "no magazine" (registry mutex, once). */
 static void init_no_cache(void) {
@@ -864,6 +866,7 @@ PMR_NOINLINE static void tc_deallocate_slow(pmr_mem_resource *self, void *p,
   errno = saved;
 }
 
+#ifndef PMR_DEBUG /* debug builds take the checked slow path only */
 /* The size rounded up to the alignment, minus 1: for bytes > 0 and a power
  * of two alignment, ((bytes - 1) | (alignment - 1)) + 1 is that size. Fewer
  * instructions than adding and masking; SIZE_MAX for bytes == 0. The fast
@@ -878,6 +881,8 @@ static inline tc_class *my_class(const tc_state *s, size_t x) {
   return (tc_class *)(void *)((char *)my_cache(s) +
                               (size_t)s->small_off[x] * 8);
 }
+
+#endif
 
 /* The fast paths: tc_pop and tc_push on the calling thread's class, with
  * no test for a missing cache or magazine (no_cache, no_block). Every other

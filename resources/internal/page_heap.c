@@ -83,8 +83,8 @@ static size_t segment_bytes(const pmr_impl_page *seg) {
 /* Unlinks segment seg (all pages free) from src; the caller frees it. */
 static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_remove(src,
-                    (pmr_impl_page *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
+    free_set_remove(
+        src, (pmr_impl_page *)(void *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
   if (seg->seg_prev != NULL)
     seg->seg_prev->seg_next = seg->seg_next;
   else
@@ -135,7 +135,8 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->segment_bytes += segment_bytes(seg);
   src->last_grow_ns = now_ns();
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_push(src, (pmr_impl_page *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
+    free_set_push(
+        src, (pmr_impl_page *)(void *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 

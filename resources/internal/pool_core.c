@@ -136,7 +136,7 @@ char *pmr_impl_pool_core_new_chunk(pmr_impl_pool_core *c, size_t block,
   size_t align = chunk_alignment(block);
   char *start = (char *)pmr_allocate(c->upstream, size, align);
   if (start == NULL) return NULL;
-  chunk *ch = (chunk *)(start + bytes);
+  chunk *ch = (chunk *)(void *)(start + bytes);
   ch->start = start;
   ch->size = size;
   ch->alignment = align;
@@ -217,7 +217,7 @@ void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
   size_t align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
   char *p = (char *)pmr_allocate(upstream, off + BIG_TRAILER, align);
   if (p == NULL) return NULL;
-  pmr_impl_big_block *b = (pmr_impl_big_block *)(p + off);
+  pmr_impl_big_block *b = (pmr_impl_big_block *)(void *)(p + off);
   b->size = off + BIG_TRAILER;
   b->alignment = align;
   if (lock != NULL) pmr_impl_spin_lock(lock);
@@ -234,7 +234,7 @@ void pmr_impl_big_free(pmr_impl_big_block *list, void *lock,
                        pmr_mem_resource *upstream, void *p, size_t bytes,
                        size_t alignment) {
   size_t off = big_offset(bytes);
-  pmr_impl_big_block *b = (pmr_impl_big_block *)((char *)p + off);
+  pmr_impl_big_block *b = (pmr_impl_big_block *)(void *)((char *)p + off);
   (void)alignment; /* the trailer knows what upstream got */
   if (lock != NULL) pmr_impl_spin_lock(lock);
   list->size -= b->size;
