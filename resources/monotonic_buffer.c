@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "resources/internal/live_check.h"
 #include "resources/internal/mem_check.h"
 
 /* Kept at the END of each chunk, so a chunk's first byte is as aligned as the
@@ -94,6 +95,9 @@ static const pmr_mem_resource_ops mono_ops = {
 bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            void *buffer, size_t size,
                                            pmr_mem_resource *upstream) {
+  if (pmr_impl_live_check_init(m, "monotonic_buffer"))
+    pmr_monotonic_buffer_destroy(m);
+  pmr_impl_live_add(m);
   m->base.ops = &mono_ops;
   m->upstream = pmr_resource_or_default(upstream);
   m->chunks = NULL;
@@ -154,6 +158,7 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 }
 
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
+  pmr_impl_live_remove(m);
   pmr_monotonic_buffer_release(m);
   /* The caller's buffer is theirs again, and m forgets it: a later destroy or
    * release of m must not mark it unused again (under ASan that poisons

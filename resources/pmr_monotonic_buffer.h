@@ -73,7 +73,9 @@ typedef struct pmr_monotonic_marker {
 } pmr_monotonic_marker;
 
 /* Initialises m with no initial buffer. upstream == NULL means the default
- * resource at this moment. Never fails (returns true), never calls upstream. */
+ * resource at this moment. Never fails (returns true), never calls upstream.
+ * Debug builds report init over a live buffer (pmr_report_misuse) and
+ * destroy it first. */
 bool pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
                                pmr_mem_resource *upstream);
 

@@ -72,7 +72,7 @@ typedef struct pmr_statistics_stats {
 
 /* Initialises s with every counter at zero. upstream == NULL means the
  * default resource at this moment. Never fails (returns true), never calls
- * upstream. */
+ * upstream. Debug builds report init over a live instance. */
 bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream);
 
 /* Ends s. s owns no memory: blocks still in use belong to upstream and may

@@ -54,7 +54,8 @@ typedef struct pmr_unsynchronized_pool {
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.
  * upstream == NULL means the default resource at this moment. Never fails
- * (returns true), never calls upstream. */
+ * (returns true), never calls upstream. p must not be live: debug builds
+ * report init over a live pool (pmr_report_misuse) and destroy it first. */
 bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream);

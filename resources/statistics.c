@@ -1,6 +1,8 @@
 /* pmr_statistics: relaxed atomic counters around an upstream. */
 #include "resources/pmr_statistics.h"
 
+#include "resources/internal/live_check.h"
+
 #include <inttypes.h>
 #include <stdatomic.h>
 
@@ -101,6 +103,8 @@ static const pmr_mem_resource_ops stats_ops = {
 };
 
 bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
+  pmr_impl_live_check_init(s, "statistics"); /* nothing to destroy */
+  pmr_impl_live_add(s);
   s->base.ops = &stats_ops;
   state *st = state_of(&s->base);
   st->upstream = pmr_resource_or_default(upstream);
@@ -118,7 +122,7 @@ bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
 }
 
 /* Nothing to free: the counters live in s and the blocks belong to upstream. */
-void pmr_statistics_destroy(pmr_statistics *s) { (void)s; }
+void pmr_statistics_destroy(pmr_statistics *s) { pmr_impl_live_remove(s); }
 
 pmr_mem_resource *pmr_statistics_upstream(const pmr_statistics *s) {
   return cstate_of(s)->upstream;

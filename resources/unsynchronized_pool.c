@@ -3,6 +3,7 @@
 #include "resources/pmr_unsynchronized_pool.h"
 
 #include "resources/internal/debug_track.h"
+#include "resources/internal/live_check.h"
 #include "resources/internal/page_heap.h"
 
 typedef struct {
@@ -125,6 +126,8 @@ static const pmr_mem_resource_ops unsync_ops = {
 bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream) {
+  if (pmr_impl_live_check_init(p, "unsynchronized_pool"))
+    pmr_unsynchronized_pool_destroy(p);
   p->base.ops = &unsync_ops;
   state *s = state_of(&p->base);
   s->opts = pmr_impl_heap_options(opts);
@@ -143,6 +146,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
   s->debug = NULL;
 #endif
   s->live = true;
+  pmr_impl_live_add(p);
   return true;
 }
 
@@ -158,6 +162,7 @@ void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p) {
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p) {
   state *s = state_of(&p->base);
   if (!s->live) return;
+  pmr_impl_live_remove(p);
   pmr_unsynchronized_pool_release(p);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;

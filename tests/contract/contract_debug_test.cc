@@ -1,5 +1,5 @@
 // Debug builds (PMR_DEBUG) report the caller errors of the library's rules
-// through pmr_report_misuse: init over a live thread-safe resource, and the
+// through pmr_report_misuse: init over a live resource, and the
 // NULLs that are not "the default" nor "empty" (a NULL element, NULL bytes
 // with a length above 0, a NULL key pointer); the call then fails and
 // changes nothing.
@@ -12,8 +12,11 @@
 #include "containers/pmr_hashmap.h"
 #include "containers/pmr_string.h"
 #include "containers/pmr_vector.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_statistics.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 
 #ifndef PMR_DEBUG
@@ -71,6 +74,45 @@ TEST_F(ContractDebug, InitOverALiveSynchronizedPoolIsReported) {
   pmr_synchronized_pool_destroy(&p);
   pmr_synchronized_pool_destroy(&p);
   EXPECT_TRUE(got_.empty());
+}
+
+TEST_F(ContractDebug, InitOverALiveUnsynchronizedPoolIsReported) {
+  pmrtest::CountingResource up;
+  pmr_unsynchronized_pool p;
+  pmr_unsynchronized_pool_init(&p, nullptr, up.get());
+  ASSERT_NE(pmr_allocate(&p.base, 64, 8), nullptr);
+  pmr_unsynchronized_pool_init(&p, nullptr, up.get());
+  EXPECT_NE(One().find("unsynchronized_pool"), std::string::npos);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);  // the live one was destroyed
+  pmr_unsynchronized_pool_destroy(&p);
+  pmr_unsynchronized_pool_init(&p, nullptr, up.get());  // not live
+  EXPECT_TRUE(got_.empty());
+  pmr_unsynchronized_pool_destroy(&p);
+}
+
+TEST_F(ContractDebug, InitOverALiveMonotonicBufferIsReported) {
+  pmrtest::CountingResource up;
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, up.get());
+  ASSERT_NE(pmr_allocate(&m.base, 5000, 8), nullptr);
+  pmr_monotonic_buffer_init_with_size(&m, 100, up.get());
+  EXPECT_NE(One().find("monotonic_buffer"), std::string::npos);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  pmr_monotonic_buffer_destroy(&m);
+  pmr_monotonic_buffer_init(&m, up.get());
+  EXPECT_TRUE(got_.empty());
+  pmr_monotonic_buffer_destroy(&m);
+}
+
+TEST_F(ContractDebug, InitOverALiveStatisticsIsReported) {
+  pmr_statistics st;
+  pmr_statistics_init(&st, nullptr);
+  pmr_statistics_init(&st, nullptr);
+  EXPECT_NE(One().find("statistics"), std::string::npos);
+  pmr_statistics_destroy(&st);
+  pmr_statistics_init(&st, nullptr);
+  EXPECT_TRUE(got_.empty());
+  pmr_statistics_destroy(&st);
 }
 
 TEST_F(ContractDebug, NullElementsAreReportedAndIgnored) {
