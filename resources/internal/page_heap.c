@@ -14,10 +14,25 @@ pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
 
 /* ---- source: segments and free pages ------------------------------------ */
 
-/* The descriptor, rounded up so that blocks after it keep 16-byte alignment
- * at least. */
-#define HEADER_BYTES \
-  ((sizeof(pmr_impl_page) + PMR_MAX_ALIGN - 1) & ~(PMR_MAX_ALIGN - 1))
+_Static_assert(sizeof(pmr_impl_page) <= PMR_IMPL_PAGE_SLOT,
+               "a descriptor fits its slot");
+_Static_assert(PMR_IMPL_PAGE_SLOT % PMR_MAX_ALIGN == 0,
+               "blocks after the descriptor keep the basic alignment");
+
+/* Page i of segment seg. */
+static pmr_impl_page *seg_page(const pmr_impl_page *seg, size_t i) {
+  return pmr_impl_page_at((uintptr_t)pmr_impl_page_base(seg) +
+                          i * PMR_IMPL_PAGE_SIZE);
+}
+
+/* Marks pg's blocks (all but its descriptor) as not to be touched. */
+static void page_noaccess(pmr_impl_page *pg) {
+  char *base = pmr_impl_page_base(pg), *after = (char *)pg + PMR_IMPL_PAGE_SLOT;
+  (void)base;
+  (void)after;
+  PMR_IMPL_NOACCESS(base, (size_t)((char *)pg - base));
+  PMR_IMPL_NOACCESS(after, (size_t)(base + PMR_IMPL_PAGE_SIZE - after));
+}
 
 static uint64_t now_ns(void) {
   struct timespec t;
@@ -83,8 +98,7 @@ static size_t segment_bytes(const pmr_impl_page *seg) {
 /* Unlinks segment seg (all pages free) from src; the caller frees it. */
 static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_remove(
-        src, (pmr_impl_page *)(void *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
+    free_set_remove(src, seg_page(seg, i));
   if (seg->seg_prev != NULL)
     seg->seg_prev->seg_next = seg->seg_next;
   else
@@ -95,8 +109,9 @@ static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
 
 static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
   size_t bytes = segment_bytes(seg);
-  PMR_IMPL_UNDEFINED(seg, bytes);
-  pmr_deallocate(src->upstream, seg, bytes, PMR_IMPL_PAGE_SIZE);
+  char *mem = pmr_impl_page_base(seg);
+  PMR_IMPL_UNDEFINED(mem, bytes);
+  pmr_deallocate(src->upstream, mem, bytes, PMR_IMPL_PAGE_SIZE);
 }
 
 /* A new segment from upstream, its pages in the free set (under no lock). */
@@ -113,15 +128,13 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   }
   if (mem == NULL) return NULL; /* errno as the last attempt left it */
   errno = saved;
-  pmr_impl_page *seg = (pmr_impl_page *)(void *)mem;
+  pmr_impl_page *seg = pmr_impl_page_at((uintptr_t)mem);
   for (unsigned i = 0; i < n; ++i) {
-    pmr_impl_page *pg =
-        (pmr_impl_page *)(void *)(mem + (size_t)i * PMR_IMPL_PAGE_SIZE);
+    pmr_impl_page *pg = seg_page(seg, i);
     memset(pg, 0, sizeof *pg);
     atomic_init(&pg->remote, NULL);
     pg->segment = seg;
-    PMR_IMPL_NOACCESS((char *)pg + HEADER_BYTES,
-                      PMR_IMPL_PAGE_SIZE - HEADER_BYTES);
+    page_noaccess(pg);
   }
   seg->seg_pages = n;
   return seg;
@@ -135,8 +148,7 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->segment_bytes += segment_bytes(seg);
   src->last_grow_ns = now_ns();
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_push(
-        src, (pmr_impl_page *)(void *)((char *)seg + i * PMR_IMPL_PAGE_SIZE));
+    free_set_push(src, seg_page(seg, i));
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
@@ -260,17 +272,8 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
       largest < PMR_IMPL_HEAP_LARGEST ? largest : PMR_IMPL_HEAP_LARGEST;
   h->give_back = give_back;
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
-    pmr_impl_page_class *k = &h->classes[i];
-    size_t block = pmr_impl_pool_class_size(i);
-    size_t first = (HEADER_BYTES + block_alignment(block) - 1) &
-                   ~(block_alignment(block) - 1);
-    size_t cap = (PMR_IMPL_PAGE_SIZE - first) / block;
-    if (cap > src->max_blocks) cap = src->max_blocks;
-    if (cap == 0) cap = 1;
-    k->block = (uint32_t)block;
-    k->capacity = (uint32_t)cap;
-    k->first = (uint32_t)first;
-    k->index = i;
+    h->classes[i].block = (uint32_t)pmr_impl_pool_class_size(i);
+    h->classes[i].index = i;
   }
   memset(&h->empty, 0, sizeof h->empty);
   pmr_impl_heap_reset(h);
@@ -303,8 +306,7 @@ static void partial_remove(pmr_impl_page_class *k, pmr_impl_page *pg) {
 static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   if (pg->state == PMR_IMPL_PAGE_PARTIAL)
     partial_remove(&h->classes[pg->cls], pg);
-  PMR_IMPL_NOACCESS((char *)pg + HEADER_BYTES,
-                    PMR_IMPL_PAGE_SIZE - HEADER_BYTES);
+  page_noaccess(pg);
   pg->block = 0;
   pg->heap = NULL;
   pg->free = NULL;
@@ -368,20 +370,50 @@ static size_t collect(pmr_impl_page_heap *h) {
   return retired;
 }
 
+/* Where blocks of size `block` lie in pg's page: n_before below the
+ * descriptor (from the page start), then n_after from *after on; at most
+ * max_blocks in all (at least one). */
+static void page_layout(const pmr_impl_page *pg, size_t block,
+                        size_t max_blocks, size_t *n_before, char **after,
+                        size_t *n_after) {
+  char *base = pmr_impl_page_base(pg);
+  size_t align = block_alignment(block);
+  uintptr_t a = ((uintptr_t)pg + PMR_IMPL_PAGE_SLOT + align - 1) &
+                ~(uintptr_t)(align - 1);
+  size_t before = (size_t)((const char *)pg - base) / block;
+  size_t past = (size_t)(base + PMR_IMPL_PAGE_SIZE - (char *)a) / block;
+  if (max_blocks == 0) max_blocks = 1;
+  if (before > max_blocks) before = max_blocks;
+  if (past > max_blocks - before) past = max_blocks - before;
+  *n_before = before;
+  *after = (char *)a;
+  *n_after = past;
+}
+
 static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
                        pmr_impl_page *pg) {
+  size_t before, past;
+  char *after;
+  page_layout(pg, k->block, h->src->max_blocks, &before, &after, &past);
   pg->heap = h;
   pg->block = k->block;
   pg->cls = (uint8_t)k->index;
   pg->used = 0;
-  pg->limit = k->capacity - 2; /* wraps for capacity < 2: always slow */
+  /* Wraps for capacity < 2: always slow. */
+  pg->limit = (uint32_t)(before + past) - 2;
   pg->free = NULL;
-  pg->carve = (char *)pg + k->first;
-  pg->end = pg->carve + (size_t)k->capacity * k->block;
+  if (before != 0) {
+    pg->carve = pmr_impl_page_base(pg);
+    pg->end = pg->carve + before * k->block;
+  } else {
+    pg->carve = after;
+    pg->end = after + past * k->block;
+  }
   pg->state = PMR_IMPL_PAGE_CURRENT;
 }
 
-/* Up to 4 KiB of new blocks (at least one) onto pg's free list. */
+/* Up to 4 KiB of new blocks (at least one) onto pg's free list; moves past
+ * the descriptor when the region below it is used up. */
 static void carve(pmr_impl_page *pg) {
   size_t block = pg->block;
   size_t n = (size_t)(pg->end - pg->carve) / block;
@@ -396,6 +428,13 @@ static void carve(pmr_impl_page *pg) {
     next = b + i * block;
   }
   pg->free = next;
+  if (pg->carve == pg->end && pg->end <= (char *)pg) {
+    size_t before, past;
+    char *after;
+    page_layout(pg, block, pg->heap->src->max_blocks, &before, &after, &past);
+    pg->carve = after;
+    pg->end = after + past * block;
+  }
 }
 
 static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,

@@ -9,6 +9,12 @@
  * they were freed in. Blocks are carved lazily, a few KiB at a time, so
  * untouched memory stays untouched.
  *
+ * The descriptor sits at one of PMR_IMPL_PAGE_COLORS offsets from the page
+ * start, chosen by the page's address, with blocks before and after it.
+ * Descriptors all at page starts (multiples of 64 KiB) would compete for
+ * one set of every cache level; a program freeing into a few dozen pages
+ * would miss on the descriptor at every free.
+ *
  * A page whose blocks are all free leaves its class for the source's set of
  * free pages, where any class (of any heap sharing the source) can take it.
  * A segment whose pages are all free goes back to upstream once the free
@@ -69,10 +75,12 @@ typedef struct pmr_impl_page {
   /* capacity - 2: a deallocation that leaves used - 1 >= limit (unsigned)
    * emptied the page or found it full, and takes the slow path. */
   uint32_t limit;
-  uint32_t block;                  /* block size; 0 when the page is free */
-  char *carve;                     /* blocks never handed out start here ... */
-  char *end;                       /* ... and end here */
-  struct pmr_impl_page_heap *heap; /* owner while the page serves a class */
+  uint32_t block; /* block size; 0 when the page is free */
+  /* Blocks never handed out: [carve, end) in the region being carved, then
+   * (while carve is below the descriptor) the region after it. */
+  char *carve;
+  char *end;
+  struct pmr_impl_page_heap *heap;   /* owner while the page serves a class */
   struct pmr_impl_page *prev, *next; /* partial list or free set */
   struct pmr_impl_page *segment;     /* the first page of its segment */
   uint8_t cls;
@@ -110,8 +118,6 @@ typedef struct pmr_impl_page_class {
   pmr_impl_page *current; /* never NULL: the heap's no_page when none */
   pmr_impl_page *partial; /* other pages with free blocks */
   uint32_t block;         /* block size (0 for the empty class) */
-  uint32_t capacity;      /* blocks per page */
-  uint32_t first;         /* offset of the first block in a page */
   uint32_t index;
 } pmr_impl_page_class;
 
@@ -185,8 +191,26 @@ static inline pmr_impl_page_class *pmr_impl_heap_small(pmr_impl_page_heap *h,
   return (pmr_impl_page_class *)(void *)((char *)h + h->small[key >> 3]);
 }
 
+/* Descriptor offsets: multiples of PMR_IMPL_PAGE_SLOT below
+ * PMR_IMPL_PAGE_COLORS * PMR_IMPL_PAGE_SLOT, by address bits above the
+ * page size. */
+#define PMR_IMPL_PAGE_COLORS 8u
+#define PMR_IMPL_PAGE_SLOT 128u
+
+/* The descriptor of the page that starts at base. */
+static inline pmr_impl_page *pmr_impl_page_at(uintptr_t base) {
+  uintptr_t color = (base >> PMR_IMPL_PAGE_SHIFT) & (PMR_IMPL_PAGE_COLORS - 1);
+  return (pmr_impl_page *)(base + color * PMR_IMPL_PAGE_SLOT);
+}
+
+/* The start of pg's page. */
+static inline char *pmr_impl_page_base(const pmr_impl_page *pg) {
+  return (char *)((uintptr_t)pg & ~(uintptr_t)(PMR_IMPL_PAGE_SIZE - 1));
+}
+
+/* The descriptor of the page holding p. */
 static inline pmr_impl_page *pmr_impl_page_of(const void *p) {
-  return (pmr_impl_page *)((uintptr_t)p & ~(uintptr_t)(PMR_IMPL_PAGE_SIZE - 1));
+  return pmr_impl_page_at((uintptr_t)p & ~(uintptr_t)(PMR_IMPL_PAGE_SIZE - 1));
 }
 
 /* A block of class k, or NULL when upstream fails (k != &h->empty). */

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -216,6 +217,49 @@ TEST_P(PoolTest, SegmentsArePageAlignedAndGrowToOneMebibyte) {
   size_t held = p->stats().held_bytes;
   EXPECT_LT(held, 40000 * 64 * 101 / 100 + 16 * kPage);
   for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
+}
+
+// A page's descriptor sits at one of several offsets below 1 KiB (by the
+// page's address), and blocks fill the page before and after it: 64-byte
+// blocks leave exactly one 128-byte hole per page, and not at the same offset
+// in every page (descriptors all at page starts would share cache sets).
+TEST_P(PoolTest, BlocksFillEachPageAroundADescriptorThatMovesFromPageToPage) {
+  auto p = Make();
+  std::vector<void*> live;
+  const size_t per_page = (kPage - 128) / 64;
+  for (size_t i = 0; i < 16 * per_page; ++i) {
+    void* b = pmr_allocate(p->get(), 64, 8);
+    ASSERT_NE(b, nullptr);
+    std::memset(b, 0xA5, 64);  // a block over the descriptor would break it
+    live.push_back(b);
+  }
+  std::map<uintptr_t, std::vector<size_t>> by_page;
+  for (void* b : live) by_page[PageOf(b)].push_back(U(b) - PageOf(b));
+  std::set<size_t> holes;
+  size_t full = 0;
+  for (auto& [page, offs] : by_page) {
+    if (offs.size() != per_page) continue;  // the last page, partly used
+    ++full;
+    std::sort(offs.begin(), offs.end());
+    size_t pos = 0, hole = kPage;
+    for (size_t o : offs) {
+      if (o != pos) {
+        EXPECT_EQ(hole, kPage) << "a second hole in page " << page;
+        EXPECT_EQ(o - pos, 128u);
+        hole = pos;
+      }
+      pos = o + 64;
+    }
+    EXPECT_EQ(pos, kPage);  // the last block ends the page
+    EXPECT_LT(hole, 1024u);
+    holes.insert(hole);
+  }
+  EXPECT_GE(full, 15u);
+  EXPECT_GE(holes.size(), 4u);
+  const size_t peak = p->stats().held_bytes;
+  for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
+  p->trim();  // needs every descriptor intact
+  EXPECT_LT(p->stats().held_bytes, peak / 100);
 }
 
 TEST_P(PoolTest, AfterAShuffledFreeAllocationStaysInOnePage) {
