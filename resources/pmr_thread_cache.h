@@ -6,36 +6,36 @@
  * up to two magazines (arrays of free blocks, as in Bonwick's design),
  * touched only by that thread. Allocate takes a block from the calling
  * thread's magazine; deallocate puts it into it, whichever thread allocated
- * the block (blocks are not owned by threads). The allocator does not write
- * into free blocks (only out-of-memory paths, which keep a block on a list
- * when no magazine can be had). Behind the caches is the instance's central
- * pool (the size classes and chunks of pmr_unsynchronized_pool), in 8 shards
- * with one small lock per shard and class; each thread has a home shard (round
- * robin among the threads that use the instance):
+ * the block (blocks are not owned by threads). Behind the caches is the
+ * instance's central pool: the page heap of pmr_synchronized_pool (64 KiB
+ * pages in segments from upstream) and, per size class, 8 shards of
+ * magazine stacks, each under a small lock; each thread has a home shard
+ * (round robin among the threads that use the instance):
  *   - when both of a thread's magazines are full, it gives one to its home
- *     shard for an empty one; when both are empty, it takes a full one, from
- *     its home shard or else (taking over that shard's whole stack) from
- *     another, else fills one with free blocks that out-of-memory paths
- *     left in the class's list or with a run carved from the home shard's
- *     own chunk (a new chunk from upstream when needed);
+ *     shard for an empty one; when both are empty, it takes a full one,
+ *     from its home shard or else from another, else fills one with blocks
+ *     from the pages;
  *   - between two such trips lie at least a magazine's worth of operations.
- * Threads with different homes never carve side by side from one chunk;
- * homes go round robin, so up to 8 threads using an instance at once get
- * different ones. Upstream is never called with a lock of the instance
- * held (it may be another thread cache).
- * Requests above the largest class (or aligned above 4096) go straight to
- * upstream. Chunks go back to upstream on release/destroy.
+ * Magazines are blocks of the pages too. Deallocation never calls upstream:
+ * a thread that needs an empty magazine and finds none packs its full one's
+ * blocks into chains stored in a few of those blocks and parks them in its
+ * home shard (small classes, below 32 bytes, go back to their pages). Refills
+ * unpack parked chains before they take blocks from the pages. Upstream is
+ * never called with a lock of the instance held (it may be another thread
+ * cache). Requests above the largest class (or aligned above 4096) go
+ * straight to upstream.
  *
- * Memory parked in a thread's cache is bounded: per size class at most
+ * Memory: per size class a thread's cache holds at most
  * min(max_cached_blocks, max_cached_bytes / block size) (at least 2)
- * blocks; a magazine holds half of that. Memory in the central pool (full
- * magazines, free blocks, the part of each shard's chunk not carved yet) is
- * not bounded: like the pools, the instance keeps its chunks until
- * release/destroy. Magazines come from upstream and cost 8 bytes per block
- * they can hold, plus 24 (about 1/8 more than the free blocks of 64 bytes
- * they carry); they are kept for reuse until release/destroy. A thread's caches
- * go back to the central pool when the thread exits; destroy and release
- * take back every cache, including those of threads that are still alive.
+ * blocks; a magazine holds half of that. The central pool keeps at most 8
+ * full and 4 empty magazines per class and shard (beyond, blocks go back to
+ * their pages), plus the parked chains, which go back to their pages before
+ * the pool asks upstream for memory and on trim: parked blocks never make
+ * the pool grow. Pages whose blocks are all free serve any class, and go
+ * back to upstream beyond pool.max_free_bytes (see pmr_pool_options.h) or on
+ * pmr_thread_cache_trim. A thread's caches go back to the central pool when
+ * the thread exits; destroy and release take back every cache, including
+ * those of threads that are still alive.
  *
  * Several instances may live at once, each with its own per-thread caches;
  * their number is not limited by pthread keys (the library uses one key).
@@ -45,7 +45,7 @@
  * use of the same instance. A thread may exit at any time, also during or
  * after destroy of an instance it used.
  * The upstream must be thread-safe (the malloc resource, a synchronized
- * pool): chunks and oversize blocks are asked of it from many threads.
+ * pool): segments and oversize blocks are asked of it from many threads.
  * fork(): an instance stays usable and destroyable in the child of a
  * multi-threaded parent. Handlers installed with pthread_atfork take the
  * instance's locks before fork() (waiting for threads inside a critical

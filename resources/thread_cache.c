@@ -5,12 +5,12 @@
  *     thread reads or writes its lists, except destroy/release (which the
  *     contract forbids to overlap with use of the instance) and the thread's
  *     exit, which both run under the registry mutex;
- *   - the central pool (pmr_impl_pool_core) is shared: one spin lock per class
- *     (free blocks that out-of-memory paths left in the class's list), one
- *     for its chunk list, one for oversize blocks; and SHARDS shards, each
- *     with one spin lock per class for its stacks of full and empty
- *     magazines and its carving run.
- *     Lock order: shard (two shards: lower index first), class, chunk list;
+ *   - the central pool is shared: a sharded page heap (sharded_heap.h: a
+ *     spin lock per shard, one for the page source) and SHARDS tc_shards,
+ *     each with one spin lock per class for its stacks of full and empty
+ *     magazines and of parked chains. Two stack locks are taken lower shard
+ *     first; under a stack lock, page heap locks are only tried (try_lock),
+ *     never waited for;
  *   - each thread has a record (tc_record) mapping instance slots to its
  *     caches. Slots are small integers handed out by the registry and reused
  *     after destroy; destroy clears the entries of every thread under the
@@ -52,9 +52,9 @@
  * linked lists, every free wrote a link into the block, and workload B's
  * free phase ran at half the speed). A thread holds up to two magazines per
  * class; the central pool keeps full and empty ones in each shard.
- * Magazines come from upstream: cap + 1 pointers each, 8 bytes per cached
- * or pooled free block. slot[0] is always NULL, so the thread's fast path
- * finds an empty magazine by the block it pops, without a count. */
+ * Magazines are blocks of the central pool's pages: cap + 1 pointers each.
+ * slot[0] is always NULL, so the thread's fast path finds an empty magazine
+ * by the block it pops, without a count. */
 typedef struct tc_mag {
   struct tc_mag *next; /* in a shard's stack */
   size_t count;        /* blocks held, while in a shard's stack */
@@ -112,11 +112,12 @@ typedef struct tc_record {
  * run of a chunk to carve. Cache-line aligned, so threads with different
  * homes share no line. */
 typedef struct tc_shard {
-  struct tc_stack {
+  alignas(64) struct tc_stack {
     pmr_impl_spin lock;
     /* Written under lock; read without it only as hints. */
     _Atomic(tc_mag *) full;
     _Atomic(tc_mag *) empty;
+    _Atomic(void *) chains; /* packed chains (see pack) */
     uint32_t nfull, nempty; /* under lock */
   } cls[PMR_IMPL_POOL_CLASSES];
 } tc_shard;
@@ -144,6 +145,7 @@ typedef struct tc_state {
       *caches; /* every thread's cache for this instance (registry mutex) */
   size_t gone_refills, gone_flushes; /* of caches freed (registry mutex) */
   atomic_uint next_home;
+  atomic_size_t chains; /* packed chains parked in the shards */
   /* A thread gives magazines to and takes them from its home shard; when
    * that has no full one, the home takes over another shard's whole stack.
    * Each shard carves its own chunks: threads carving side by side in one
@@ -513,6 +515,152 @@ static tc_mag *pop_empty(struct tc_stack *st) {
   return m;
 }
 
+/* ---- packed chains ---------------------------------------------------------
+ * When deallocation needs an empty magazine and no shard has one, the full
+ * magazine's blocks are packed into some of those blocks: chains, each a
+ * head block holding the addresses of up to W - 2 node blocks (W = block
+ * size in words), each node holding the addresses of up to W more blocks.
+ * Packing writes about one block in W + 1, where giving the blocks back to
+ * their pages would write a link into every one (each a cold cache line
+ * after a long free phase); the magazine is then empty and deallocation goes
+ * on storing pointers. Unpacking reads the head, then the nodes, whose
+ * addresses it knows at once (no pointer chasing from node to node). A chain
+ * waits in its shard's stack until a refill unpacks it into an empty
+ * magazine. Chains go back to their pages before the central pool asks
+ * upstream for memory, and on trim, so they never make the pool grow.
+ * Classes below CHAIN_MIN_BLOCK bytes go back to their pages instead. */
+#define CHAIN_MIN_BLOCK 32u
+enum { HEAD_LINK, HEAD_COUNT, HEAD_FIRST };
+
+static void *word_get(void *b, size_t w) {
+  void **at = (void **)b + w;
+  PMR_IMPL_DEFINED(at, sizeof *at);
+  void *v = *at;
+  PMR_IMPL_NOACCESS(at, sizeof *at);
+  return v;
+}
+static void word_set(void *b, size_t w, void *v) {
+  void **at = (void **)b + w;
+  PMR_IMPL_UNDEFINED(at, sizeof *at);
+  *at = v;
+  PMR_IMPL_NOACCESS(at, sizeof *at);
+}
+
+/* The most blocks one chain of `words`-word blocks holds. */
+static size_t chain_max(size_t words) { return 1 + (words - 2) * (words + 1); }
+
+/* Nodes of a chain of n blocks: n - 1 <= nodes * (words + 1). */
+static size_t chain_nodes(size_t n, size_t words) {
+  return (n - 1 + words) / (words + 1);
+}
+
+/* Packs blk[0 .. n), n >= 1 blocks of `block` bytes, into chains linked
+ * through HEAD_LINK, the last one's link being `tail`; returns the first. */
+static void *pack(void **blk, size_t n, size_t block, void *tail) {
+  const size_t words = block / sizeof(void *);
+  void *first = tail;
+  while (n > 0) {
+    size_t take = n < chain_max(words) ? n : chain_max(words);
+    size_t nodes = chain_nodes(take, words);
+    void **head = (void **)blk[0];
+    PMR_IMPL_UNDEFINED(head, block);
+    head[HEAD_LINK] = first;
+    head[HEAD_COUNT] = (void *)(uintptr_t)take;
+    size_t i = 1 + nodes; /* the next block a node points to */
+    for (size_t j = 0; j < nodes; ++j) {
+      void **node = (void **)blk[1 + j];
+      head[HEAD_FIRST + j] = node;
+      PMR_IMPL_UNDEFINED(node, block);
+      for (size_t e = 0; e < words && i < take; ++e) node[e] = blk[i++];
+      PMR_IMPL_NOACCESS(node, block);
+    }
+    PMR_IMPL_NOACCESS(head, block);
+    first = head;
+    blk += take;
+    n -= take;
+  }
+  return first;
+}
+
+/* The blocks of chain head into dst[0 .. n), the order pack took them in;
+ * returns n. */
+static size_t unpack(void *head, void **dst, size_t block) {
+  const size_t words = block / sizeof(void *);
+  void **h = (void **)head;
+  PMR_IMPL_DEFINED(h, block);
+  size_t n = (size_t)(uintptr_t)h[HEAD_COUNT];
+  size_t nodes = chain_nodes(n, words);
+  dst[0] = h;
+  for (size_t j = 0; j < nodes; ++j) dst[1 + j] = h[HEAD_FIRST + j];
+  PMR_IMPL_NOACCESS(h, block);
+  size_t i = 1 + nodes;
+  for (size_t j = 0; j < nodes; ++j) {
+    void **node = (void **)dst[1 + j];
+    PMR_IMPL_DEFINED(node, block);
+    for (size_t e = 0; e < words && i < n; ++e) dst[i++] = node[e];
+    PMR_IMPL_NOACCESS(node, block);
+  }
+  return n;
+}
+
+/* Parks the n blocks of magazine m (class idx) as chains in shard home. */
+static void park(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
+                 size_t n) {
+  size_t block = pmr_impl_pool_class_size(idx);
+  size_t most = chain_max(block / sizeof(void *));
+  struct tc_stack *st = &s->shards[home].cls[idx];
+  void *end = m->slot[1]; /* the chain pack makes first ends the list */
+  void *first = pack(&m->slot[1], n, block, NULL);
+  pmr_impl_spin_lock(&st->lock);
+  word_set(end, HEAD_LINK,
+           atomic_load_explicit(&st->chains, memory_order_relaxed));
+  atomic_store_explicit(&st->chains, first, memory_order_relaxed);
+  pmr_impl_spin_unlock(&st->lock);
+  atomic_fetch_add_explicit(&s->chains, (n + most - 1) / most,
+                            memory_order_relaxed);
+}
+
+/* A chain of class idx from shard home, else from any other; NULL if none. */
+static void *take_chain(tc_state *s, unsigned home, unsigned idx) {
+  void *head = NULL;
+  for (unsigned i = 0; head == NULL && i < SHARDS; ++i) {
+    struct tc_stack *st = &s->shards[(home + i) % SHARDS].cls[idx];
+    if (atomic_load_explicit(&st->chains, memory_order_relaxed) == NULL)
+      continue;
+    pmr_impl_spin_lock(&st->lock);
+    head = atomic_load_explicit(&st->chains, memory_order_relaxed);
+    if (head != NULL)
+      atomic_store_explicit(&st->chains, word_get(head, HEAD_LINK),
+                            memory_order_relaxed);
+    pmr_impl_spin_unlock(&st->lock);
+  }
+  if (head != NULL)
+    atomic_fetch_sub_explicit(&s->chains, 1, memory_order_relaxed);
+  return head;
+}
+
+/* Every parked chain's blocks back to their pages. */
+static void unpack_all(tc_state *s) {
+  void *buf[MAX_LIMIT / 2]; /* a chain holds at most a magazine */
+  for (unsigned i = 0; i < SHARDS; ++i)
+    for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
+      struct tc_stack *st = &s->shards[i].cls[j];
+      if (atomic_load_explicit(&st->chains, memory_order_relaxed) == NULL)
+        continue;
+      pmr_impl_spin_lock(&st->lock);
+      void *head = atomic_load_explicit(&st->chains, memory_order_relaxed);
+      atomic_store_explicit(&st->chains, NULL, memory_order_relaxed);
+      pmr_impl_spin_unlock(&st->lock);
+      size_t block = pmr_impl_pool_class_size(j);
+      while (head != NULL) {
+        void *next = word_get(head, HEAD_LINK);
+        pmr_impl_sharded_free_many(buf, unpack(head, buf, block));
+        atomic_fetch_sub_explicit(&s->chains, 1, memory_order_relaxed);
+        head = next;
+      }
+    }
+}
+
 /* Gives magazine m (holding n blocks) of class idx to shard home. */
 static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
                     size_t n) {
@@ -527,8 +675,8 @@ static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
  * section; else an empty one from another shard (a thread that takes full
  * magazines leaves its empty ones where it found the full ones, so a
  * consumer thread finds them at home). With none anywhere, give's blocks go
- * back to their pages and give is the empty one: deallocation never calls
- * upstream. */
+ * packed into a chain (or, for small classes, back to their pages) and give
+ * is the empty one: deallocation never calls upstream. */
 static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
                                tc_mag *give, size_t n) {
   tc_mag *m = NULL;
@@ -543,8 +691,12 @@ static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
     }
     pmr_impl_spin_unlock(&st->lock);
   }
-  if (m == NULL) {
-    flush_blocks(give, n);
+  if (m == NULL) { /* give's blocks into a chain, give is the empty one */
+    size_t block = pmr_impl_pool_class_size(idx);
+    if (block >= CHAIN_MIN_BLOCK)
+      park(s, home, idx, give, n);
+    else
+      flush_blocks(give, n);
     m = give;
   }
   return m;
@@ -626,6 +778,14 @@ static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot,
     PMR_IMPL_NOACCESS(b, block);
     slot[want - 1 - n++] = b;
   }
+  if (n == 0 && atomic_load_explicit(&s->chains, memory_order_relaxed) != 0) {
+    /* Parked chains of other classes go back to their pages first: their
+     * pages may empty and serve this class without new memory. */
+    pmr_impl_spin_unlock(&sh->lock);
+    unpack_all(s);
+    sh = pmr_impl_sharded_lock(&s->central, home);
+    if (sh == NULL) return 0;
+  }
   if (n == 0 &&
       (b = pmr_impl_sharded_alloc(&s->central, &sh, home, idx)) != NULL) {
     PMR_IMPL_NOACCESS(b, block);
@@ -669,7 +829,17 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
     PMR_IMPL_UNDEFINED(p, k->block);
     return p;
   }
-  size_t n = fill(s, c->home, idx, &m->slot[1], k->cap);
+  /* Parked chains first (as many as fit: a chain holds at most `most`),
+   * else new blocks from the pages. */
+  size_t n = 0, most = SIZE_MAX;
+  if (k->block >= CHAIN_MIN_BLOCK) {
+    most = chain_max(k->block / sizeof(void *));
+    if (most > k->cap) most = k->cap;
+  }
+  void *chain;
+  while (most <= k->cap - n && (chain = take_chain(s, c->home, idx)) != NULL)
+    n += unpack(chain, &m->slot[1 + n], k->block);
+  if (n == 0) n = fill(s, c->home, idx, &m->slot[1], k->cap);
   if (n == 0) return NULL;
   load_mag(k, m, n);
   bump(&c->refills);
@@ -917,17 +1087,20 @@ static const pmr_mem_resource_ops tc_ops = {
 };
 
 static void clear_shards(tc_state *s) {
+  atomic_store_explicit(&s->chains, 0, memory_order_relaxed);
   for (unsigned i = 0; i < SHARDS; ++i)
     for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
       atomic_init(&s->shards[i].cls[j].lock, 0);
       atomic_init(&s->shards[i].cls[j].full, NULL);
       atomic_init(&s->shards[i].cls[j].empty, NULL);
+      atomic_init(&s->shards[i].cls[j].chains, NULL);
       s->shards[i].cls[j].nfull = s->shards[i].cls[j].nempty = 0;
     }
 }
 
 /* Every block parked in the shards back to its page, every magazine too. */
 static void empty_shards(tc_state *s) {
+  unpack_all(s);
   for (unsigned i = 0; i < SHARDS; ++i)
     for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
       struct tc_stack *st = &s->shards[i].cls[j];

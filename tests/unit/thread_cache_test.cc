@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -107,6 +108,67 @@ TEST(ThreadCache, ParkedMemoryIsBoundedPerClass) {
   for (int i = 0; i < 100; ++i) v.push_back(pmr_allocate(t2.r(), 4096, 8));
   for (void* p : v) pmr_deallocate(t2.r(), p, 4096, 8);
   EXPECT_LE(t2.stats().cached_bytes, 16u * 4096);
+}
+
+// A thread that frees far more than its cache holds, with no empty magazine
+// anywhere, parks the blocks in chains packed into some of those blocks;
+// the next allocations get the same blocks back, every one distinct, without
+// asking upstream.
+TEST(ThreadCache, AFreedWorkingSetComesBackWholeWithoutUpstream) {
+  for (size_t size : {32, 48, 64, 256, 1024}) {
+    CountingResource up;
+    TC t(up.get());
+    const size_t n = (4u << 20) / size;  // 4 MiB worth
+    std::vector<void*> v;
+    for (size_t i = 0; i < n; ++i) {
+      v.push_back(pmr_allocate(t.r(), size, 8));
+      ASSERT_NE(v.back(), nullptr);
+    }
+    std::set<void*> first(v.begin(), v.end());
+    ASSERT_EQ(first.size(), n);
+    for (void* p : v) pmr_deallocate(t.r(), p, size, 8);
+    up.clear_calls();
+    v.clear();
+    for (size_t i = 0; i < n; ++i) {
+      void* p = pmr_allocate(t.r(), size, 8);
+      ASSERT_NE(p, nullptr);
+      std::memset(p, static_cast<int>(i), size);
+      v.push_back(p);
+    }
+    EXPECT_EQ(up.calls().size(), 0u) << size;
+    std::set<void*> again(v.begin(), v.end());
+    EXPECT_EQ(again.size(), n) << size;
+    size_t reused = 0;
+    for (void* p : again) reused += first.count(p);
+    // All but what is left of one lazily carved run (4 KiB) of a page.
+    EXPECT_GE(reused, n - 4096 / size) << size;
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(static_cast<unsigned char*>(v[i])[size - 1],
+                static_cast<unsigned char>(i))
+          << size;
+    for (void* p : v) pmr_deallocate(t.r(), p, size, 8);
+    pmr_thread_cache_trim(&t.tc);
+    EXPECT_LT(t.stats().held_bytes, (4u << 20) / 100) << size;
+  }
+}
+
+// Blocks parked that way go back to their pages before the central pool
+// asks upstream for memory: another class reuses their pages.
+TEST(ThreadCache, ParkedBlocksLetOtherClassesGrowWithoutNewMemory) {
+  CountingResource up;
+  TC t(up.get());
+  std::vector<void*> v;
+  for (int i = 0; i < 40000; ++i) v.push_back(pmr_allocate(t.r(), 64, 8));
+  for (void* p : v) pmr_deallocate(t.r(), p, 64, 8);
+  const size_t held = t.stats().held_bytes;
+  // Parked, not given back one by one: their pages are not free yet.
+  EXPECT_LT(t.stats().free_page_bytes, held / 10);
+  v.clear();
+  for (int i = 0; i < 20000; ++i) v.push_back(pmr_allocate(t.r(), 128, 8));
+  // 2.56 MB of 128-byte blocks in the pages 2.56 MB of 64-byte ones left:
+  // without reuse, held memory would grow by as much.
+  EXPECT_LT(t.stats().held_bytes, held + (1u << 20));
+  for (void* p : v) pmr_deallocate(t.r(), p, 128, 8);
 }
 
 // Frees and allocations that go back and forth across the point where a
