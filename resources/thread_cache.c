@@ -36,6 +36,7 @@
 #include "resources/internal/pool_core.h"
 #include "resources/internal/sharded_heap.h"
 #include "resources/internal/spin_lock.h"
+#include "resources/internal/tls.h"
 
 #define DIRECT_SLOTS 64 /* slots a record maps without indirection */
 /* A magazine is a block of the central pool's pages: cap + 1 pointers and
@@ -126,8 +127,8 @@ typedef struct tc_state {
   /* What the fast paths read: */
   size_t small_limit; /* min(largest, 1024): the fast path's sizes */
   /* Where the calling thread's cache pointer for this instance is:
-   * tl_direct[fast_slot]'s offset from the thread pointer (TC_SEG_FS), else
-   * fast_slot itself (slot, or DIRECT_SLOTS when beyond). */
+   * tl_direct[fast_slot]'s offset from the thread pointer (PMR_IMPL_TLS_FS),
+   * else fast_slot itself (slot, or DIRECT_SLOTS when beyond). */
   uintptr_t fast_entry;
   /* The class's byte offset in a tc_cache / 8, by fast_index() (sizes up
    * to small_limit only): one load and an lea find the thread's class. */
@@ -185,12 +186,7 @@ static tc_record *records; /* every thread's record (registry mutex) */
 
 static tc_record empty_record; /* a thread's record before its first use */
 
-#if defined(__GNUC__) || defined(__clang__)
-#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-#else
-#define INITIAL_EXEC
-#endif
-static _Thread_local tc_record *tl_rec INITIAL_EXEC = &empty_record;
+static _Thread_local tc_record *tl_rec PMR_IMPL_TLS_MODEL = &empty_record;
 
 /* What an empty magazine's slot[0] holds, for a class without one: the
  * fast path's pop finds NULL and the push finds top == last. */
@@ -209,26 +205,10 @@ static bool no_cache_ready; /* registry mutex */
 #define NC8 NC, NC, NC, NC, NC, NC, NC, NC
 _Static_assert(DIRECT_SLOTS == 64, "tl_direct's initializer has 65 entries");
 static _Thread_local _Atomic(tc_cache *)
-    tl_direct[DIRECT_SLOTS + 1] INITIAL_EXEC = {NC8, NC8, NC8, NC8, NC8,
-                                                NC8, NC8, NC8, NC};
+    tl_direct[DIRECT_SLOTS + 1] PMR_IMPL_TLS_MODEL = {NC8, NC8, NC8, NC8, NC8,
+                                                      NC8, NC8, NC8, NC};
 #undef NC8
 #undef NC
-
-/* On x86-64 Linux with GCC, the fast path loads the cache pointer in one
- * instruction, %fs-relative at an offset computed once per instance
- * (initial-exec TLS sits at the same offset from every thread's pointer). */
-#if defined(__x86_64__) && defined(__LP64__) && defined(__linux__) && \
-    (defined(__GNUC__) || defined(__clang__)) &&                      \
-    !defined(PMR_THREAD_CACHE_PORTABLE_TLS)
-#define TC_SEG_FS 1
-static uintptr_t tls_offset(const void *addr) {
-  uintptr_t tp; /* the x86-64 TLS ABI keeps the thread pointer at %fs:0 */
-  __asm__("movq %%fs:0, %0" : "=r"(tp));
-  return (uintptr_t)addr - tp;
-}
-#else
-#define TC_SEG_FS 0
-#endif
 
 static void thread_exit(void *arg);
 
@@ -246,16 +226,11 @@ static bool have_key(void) {
 
 #ifndef PMR_DEBUG /* the fast paths only */
 /* The calling thread's cache for s; &no_cache if it has none (or s's slot
- * is not below DIRECT_SLOTS). Two loads (one with TC_SEG_FS); a plain load
- * as atomic_load_explicit(relaxed) would be. */
+ * is not below DIRECT_SLOTS). Two loads (one with PMR_IMPL_TLS_FS); a plain
+ * load as atomic_load_explicit(relaxed) would be. */
 static inline tc_cache *my_cache(const tc_state *s) {
-#if TC_SEG_FS
-  /* The "memory" clobber: the entry changes (get_cache, thread_exit,
-   * destroy), so the compiler must neither reuse a result across code that
-   * may store to it nor hoist the load; it costs no instruction here. */
-  tc_cache *c;
-  __asm__("movq %%fs:(%1), %0" : "=r"(c) : "r"(s->fast_entry) : "memory");
-  return c;
+#if PMR_IMPL_TLS_FS
+  return (tc_cache *)pmr_impl_tls_load(s->fast_entry);
 #else
   return atomic_load_explicit(&tl_direct[s->fast_entry], memory_order_relaxed);
 #endif
@@ -1322,8 +1297,8 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   slots[slot] = s;
   s->slot = slot;
   s->fast_entry = slot < DIRECT_SLOTS ? slot : DIRECT_SLOTS;
-#if TC_SEG_FS
-  s->fast_entry = tls_offset(&tl_direct[s->fast_entry]);
+#if PMR_IMPL_TLS_FS
+  s->fast_entry = pmr_impl_tls_offset(&tl_direct[s->fast_entry]);
 #endif
   init_no_cache();
   pthread_mutex_unlock(&registry);

@@ -45,4 +45,7 @@ PMR_VARIANT_DEFINES = select({
 }) + select({
     "//:valgrind_on": ["PMR_VALGRIND=1"],
     "//conditions:default": [],
+}) + select({
+    "//:portable_tls_on": ["PMR_PORTABLE_TLS=1"],
+    "//conditions:default": [],
 })

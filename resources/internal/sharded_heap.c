@@ -1,7 +1,7 @@
 /* Page heaps in shards over one page source (see sharded_heap.h). */
 #include "resources/internal/sharded_heap.h"
 
-_Thread_local unsigned pmr_impl_tl_shard PMR_IMPL_INITIAL_EXEC;
+_Thread_local unsigned pmr_impl_tl_shard PMR_IMPL_TLS_MODEL;
 static atomic_uint next_shard_hint;
 
 void pmr_impl_sharded_init(pmr_impl_sharded_heap *h, pmr_mem_resource *up,

@@ -14,14 +14,9 @@
 #include <stdalign.h>
 
 #include "resources/internal/page_heap.h"
+#include "resources/internal/tls.h"
 
 #define PMR_IMPL_SHARDS 16u
-
-#if defined(__GNUC__) || defined(__clang__)
-#define PMR_IMPL_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-#else
-#define PMR_IMPL_INITIAL_EXEC
-#endif
 
 typedef struct pmr_impl_shard {
   alignas(64) pmr_impl_spin lock; /* own cache line: no false sharing */
@@ -37,9 +32,9 @@ typedef struct pmr_impl_sharded_heap {
   size_t largest; /* largest pooled size */
 } pmr_impl_sharded_heap;
 
-/* The calling thread's preferred shard plus one; 0 before its first use.
- * initial-exec: one %fs-relative load, not a __tls_get_addr call. */
-extern _Thread_local unsigned pmr_impl_tl_shard PMR_IMPL_INITIAL_EXEC;
+/* The calling thread's preferred shard plus one; 0 before its first use
+ * (tls.h: one load at a fixed offset from the thread pointer). */
+extern _Thread_local unsigned pmr_impl_tl_shard PMR_IMPL_TLS_MODEL;
 
 /* opts: effective options (pmr_impl_heap_options). Never calls upstream. */
 void pmr_impl_sharded_init(pmr_impl_sharded_heap *h, pmr_mem_resource *up,

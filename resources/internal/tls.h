@@ -1,0 +1,62 @@
+/* PRIVATE: thread-local storage, the library's one platform layer.
+ *
+ * Two hot paths read thread-locals: the thread cache finds the calling
+ * thread's cache in a per-thread table, and the synchronized pool finds the
+ * thread's preferred shard. Both use:
+ *   - PMR_IMPL_TLS_MODEL on their _Thread_local objects: the initial-exec
+ *     model, so that a read is one load at a fixed offset from the thread
+ *     pointer rather than a call to __tls_get_addr (what a shared library's
+ *     thread-locals cost by default);
+ *   - on x86-64 Linux (PMR_IMPL_TLS_FS), pmr_impl_tls_offset and
+ *     pmr_impl_tls_load: the thread cache computes an entry's offset from
+ *     the thread pointer once per instance (initial-exec objects sit at the
+ *     same offset in every thread) and reads it with one %fs-relative load.
+ *
+ * What initial-exec costs: the objects (about 540 bytes) live in the static
+ * TLS block that the C library sets up at program start. A shared library
+ * that contains pmr-c and is linked at start-up is counted in; one loaded
+ * later with dlopen must fit in glibc's reserve for such libraries (its size
+ * is the glibc.rtld.optional_static_tls tunable, 512 bytes by default beyond
+ * what the library's own needs leave): on glibc 2.36 with default tunables,
+ * three separate copies of pmr-c dlopen'ed into one process load, a fourth
+ * fails with "cannot allocate memory in static TLS block". Building with
+ * PMR_PORTABLE_TLS defined (Bazel: --config=portable_tls) uses the default
+ * TLS model and plain C reads instead: any number of dlopen'ed copies, a few
+ * instructions more per operation. */
+#ifndef PMR_IMPL_TLS_H
+#define PMR_IMPL_TLS_H
+
+#include <stdint.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(PMR_PORTABLE_TLS)
+#define PMR_IMPL_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define PMR_IMPL_TLS_MODEL
+#endif
+
+#if defined(__x86_64__) && defined(__LP64__) && defined(__linux__) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(PMR_PORTABLE_TLS)
+#define PMR_IMPL_TLS_FS 1
+
+/* The offset of the calling thread's copy of an initial-exec thread-local
+ * from the thread pointer: the same in every thread. */
+static inline uintptr_t pmr_impl_tls_offset(const void *addr) {
+  uintptr_t tp; /* the x86-64 TLS ABI keeps the thread pointer at %fs:0 */
+  __asm__("movq %%fs:0, %0" : "=r"(tp));
+  return (uintptr_t)addr - tp;
+}
+
+/* The pointer stored at `offset` (from pmr_impl_tls_offset) in the calling
+ * thread's TLS. The "memory" clobber: the object may change (another call
+ * may store to it), so the compiler must neither reuse a result across code
+ * that may store to it nor hoist the load; it costs no instruction. */
+static inline void *pmr_impl_tls_load(uintptr_t offset) {
+  void *v;
+  __asm__("movq %%fs:(%1), %0" : "=r"(v) : "r"(offset) : "memory");
+  return v;
+}
+#else
+#define PMR_IMPL_TLS_FS 0
+#endif
+
+#endif /* PMR_IMPL_TLS_H */
