@@ -146,7 +146,6 @@ typedef struct tc_state {
       *caches; /* every thread's cache for this instance (registry mutex) */
   size_t gone_refills, gone_flushes; /* of caches freed (registry mutex) */
   atomic_uint next_home;
-  atomic_size_t chains; /* packed chains parked in the shards */
   /* A thread gives magazines to and takes them from its home shard; when
    * that has no full one, the home takes over another shard's whole stack.
    * Each shard carves its own chunks: threads carving side by side in one
@@ -582,7 +581,6 @@ static size_t unpack(void *head, void **dst, size_t block) {
 static void park(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
                  size_t n) {
   size_t block = pmr_impl_pool_class_size(idx);
-  size_t most = chain_max(block / sizeof(void *));
   struct tc_stack *st = &s->shards[home].cls[idx];
   void *end = m->slot[1]; /* the chain pack makes first ends the list */
   void *first = pack(&m->slot[1], n, block, NULL);
@@ -591,8 +589,6 @@ static void park(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
            atomic_load_explicit(&st->chains, memory_order_relaxed));
   atomic_store_explicit(&st->chains, first, memory_order_relaxed);
   pmr_impl_spin_unlock(&st->lock);
-  atomic_fetch_add_explicit(&s->chains, (n + most - 1) / most,
-                            memory_order_relaxed);
 }
 
 /* A chain of class idx from shard home, else from any other; NULL if none. */
@@ -609,8 +605,6 @@ static void *take_chain(tc_state *s, unsigned home, unsigned idx) {
                             memory_order_relaxed);
     pmr_impl_spin_unlock(&st->lock);
   }
-  if (head != NULL)
-    atomic_fetch_sub_explicit(&s->chains, 1, memory_order_relaxed);
   return head;
 }
 
@@ -630,7 +624,6 @@ static void unpack_all(tc_state *s) {
       while (head != NULL) {
         void *next = word_get(head, HEAD_LINK);
         pmr_impl_sharded_free_many(buf, unpack(head, buf, block));
-        atomic_fetch_sub_explicit(&s->chains, 1, memory_order_relaxed);
         head = next;
       }
     }
@@ -737,6 +730,8 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
   return m;
 }
 
+static void empty_shards(tc_state *s);
+
 /* Fills slot[0 .. n) with up to want new blocks of class idx from the home
  * shard's pages, so that taking them from the end gives ascending
  * addresses. Returns n; 0 when upstream fails. */
@@ -753,11 +748,17 @@ static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot,
     PMR_IMPL_NOACCESS(b, block);
     slot[want - 1 - n++] = b;
   }
-  if (n == 0 && atomic_load_explicit(&s->chains, memory_order_relaxed) != 0) {
-    /* Parked chains of other classes go back to their pages first: their
-     * pages may empty and serve this class without new memory. */
+  if (n == 0 &&
+      (b = pmr_impl_sharded_alloc_held(&s->central, sh, idx)) != NULL) {
+    PMR_IMPL_NOACCESS(b, block);
+    slot[want - 1 - n++] = b;
+  }
+  if (n == 0) {
+    /* Before new memory: what the central pool parks (magazines and chains
+     * of every class) goes back to its pages, which may empty and serve
+     * this class. */
     pmr_impl_spin_unlock(&sh->lock);
-    unpack_all(s);
+    empty_shards(s);
     sh = pmr_impl_sharded_lock(&s->central, home);
     if (sh == NULL) return 0;
   }
@@ -1062,7 +1063,6 @@ static const pmr_mem_resource_ops tc_ops = {
 };
 
 static void clear_shards(tc_state *s) {
-  atomic_store_explicit(&s->chains, 0, memory_order_relaxed);
   for (unsigned i = 0; i < SHARDS; ++i)
     for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
       atomic_init(&s->shards[i].cls[j].lock, 0);
@@ -1079,7 +1079,7 @@ static void empty_shards(tc_state *s) {
   for (unsigned i = 0; i < SHARDS; ++i)
     for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
       struct tc_stack *st = &s->shards[i].cls[j];
-      if (full_head(st) == NULL && empty_head(st) == NULL) continue;
+      if (full_head(st) == NULL && empty_head(st) == NULL) continue; /* hint */
       pmr_impl_spin_lock(&st->lock);
       tc_mag *full = full_head(st), *empty = empty_head(st);
       set_full_head(st, NULL);

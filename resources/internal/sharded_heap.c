@@ -79,42 +79,45 @@ pmr_impl_shard *pmr_impl_sharded_lock_mine(pmr_impl_sharded_heap *h) {
   return sh;
 }
 
+void *pmr_impl_sharded_alloc_held(pmr_impl_sharded_heap *h, pmr_impl_shard *sh,
+                                  unsigned idx) {
+  void *p = pmr_impl_heap_alloc_held(&sh->heap, &sh->heap.classes[idx]);
+  if (p != NULL) return p;
+  /* Free blocks in other shards' pages before new memory (try_lock only: sh
+   * stays locked, so no order between shards is needed). */
+  for (unsigned j = 0; j < PMR_IMPL_SHARDS; ++j) {
+    pmr_impl_shard *o =
+        atomic_load_explicit(&h->shards[j], memory_order_acquire);
+    if (o == NULL || o == sh || !pmr_impl_spin_try_lock(&o->lock)) continue;
+    p = pmr_impl_heap_alloc_held(&o->heap, &o->heap.classes[idx]);
+    pmr_impl_spin_unlock(&o->lock);
+    if (p != NULL) return p;
+  }
+  /* Pages that other shards keep with no block in use (a class's current
+   * page stays when it empties), and blocks other threads freed into them,
+   * go back to the shared free pages. */
+  bool reclaimed = false;
+  for (unsigned j = 0; j < PMR_IMPL_SHARDS; ++j) {
+    pmr_impl_shard *o =
+        atomic_load_explicit(&h->shards[j], memory_order_acquire);
+    if (o == NULL || (o != sh && !pmr_impl_spin_try_lock(&o->lock))) continue;
+    reclaimed |= pmr_impl_heap_trim(&o->heap) != 0;
+    if (o != sh) pmr_impl_spin_unlock(&o->lock);
+  }
+  if (!reclaimed) return NULL;
+  return pmr_impl_heap_alloc_held(&sh->heap, &sh->heap.classes[idx]);
+}
+
 void *pmr_impl_sharded_alloc(pmr_impl_sharded_heap *h, pmr_impl_shard **shp,
                              unsigned home, unsigned idx) {
   for (;;) {
-    pmr_impl_shard *sh = *shp;
-    void *p = pmr_impl_heap_alloc_held(&sh->heap, &sh->heap.classes[idx]);
+    void *p = pmr_impl_sharded_alloc_held(h, *shp, idx);
     if (p != NULL) return p;
-    /* Free blocks in other shards' pages before new memory (try_lock
-     * only: sh stays locked, so no order between shards is needed). */
-    for (unsigned j = 0; j < PMR_IMPL_SHARDS; ++j) {
-      pmr_impl_shard *o =
-          atomic_load_explicit(&h->shards[j], memory_order_acquire);
-      if (o == NULL || o == sh || !pmr_impl_spin_try_lock(&o->lock)) continue;
-      p = pmr_impl_heap_alloc_held(&o->heap, &o->heap.classes[idx]);
-      pmr_impl_spin_unlock(&o->lock);
-      if (p != NULL) return p;
-    }
-    /* Before new memory: pages that other shards keep with no block in use
-     * (a class's current page stays when it empties), and blocks other
-     * threads freed into them, go back to the shared free pages. */
-    bool reclaimed = false;
-    for (unsigned j = 0; j < PMR_IMPL_SHARDS; ++j) {
-      pmr_impl_shard *o =
-          atomic_load_explicit(&h->shards[j], memory_order_acquire);
-      if (o == NULL || (o != sh && !pmr_impl_spin_try_lock(&o->lock))) continue;
-      reclaimed |= pmr_impl_heap_trim(&o->heap) != 0;
-      if (o != sh) pmr_impl_spin_unlock(&o->lock);
-    }
-    if (reclaimed) {
-      p = pmr_impl_heap_alloc_held(&sh->heap, &sh->heap.classes[idx]);
-      if (p != NULL) return p;
-    }
-    pmr_impl_spin_unlock(&sh->lock);
+    pmr_impl_spin_unlock(&(*shp)->lock);
     *shp = NULL;
     if (!pmr_impl_source_grow(&h->src)) return NULL;
-    sh = home < PMR_IMPL_SHARDS ? pmr_impl_sharded_lock(h, home)
-                                : pmr_impl_sharded_lock_mine(h);
+    pmr_impl_shard *sh = home < PMR_IMPL_SHARDS ? pmr_impl_sharded_lock(h, home)
+                                                : pmr_impl_sharded_lock_mine(h);
     if (sh == NULL) return NULL;
     *shp = sh;
   }

@@ -67,6 +67,12 @@ static inline pmr_impl_shard *pmr_impl_shard_of(pmr_impl_page_heap *heap) {
                                     offsetof(pmr_impl_shard, heap));
 }
 
+/* A block of class idx from sh (locked), else from another shard whose lock
+ * is free, else from pages that shards keep with no block in use; never
+ * calls upstream. NULL when the pages held have no such block. */
+void *pmr_impl_sharded_alloc_held(pmr_impl_sharded_heap *h, pmr_impl_shard *sh,
+                                  unsigned idx);
+
 /* A block of class idx (pmr_impl_pool_class_of) from *shp (locked), else
  * from another shard whose lock is free, without calling upstream; when the
  * pages held are used up, unlocks *shp,
