@@ -41,7 +41,7 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
   int saved = errno; /* kept on success: a shard that could not be made
                         does not fail a request another shard serves */
   void *p;
-  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  size_t sz = pmr_impl_pool_block_size(bytes, alignment);
   if (PMR_LIKELY(sz <= s->opts.largest_required_pool_block &&
                  alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN)) {
     /* Upstream is never called with a lock held. */
@@ -74,17 +74,9 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   if (PMR_LIKELY(key < s->small_limit)) {
     pmr_impl_shard *sh = pmr_impl_sharded_try_mine(&s->heap);
     if (PMR_LIKELY(sh != NULL)) {
-      pmr_impl_page_class *k = pmr_impl_heap_small(&sh->heap, key);
-      pmr_impl_page *pg = k->current;
-      void *b = pg->free;
-      if (PMR_LIKELY(b != NULL)) {
-        pg->free = pmr_impl_link_get(b);
-        pg->used++;
-        pmr_impl_spin_unlock(&sh->lock);
-        PMR_IMPL_UNDEFINED(b, pg->block);
-        return b;
-      }
+      void *b = pmr_impl_heap_pop(pmr_impl_heap_small(&sh->heap, key));
       pmr_impl_spin_unlock(&sh->lock);
+      if (PMR_LIKELY(b != NULL)) return b;
     }
   }
 #endif
@@ -94,7 +86,7 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
 PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
                                               size_t bytes, size_t alignment) {
   state *s = state_of(self);
-  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  size_t sz = pmr_impl_pool_block_size(bytes, alignment);
   bool pooled = sz <= s->opts.largest_required_pool_block &&
                 alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN;
 #ifdef PMR_DEBUG
@@ -127,10 +119,8 @@ static bool sync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                             size_t new_bytes, size_t alignment) {
   state *s = state_of(self);
   size_t largest = s->opts.largest_required_pool_block;
-  size_t a =
-      ((old_bytes + (old_bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
-  size_t b =
-      ((new_bytes + (new_bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  size_t a = pmr_impl_pool_block_size(old_bytes, alignment);
+  size_t b = pmr_impl_pool_block_size(new_bytes, alignment);
   if (a > largest || b > largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN ||
       pmr_impl_pool_class_of(a) != pmr_impl_pool_class_of(b))
     return false;
@@ -188,9 +178,7 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   s->opts = pmr_impl_heap_options(opts);
   pmr_impl_sharded_init(&s->heap, upstream, &s->opts);
   s->small_limit =
-      s->opts.largest_required_pool_block < PMR_IMPL_POOL_TABLE_LIMIT
-          ? s->opts.largest_required_pool_block
-          : PMR_IMPL_POOL_TABLE_LIMIT;
+      pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG

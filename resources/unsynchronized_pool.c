@@ -65,12 +65,8 @@ static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
   size_t key = pmr_impl_heap_key(bytes, alignment);
   if (PMR_LIKELY(key < s->small_limit)) {
     pmr_impl_page_class *k = pmr_impl_heap_small(&s->heap, key);
-    pmr_impl_page *pg = k->current;
-    void *b = pg->free;
+    void *b = pmr_impl_heap_pop(k);
     if (PMR_LIKELY(b != NULL)) {
-      pg->free = pmr_impl_link_get(b);
-      pg->used++;
-      PMR_IMPL_UNDEFINED(b, pg->block);
       TRACK(s, b, bytes, alignment);
       return b;
     }
@@ -140,9 +136,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
   pmr_impl_heap_init(&s->heap, &s->src, s->opts.largest_required_pool_block,
                      true);
   s->small_limit =
-      s->opts.largest_required_pool_block < PMR_IMPL_POOL_TABLE_LIMIT
-          ? s->opts.largest_required_pool_block
-          : PMR_IMPL_POOL_TABLE_LIMIT;
+      pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
