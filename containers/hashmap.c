@@ -322,8 +322,7 @@ static inline bool has_tombstones(const pmr_hashmap *m) {
 /* ---- Tables ----------------------------------------------------------- */
 
 static size_t slots_offset(const pmr_hashmap *m, size_t capacity) {
-  size_t ctrl = capacity + GROUP;
-  return (ctrl + m->slot_align - 1) & ~(m->slot_align - 1);
+  return pmr_impl_round_up(capacity + GROUP, m->slot_align);
 }
 
 /* Bytes of a table of `capacity`, or 0 when too large. */
@@ -450,9 +449,8 @@ static bool configure(pmr_hashmap *m, int kind, size_t key_size,
       value_align > (size_t)PTRDIFF_MAX / 4)
     return false;
   size_t slot_align = key_align > value_align ? key_align : value_align;
-  size_t value_offset = (key_size + value_align - 1) & ~(value_align - 1);
-  size_t slot_size = value_offset + value_size;
-  slot_size = (slot_size + slot_align - 1) & ~(slot_align - 1);
+  size_t value_offset = pmr_impl_round_up(key_size, value_align);
+  size_t slot_size = pmr_impl_round_up(value_offset + value_size, slot_align);
   if (kind == KIND_BYTES && key_size == sizeof(uint64_t)) kind = KIND_U64;
   m->key_size = key_size;
   m->key_align = key_align;

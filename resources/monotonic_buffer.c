@@ -133,8 +133,7 @@ bool pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
      * initial_size). A size upstream cannot serve fails there. */
     size_t first = SIZE_MAX & ~(PMR_MAX_ALIGN - 1);
     if (initial_size <= first - HEADER_SIZE - (PMR_MAX_ALIGN - 1))
-      first = (initial_size + HEADER_SIZE + PMR_MAX_ALIGN - 1) &
-              ~(PMR_MAX_ALIGN - 1);
+      first = pmr_impl_round_up(initial_size + HEADER_SIZE, PMR_MAX_ALIGN);
     m->initial_next = m->next_size = first;
     if (first > m->max_next) m->max_next = first;
   }

@@ -33,6 +33,13 @@ static const state *cstate_of(const pmr_synchronized_pool *p) {
   return (const state *)(const void *)p->pmr_impl_state.bytes;
 }
 
+/* True when a request whose block size is sz is served by the pages
+ * (otherwise by an oversize block from upstream). */
+static bool is_pooled(const state *s, size_t sz, size_t alignment) {
+  return sz <= s->opts.largest_required_pool_block &&
+         alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN;
+}
+
 /* Everything but the fast path: shard creation or contention, page changes,
  * sizes above 1024, 0 bytes, oversize, debug tracking, giving segments back
  * that deallocation left for later. */
@@ -42,8 +49,7 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
                         does not fail a request another shard serves */
   void *p;
   size_t sz = pmr_impl_pool_block_size(bytes, alignment);
-  if (PMR_LIKELY(sz <= s->opts.largest_required_pool_block &&
-                 alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN)) {
+  if (PMR_LIKELY(is_pooled(s, sz, alignment))) {
     /* Upstream is never called with a lock held. */
     pmr_impl_shard *sh = pmr_impl_sharded_lock_mine(&s->heap);
     if (PMR_UNLIKELY(sh == NULL)) return NULL;
@@ -56,11 +62,8 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
   }
   pmr_impl_sharded_shrink(&s->heap);
 #ifdef PMR_DEBUG
-  if (p != NULL) {
-    pmr_impl_spin_lock(&s->big_lock);
-    pmr_impl_track_add(s->debug, p, bytes, alignment);
-    pmr_impl_spin_unlock(&s->big_lock);
-  }
+  if (p != NULL)
+    pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, bytes, alignment);
 #endif
   if (p != NULL) errno = saved;
   return p;
@@ -87,14 +90,12 @@ PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
                                               size_t bytes, size_t alignment) {
   state *s = state_of(self);
   size_t sz = pmr_impl_pool_block_size(bytes, alignment);
-  bool pooled = sz <= s->opts.largest_required_pool_block &&
-                alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN;
+  bool pooled = is_pooled(s, sz, alignment);
 #ifdef PMR_DEBUG
-  pmr_impl_spin_lock(&s->big_lock);
-  bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p,
-                                     bytes, alignment, pooled);
-  pmr_impl_spin_unlock(&s->big_lock);
-  if (!ok) return;
+  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock,
+                                       "synchronized_pool", self, p, bytes,
+                                       alignment, pooled))
+    return;
 #endif
   if (PMR_LIKELY(pooled))
     pmr_impl_sharded_free(p);
@@ -118,19 +119,19 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 static bool sync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                             size_t new_bytes, size_t alignment) {
   state *s = state_of(self);
-  size_t largest = s->opts.largest_required_pool_block;
   size_t a = pmr_impl_pool_block_size(old_bytes, alignment);
   size_t b = pmr_impl_pool_block_size(new_bytes, alignment);
-  if (a > largest || b > largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN ||
+  if (!is_pooled(s, a, alignment) || !is_pooled(s, b, alignment) ||
       pmr_impl_pool_class_of(a) != pmr_impl_pool_class_of(b))
     return false;
 #ifdef PMR_DEBUG
-  pmr_impl_spin_lock(&s->big_lock);
-  bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p,
-                                     old_bytes, alignment, true);
-  if (ok) pmr_impl_track_add(s->debug, p, new_bytes, alignment);
-  pmr_impl_spin_unlock(&s->big_lock);
-  return ok;
+  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock,
+                                       "synchronized_pool", self, p, old_bytes,
+                                       alignment, true))
+    return false;
+  pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, new_bytes,
+                                 alignment);
+  return true;
 #else
   (void)p;
   return true;

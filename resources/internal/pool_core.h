@@ -205,6 +205,16 @@ struct pmr_impl_track;
 bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
                               const void *resource, void *p, size_t bytes,
                               size_t alignment, bool pooled);
+/* The same, and the table's record of a new block p, for a pool whose table
+ * threads share: under lock (a pmr_impl_spin *, as for pmr_impl_big_alloc),
+ * which a report also holds. */
+bool pmr_impl_pool_debug_free_locked(struct pmr_impl_track *t, void *lock,
+                                     const char *kind, const void *resource,
+                                     void *p, size_t bytes, size_t alignment,
+                                     bool pooled);
+void pmr_impl_pool_debug_add_locked(struct pmr_impl_track *t, void *lock,
+                                    const void *p, size_t bytes,
+                                    size_t alignment);
 
 #ifdef __cplusplus
 } /* extern "C" */
