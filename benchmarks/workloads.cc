@@ -1686,17 +1686,32 @@ WorkloadInfo WorkloadV() {
   return w;
 }
 
-WorkloadInfo WorkloadH() {
-  WorkloadInfo w = Container(
-      "H",
-      "container: hash map uint64_t -> uint64_t: insert random keys, lookups "
-      "that hit and miss, erase all",
-      "pmr_hashmap", "unordered_map");
+// H and H-str: the metrics of TimeMapRounds, compared with absl's map too.
+WorkloadInfo HashMapContainer(const char* id, const char* title) {
+  WorkloadInfo w = Container(id, title, "pmr_hashmap", "unordered_map");
   w.metrics = {{"insert_ns_per_op", "ns"}, {"hit_ns_per_op", "ns"},
                {"miss_ns_per_op", "ns"},   {"erase_ns_per_op", "ns"},
                {"total_ns_per_op", "ns"},  {"peak_rss_growth_kib", "KiB"}};
   w.unit_label = "ns per operation (insert, hit, miss, erase: round / 4n)";
   w.extra_ref = "absl_flat_hash_map";
+  return w;
+}
+
+// The note under H's and H-str's phase columns, for n keys.
+std::string HashMapPhaseNote(size_t n) {
+  return absl::StrFormat(
+      "   insert, hit, miss, erase: ns per operation of each phase "
+      "(erase includes destroying the empty map and reset/release);\n"
+      "   total = whole round / %d operations; each column is its own "
+      "median\n",
+      4 * n);
+}
+
+WorkloadInfo WorkloadH() {
+  WorkloadInfo w = HashMapContainer(
+      "H",
+      "container: hash map uint64_t -> uint64_t: insert random keys, lookups "
+      "that hit and miss, erase all");
   w.params = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
         "%d random uint64_t keys (precomputed, fixed seed) inserted into an "
@@ -1717,13 +1732,7 @@ WorkloadInfo WorkloadH() {
         s.h_keys, s.h_keys, s.h_keys, s.h_keys);
   };
   w.phase_note = [](const WorkloadInfo&, const Sizes& s) {
-    return absl::StrFormat(
-        "   insert, hit, miss, erase: ns per operation of each phase "
-        "(erase includes destroying the "
-        "empty map and reset/release);\n   total = whole round / %d "
-        "operations; each column is its "
-        "own median\n",
-        4 * s.h_keys);
+    return HashMapPhaseNote(s.h_keys);
   };
   w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
              const ChildArgs& args) {
@@ -1769,16 +1778,10 @@ WorkloadInfo WorkloadS() {
 }
 
 WorkloadInfo WorkloadHStr() {
-  WorkloadInfo w = Container(
+  WorkloadInfo w = HashMapContainer(
       "H-str",
       "container: hash map string -> uint64_t: insert 8-64-char keys, lookups "
-      "that hit and miss, erase all",
-      "pmr_hashmap", "unordered_map");
-  w.metrics = {{"insert_ns_per_op", "ns"}, {"hit_ns_per_op", "ns"},
-               {"miss_ns_per_op", "ns"},   {"erase_ns_per_op", "ns"},
-               {"total_ns_per_op", "ns"},  {"peak_rss_growth_kib", "KiB"}};
-  w.unit_label = "ns per operation (insert, hit, miss, erase: round / 4n)";
-  w.extra_ref = "absl_flat_hash_map";
+      "that hit and miss, erase all");
   w.params = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
         "%d random keys of %d..%d chars (letters and digits; precomputed, "
@@ -1802,12 +1805,7 @@ WorkloadInfo WorkloadHStr() {
         s.hs_keys, s.hs_keys, s.hs_keys, s.hs_keys, kSMinLen, kSMaxLen);
   };
   w.phase_note = [](const WorkloadInfo&, const Sizes& s) {
-    return absl::StrFormat(
-        "   insert, hit, miss, erase: ns per operation of each phase "
-        "(erase includes destroying the empty map and reset/release);\n"
-        "   total = whole round / %d operations; each column is its own "
-        "median\n",
-        4 * s.hs_keys);
+    return HashMapPhaseNote(s.hs_keys);
   };
   w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
              const ChildArgs& args) {
