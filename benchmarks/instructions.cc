@@ -1,6 +1,7 @@
 // Instruction counts per operation, for valgrind --tool=callgrind.
 //
 //   instructions SCENARIO N   runs SCENARIO's operation N times and exits.
+//   instructions --list       prints the scenarios tools/instructions.sh runs.
 //
 // tools/instructions.sh runs every scenario at two values of N under callgrind
 // and divides the difference, so start-up and set-up cancel out and what is
@@ -11,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory_resource>
-#include <string>
 
 #include "mem_resource/pmr_mem_resource.h"
 #include "resources/pmr_monotonic_buffer.h"
@@ -26,8 +26,13 @@ inline void Sink(void* p) { asm volatile("" : : "r"(p)); }
 
 constexpr size_t kSize = 64, kAlign = 8;
 
+// The loops, and the helpers that call them, are always inlined: each
+// scenario gets its own loop with pmr_allocate inlined into it, whatever the
+// compiler would decide for a helper that several scenarios share.
+#define LOOP_INLINE [[gnu::always_inline]] inline
+
 template <typename Alloc, typename Free>
-void Pairs(long n, Alloc alloc, Free dealloc) {
+LOOP_INLINE void Pairs(long n, Alloc alloc, Free dealloc) {
   for (long i = 0; i < n; ++i) {
     void* p = alloc();
     Sink(p);
@@ -36,101 +41,136 @@ void Pairs(long n, Alloc alloc, Free dealloc) {
 }
 
 template <typename Alloc>
-void Allocs(long n, Alloc alloc) {
+LOOP_INLINE void Allocs(long n, Alloc alloc) {
   for (long i = 0; i < n; ++i) Sink(alloc());
 }
 
-int Run(const std::string& s, long n) {
-  if (s == "malloc_pair") {  // glibc, or whatever malloc is preloaded
-    Pairs(
-        n, [] { return malloc(kSize); }, [](void* p) { free(p); });
-  } else if (s == "pmr_malloc_resource_pair") {
-    pmr_mem_resource* r = pmr_malloc_resource();
-    Pairs(
-        n, [r] { return pmr_allocate(r, kSize, kAlign); },
-        [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
-  } else if (s == "pmr_unsynchronized_pool_pair") {
-    pmr_unsynchronized_pool pool;
-    pmr_unsynchronized_pool_init(&pool, nullptr, nullptr);
-    pmr_mem_resource* r = &pool.base;
-    Pairs(
-        n, [r] { return pmr_allocate(r, kSize, kAlign); },
-        [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
-    pmr_unsynchronized_pool_destroy(&pool);
-  } else if (s == "pmr_synchronized_pool_pair") {
-    pmr_synchronized_pool pool;
-    pmr_synchronized_pool_init(&pool, nullptr, nullptr);
-    pmr_mem_resource* r = &pool.base;
-    Pairs(
-        n, [r] { return pmr_allocate(r, kSize, kAlign); },
-        [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
-    pmr_synchronized_pool_destroy(&pool);
-  } else if (s == "pmr_thread_cache_pair") {
-    pmr_thread_cache tc;
-    pmr_thread_cache_init(&tc, nullptr, nullptr);
-    pmr_mem_resource* r = &tc.base;
-    Pairs(
-        n, [r] { return pmr_allocate(r, kSize, kAlign); },
-        [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
-    pmr_thread_cache_destroy(&tc);
-  } else if (s == "std_unsynchronized_pool_pair") {
-    std::pmr::unsynchronized_pool_resource pool;
-    std::pmr::memory_resource* r = &pool;
-    Pairs(
-        n, [r] { return r->allocate(kSize, kAlign); },
-        [r](void* p) { r->deallocate(p, kSize, kAlign); });
-  } else if (s == "std_synchronized_pool_pair") {
-    std::pmr::synchronized_pool_resource pool;
-    std::pmr::memory_resource* r = &pool;
-    Pairs(
-        n, [r] { return r->allocate(kSize, kAlign); },
-        [r](void* p) { r->deallocate(p, kSize, kAlign); });
-  } else if (s == "pmr_monotonic_allocate") {
-    pmr_monotonic_buffer m;
-    pmr_monotonic_buffer_init(&m, nullptr);
-    pmr_mem_resource* r = &m.base;
-    Allocs(n, [r] { return pmr_allocate(r, kSize, kAlign); });
-    pmr_monotonic_buffer_destroy(&m);
-  } else if (s == "pmr_monotonic_inline_allocate") {
-    pmr_monotonic_buffer m;
-    pmr_monotonic_buffer_init(&m, nullptr);
-    Allocs(n,
-           [&m] { return pmr_monotonic_buffer_allocate(&m, kSize, kAlign); });
-    pmr_monotonic_buffer_destroy(&m);
-  } else if (s == "std_monotonic_allocate") {
-    std::pmr::monotonic_buffer_resource m;
-    std::pmr::memory_resource* r = &m;
-    Allocs(n, [r] { return r->allocate(kSize, kAlign); });
-  } else if (s == "bare_pointer_bump") {
-    // The floor: a bump pointer over one big buffer, no checks but the end.
-    size_t cap = static_cast<size_t>(n) * kSize + kSize;
-    char* buf = static_cast<char*>(malloc(cap));
-    char* cur = buf;
-    char* end = buf + cap;
-    Allocs(n, [&] {
-      char* p = reinterpret_cast<char*>(
-          (reinterpret_cast<uintptr_t>(cur) + kAlign - 1) & ~(kAlign - 1));
-      if (p + kSize > end) return static_cast<char*>(nullptr);
-      cur = p + kSize;
-      return p;
-    });
-    free(buf);
-  } else {
-    return 1;
-  }
-  return 0;
+// Pairs through the abstract interface (pmr_allocate / pmr_deallocate).
+LOOP_INLINE void PmrPairs(long n, pmr_mem_resource* r) {
+  Pairs(
+      n, [r] { return pmr_allocate(r, kSize, kAlign); },
+      [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
 }
+
+LOOP_INLINE void StdPairs(long n, std::pmr::memory_resource* r) {
+  Pairs(
+      n, [r] { return r->allocate(kSize, kAlign); },
+      [r](void* p) { r->deallocate(p, kSize, kAlign); });
+}
+
+// A scenario: its name, its run of n operations, and whether
+// tools/instructions.sh also runs it under each peer malloc (PEER:name).
+struct Scenario {
+  const char* name;
+  void (*run)(long n);
+  bool peers = false;
+};
+
+const char* const kPeers[] = {"mimalloc", "jemalloc", "tcmalloc"};
+
+// In the order tools/instructions.sh prints them.
+const Scenario kScenarios[] = {
+    {"bare_pointer_bump",
+     [](long n) {
+       // The floor: a bump pointer over one big buffer, no checks but the
+       // end.
+       size_t cap = static_cast<size_t>(n) * kSize + kSize;
+       char* buf = static_cast<char*>(malloc(cap));
+       char* cur = buf;
+       char* end = buf + cap;
+       Allocs(n, [&] {
+         char* p = reinterpret_cast<char*>(
+             (reinterpret_cast<uintptr_t>(cur) + kAlign - 1) & ~(kAlign - 1));
+         if (p + kSize > end) return static_cast<char*>(nullptr);
+         cur = p + kSize;
+         return p;
+       });
+       free(buf);
+     }},
+    {"pmr_monotonic_inline_allocate",
+     [](long n) {
+       pmr_monotonic_buffer m;
+       pmr_monotonic_buffer_init(&m, nullptr);
+       Allocs(n, [&m] {
+         return pmr_monotonic_buffer_allocate(&m, kSize, kAlign);
+       });
+       pmr_monotonic_buffer_destroy(&m);
+     }},
+    {"pmr_monotonic_allocate",
+     [](long n) {
+       pmr_monotonic_buffer m;
+       pmr_monotonic_buffer_init(&m, nullptr);
+       pmr_mem_resource* r = &m.base;
+       Allocs(n, [r] { return pmr_allocate(r, kSize, kAlign); });
+       pmr_monotonic_buffer_destroy(&m);
+     }},
+    {"std_monotonic_allocate",
+     [](long n) {
+       std::pmr::monotonic_buffer_resource m;
+       std::pmr::memory_resource* r = &m;
+       Allocs(n, [r] { return r->allocate(kSize, kAlign); });
+     }},
+    {"pmr_unsynchronized_pool_pair",
+     [](long n) {
+       pmr_unsynchronized_pool pool;
+       pmr_unsynchronized_pool_init(&pool, nullptr, nullptr);
+       PmrPairs(n, &pool.base);
+       pmr_unsynchronized_pool_destroy(&pool);
+     }},
+    {"pmr_synchronized_pool_pair",
+     [](long n) {
+       pmr_synchronized_pool pool;
+       pmr_synchronized_pool_init(&pool, nullptr, nullptr);
+       PmrPairs(n, &pool.base);
+       pmr_synchronized_pool_destroy(&pool);
+     }},
+    {"pmr_thread_cache_pair",
+     [](long n) {
+       pmr_thread_cache tc;
+       pmr_thread_cache_init(&tc, nullptr, nullptr);
+       PmrPairs(n, &tc.base);
+       pmr_thread_cache_destroy(&tc);
+     }},
+    {"malloc_pair",  // glibc, or whatever malloc is preloaded
+     [](long n) {
+       Pairs(
+           n, [] { return malloc(kSize); }, [](void* p) { free(p); });
+     },
+     true},
+    {"pmr_malloc_resource_pair",
+     [](long n) { PmrPairs(n, pmr_malloc_resource()); }},
+    {"std_unsynchronized_pool_pair",
+     [](long n) {
+       std::pmr::unsynchronized_pool_resource pool;
+       StdPairs(n, &pool);
+     }},
+    {"std_synchronized_pool_pair",
+     [](long n) {
+       std::pmr::synchronized_pool_resource pool;
+       StdPairs(n, &pool);
+     }},
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+    for (const Scenario& sc : kScenarios) {
+      printf("%s\n", sc.name);
+      if (sc.peers)
+        for (const char* peer : kPeers) printf("%s:%s\n", peer, sc.name);
+    }
+    return 0;
+  }
   if (argc != 3) {
-    fprintf(stderr, "usage: %s SCENARIO N\n", argv[0]);
+    fprintf(stderr, "usage: %s SCENARIO N | --list\n", argv[0]);
     return 2;
   }
-  if (Run(argv[1], atol(argv[2])) != 0) {
-    fprintf(stderr, "unknown scenario %s\n", argv[1]);
-    return 2;
+  for (const Scenario& sc : kScenarios) {
+    if (strcmp(argv[1], sc.name) != 0) continue;
+    sc.run(atol(argv[2]));
+    return 0;
   }
-  return 0;
+  fprintf(stderr, "unknown scenario %s\n", argv[1]);
+  return 2;
 }

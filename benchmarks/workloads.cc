@@ -656,22 +656,15 @@ class PmrMapOps {
   pmr_hashmap m_;
 };
 
-template <class Ops, class Res>
-void RunH(Ops ops, Res& res, const ChildArgs& args) {
-  const size_t n = args.sizes.h_keys;
-  Rng rng(0x4A54);
-  // Present keys are even, missing ones odd: a miss can never hit.
-  std::vector<uint64_t> keys(n), hit(n), miss(n), erase(n);
-  for (size_t i = 0; i < n; ++i) {
-    keys[i] = rng.Next() & ~uint64_t{1};
-    miss[i] = rng.Next() | 1;
-  }
-  hit = keys;
-  erase = keys;
-  for (size_t i = n - 1; i > 0; --i) {
-    std::swap(hit[i], hit[rng.Below(static_cast<uint32_t>(i + 1))]);
-    std::swap(erase[i], erase[rng.Below(static_cast<uint32_t>(i + 1))]);
-  }
+// The timed rounds of H and H-str over a map (ops: Begin, Size, End), each
+// phase n operations given by index: insert(i) (true when new), hit(i) and
+// miss(i) (the value or nullptr), erase(i) (true when found); then the map
+// destroyed and the resource dropped. Fails with `wrong` on a wrong answer.
+template <class Ops, class Res, class Insert, class Hit, class Miss,
+          class Erase>
+void TimeMapRounds(Ops& ops, Res& res, const ChildArgs& args, size_t n,
+                   const char* wrong, Insert insert, Hit hit, Miss miss,
+                   Erase erase) {
   const long base = StatusKib("VmRSS");
   std::vector<double> ins_ns, hit_ns, miss_ns, erase_ns, total_ns;
   uint64_t acc = 0;
@@ -679,12 +672,12 @@ void RunH(Ops ops, Res& res, const ChildArgs& args) {
     const uint64_t t0 = NowNs();
     ops.Begin();
     size_t inserted = 0;
-    for (size_t i = 0; i < n; ++i) inserted += ops.Insert(keys[i], i);
+    for (size_t i = 0; i < n; ++i) inserted += insert(i);
     const uint64_t t1 = NowNs();
     size_t found = 0;
     uint64_t sum = 0;
     for (size_t i = 0; i < n; ++i) {
-      const uint64_t* v = ops.Find(hit[i]);
+      const uint64_t* v = hit(i);
       if (v != nullptr) {
         ++found;
         sum += *v;
@@ -692,18 +685,18 @@ void RunH(Ops ops, Res& res, const ChildArgs& args) {
     }
     const uint64_t t2 = NowNs();
     size_t false_hits = 0;
-    for (size_t i = 0; i < n; ++i) false_hits += ops.Find(miss[i]) != nullptr;
+    for (size_t i = 0; i < n; ++i) false_hits += miss(i) != nullptr;
     const uint64_t t3 = NowNs();
     const size_t size_before = ops.Size();
     size_t erased = 0;
-    for (size_t i = 0; i < n; ++i) erased += ops.Erase(erase[i]);
+    for (size_t i = 0; i < n; ++i) erased += erase(i);
     const size_t size_after = ops.Size();
     ops.End();
     res.drop();
     const uint64_t t4 = NowNs();
     if (inserted != n || found != n || false_hits != 0 || erased != n ||
         size_before != n || size_after != 0)
-      Fail("hash map gave wrong answers");
+      Fail(wrong);
     acc += sum;
     if (r >= 0) {
       const double d = static_cast<double>(n);
@@ -721,6 +714,30 @@ void RunH(Ops ops, Res& res, const ChildArgs& args) {
   EmitMetric("erase_ns_per_op", erase_ns);
   EmitMetric("total_ns_per_op", total_ns);
   EmitRssGrowth(base);
+}
+
+template <class Ops, class Res>
+void RunH(Ops ops, Res& res, const ChildArgs& args) {
+  const size_t n = args.sizes.h_keys;
+  Rng rng(0x4A54);
+  // Present keys are even, missing ones odd: a miss can never hit.
+  std::vector<uint64_t> keys(n), hit(n), miss(n), erase(n);
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = rng.Next() & ~uint64_t{1};
+    miss[i] = rng.Next() | 1;
+  }
+  hit = keys;
+  erase = keys;
+  for (size_t i = n - 1; i > 0; --i) {
+    std::swap(hit[i], hit[rng.Below(static_cast<uint32_t>(i + 1))]);
+    std::swap(erase[i], erase[rng.Below(static_cast<uint32_t>(i + 1))]);
+  }
+  TimeMapRounds(
+      ops, res, args, n, "hash map gave wrong answers",
+      [&](size_t i) { return ops.Insert(keys[i], i); },
+      [&](size_t i) { return ops.Find(hit[i]); },
+      [&](size_t i) { return ops.Find(miss[i]); },
+      [&](size_t i) { return ops.Erase(erase[i]); });
 }
 
 // std::string or std::pmr::string, kept in slots reserved (and touched)
@@ -1015,55 +1032,12 @@ void RunHStr(Ops ops, Res& res, const ChildArgs& args) {
     std::swap(erase[i], erase[rng.Below(static_cast<uint32_t>(i + 1))]);
   }
   ops.Prepare(keys, miss);
-  const long base = StatusKib("VmRSS");
-  std::vector<double> ins_ns, hit_ns, miss_ns, erase_ns, total_ns;
-  uint64_t acc = 0;
-  for (int r = -args.warmup; r < args.rounds; ++r) {
-    const uint64_t t0 = NowNs();
-    ops.Begin();
-    size_t inserted = 0;
-    for (size_t i = 0; i < n; ++i) inserted += ops.Insert(i, i);
-    const uint64_t t1 = NowNs();
-    size_t found = 0;
-    uint64_t sum = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t* v = ops.Find(hit[i]);
-      if (v != nullptr) {
-        ++found;
-        sum += *v;
-      }
-    }
-    const uint64_t t2 = NowNs();
-    size_t false_hits = 0;
-    for (size_t i = 0; i < n; ++i) false_hits += ops.FindMiss(i) != nullptr;
-    const uint64_t t3 = NowNs();
-    const size_t size_before = ops.Size();
-    size_t erased = 0;
-    for (size_t i = 0; i < n; ++i) erased += ops.Erase(erase[i]);
-    const size_t size_after = ops.Size();
-    ops.End();
-    res.drop();
-    const uint64_t t4 = NowNs();
-    if (inserted != n || found != n || false_hits != 0 || erased != n ||
-        size_before != n || size_after != 0)
-      Fail("string hash map gave wrong answers");
-    acc += sum;
-    if (r >= 0) {
-      const double d = static_cast<double>(n);
-      ins_ns.push_back((t1 - t0) / d);
-      hit_ns.push_back((t2 - t1) / d);
-      miss_ns.push_back((t3 - t2) / d);
-      erase_ns.push_back((t4 - t3) / d);
-      total_ns.push_back((t4 - t0) / (4 * d));
-    }
-  }
-  Sink() += acc;
-  EmitMetric("insert_ns_per_op", ins_ns);
-  EmitMetric("hit_ns_per_op", hit_ns);
-  EmitMetric("miss_ns_per_op", miss_ns);
-  EmitMetric("erase_ns_per_op", erase_ns);
-  EmitMetric("total_ns_per_op", total_ns);
-  EmitRssGrowth(base);
+  TimeMapRounds(
+      ops, res, args, n, "string hash map gave wrong answers",
+      [&](size_t i) { return ops.Insert(i, i); },
+      [&](size_t i) { return ops.Find(hit[i]); },
+      [&](size_t i) { return ops.FindMiss(i); },
+      [&](size_t i) { return ops.Erase(erase[i]); });
 }
 
 // ---- W: word count
@@ -1712,17 +1686,32 @@ WorkloadInfo WorkloadV() {
   return w;
 }
 
-WorkloadInfo WorkloadH() {
-  WorkloadInfo w = Container(
-      "H",
-      "container: hash map uint64_t -> uint64_t: insert random keys, lookups "
-      "that hit and miss, erase all",
-      "pmr_hashmap", "unordered_map");
+// H and H-str: the metrics of TimeMapRounds, compared with absl's map too.
+WorkloadInfo HashMapContainer(const char* id, const char* title) {
+  WorkloadInfo w = Container(id, title, "pmr_hashmap", "unordered_map");
   w.metrics = {{"insert_ns_per_op", "ns"}, {"hit_ns_per_op", "ns"},
                {"miss_ns_per_op", "ns"},   {"erase_ns_per_op", "ns"},
                {"total_ns_per_op", "ns"},  {"peak_rss_growth_kib", "KiB"}};
   w.unit_label = "ns per operation (insert, hit, miss, erase: round / 4n)";
   w.extra_ref = "absl_flat_hash_map";
+  return w;
+}
+
+// The note under H's and H-str's phase columns, for n keys.
+std::string HashMapPhaseNote(size_t n) {
+  return absl::StrFormat(
+      "   insert, hit, miss, erase: ns per operation of each phase "
+      "(erase includes destroying the empty map and reset/release);\n"
+      "   total = whole round / %d operations; each column is its own "
+      "median\n",
+      4 * n);
+}
+
+WorkloadInfo WorkloadH() {
+  WorkloadInfo w = HashMapContainer(
+      "H",
+      "container: hash map uint64_t -> uint64_t: insert random keys, lookups "
+      "that hit and miss, erase all");
   w.params = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
         "%d random uint64_t keys (precomputed, fixed seed) inserted into an "
@@ -1743,13 +1732,7 @@ WorkloadInfo WorkloadH() {
         s.h_keys, s.h_keys, s.h_keys, s.h_keys);
   };
   w.phase_note = [](const WorkloadInfo&, const Sizes& s) {
-    return absl::StrFormat(
-        "   insert, hit, miss, erase: ns per operation of each phase "
-        "(erase includes destroying the "
-        "empty map and reset/release);\n   total = whole round / %d "
-        "operations; each column is its "
-        "own median\n",
-        4 * s.h_keys);
+    return HashMapPhaseNote(s.h_keys);
   };
   w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
              const ChildArgs& args) {
@@ -1795,16 +1778,10 @@ WorkloadInfo WorkloadS() {
 }
 
 WorkloadInfo WorkloadHStr() {
-  WorkloadInfo w = Container(
+  WorkloadInfo w = HashMapContainer(
       "H-str",
       "container: hash map string -> uint64_t: insert 8-64-char keys, lookups "
-      "that hit and miss, erase all",
-      "pmr_hashmap", "unordered_map");
-  w.metrics = {{"insert_ns_per_op", "ns"}, {"hit_ns_per_op", "ns"},
-               {"miss_ns_per_op", "ns"},   {"erase_ns_per_op", "ns"},
-               {"total_ns_per_op", "ns"},  {"peak_rss_growth_kib", "KiB"}};
-  w.unit_label = "ns per operation (insert, hit, miss, erase: round / 4n)";
-  w.extra_ref = "absl_flat_hash_map";
+      "that hit and miss, erase all");
   w.params = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
         "%d random keys of %d..%d chars (letters and digits; precomputed, "
@@ -1828,12 +1805,7 @@ WorkloadInfo WorkloadHStr() {
         s.hs_keys, s.hs_keys, s.hs_keys, s.hs_keys, kSMinLen, kSMaxLen);
   };
   w.phase_note = [](const WorkloadInfo&, const Sizes& s) {
-    return absl::StrFormat(
-        "   insert, hit, miss, erase: ns per operation of each phase "
-        "(erase includes destroying the empty map and reset/release);\n"
-        "   total = whole round / %d operations; each column is its own "
-        "median\n",
-        4 * s.hs_keys);
+    return HashMapPhaseNote(s.hs_keys);
   };
   w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
              const ChildArgs& args) {

@@ -168,26 +168,6 @@ static inline size_t probe_u64(const pmr_hashmap *m, uint64_t k, uint64_t h,
   return pmr_impl_hashmap_probe_u64(m, k, h, empty);
 }
 
-static size_t probe_generic(const pmr_hashmap *m, const void *key, uint64_t h,
-                            size_t *empty) {
-  const size_t mask = m->mask;
-  size_t pos = h1(h) & mask, step = 0;
-  for (;;) {
-    const unsigned char *g = m->ctrl + pos;
-    for (bits_t b = pmr_impl_hashmap_match(g, h2(h)); b != 0; b &= b - 1) {
-      size_t i = (pos + bits_lowest(b)) & mask;
-      if (key_equal(m, key, slot_at(m, i))) return i;
-    }
-    bits_t e = group_empty(g);
-    if (e != 0) {
-      *empty = (pos + bits_lowest(e)) & mask;
-      return NPOS;
-    }
-    step += GROUP;
-    pos = (pos + step) & mask;
-  }
-}
-
 /* The text keys of string and cstr maps, compared with the n bytes at p:
  * the control byte's 7 hash bits have already matched; the length (string)
  * or the first differing byte rejects most of the rest. A C-string key never
@@ -207,18 +187,38 @@ static inline bool cstr_equals_text(const unsigned char *slot, const char *p,
   return s[n] == '\0';
 }
 
-/* probe_generic for a text key of a string map (string true) or a cstr map;
- * string is a constant at each call, so each gets its own loop. */
-static inline size_t probe_text(const pmr_hashmap *m, const char *p, size_t n,
-                                uint64_t h, size_t *empty, bool string) {
-  const size_t mask = m->mask;
+/* How a probe compares a candidate slot with what it looks for. */
+enum {
+  BY_KIND,        /* *key, by the map's kind (any kind but u64) */
+  BY_BYTES,       /* *key, plain bytes: memcmp, no dispatch */
+  BY_STRING_TEXT, /* the text (p, n), in a string map */
+  BY_CSTR_TEXT    /* the text (p, n), in a cstr map */
+};
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PROBE_INLINE __attribute__((always_inline)) inline
+#else
+#define PROBE_INLINE inline
+#endif
+
+/* The slot of the key (hash h), or NPOS; when absent, *empty gets where an
+ * insertion goes if the table has no tombstones. The key is *key or the
+ * text (p, n), as `by` says. `by` is a constant at each call, and the probe
+ * is always inlined, so each caller gets its own loop with no dispatch. */
+static PROBE_INLINE size_t probe(const pmr_hashmap *m, uint64_t h, int by,
+                                 const void *key, const char *p, size_t n,
+                                 size_t *empty) {
+  const size_t mask = m->mask, key_size = m->key_size;
   size_t pos = h1(h) & mask, step = 0;
   for (;;) {
     const unsigned char *g = m->ctrl + pos;
     for (bits_t b = pmr_impl_hashmap_match(g, h2(h)); b != 0; b &= b - 1) {
       size_t i = (pos + bits_lowest(b)) & mask;
-      if (string ? string_equals_text(slot_at(m, i), p, n)
-                 : cstr_equals_text(slot_at(m, i), p, n))
+      const unsigned char *slot = slot_at(m, i);
+      if (by == BY_KIND          ? key_equal(m, key, slot)
+          : by == BY_BYTES       ? memcmp(slot, key, key_size) == 0
+          : by == BY_STRING_TEXT ? string_equals_text(slot, p, n)
+                                 : cstr_equals_text(slot, p, n))
         return i;
     }
     bits_t e = group_empty(g);
@@ -231,25 +231,16 @@ static inline size_t probe_text(const pmr_hashmap *m, const char *p, size_t n,
   }
 }
 
-/* probe_generic for plain byte keys: memcmp, no dispatch. */
+/* Out of line, as callers of the generic paths do not need the loop inlined
+ * into them. */
+static size_t probe_generic(const pmr_hashmap *m, const void *key, uint64_t h,
+                            size_t *empty) {
+  return probe(m, h, BY_KIND, key, NULL, 0, empty);
+}
+
 static size_t probe_bytes(const pmr_hashmap *m, const void *key, uint64_t h,
                           size_t *empty) {
-  const size_t mask = m->mask, key_size = m->key_size;
-  size_t pos = h1(h) & mask, step = 0;
-  for (;;) {
-    const unsigned char *g = m->ctrl + pos;
-    for (bits_t b = pmr_impl_hashmap_match(g, h2(h)); b != 0; b &= b - 1) {
-      size_t i = (pos + bits_lowest(b)) & mask;
-      if (memcmp(slot_at(m, i), key, key_size) == 0) return i;
-    }
-    bits_t e = group_empty(g);
-    if (e != 0) {
-      *empty = (pos + bits_lowest(e)) & mask;
-      return NPOS;
-    }
-    step += GROUP;
-    pos = (pos + step) & mask;
-  }
+  return probe(m, h, BY_BYTES, key, NULL, 0, empty);
 }
 
 /* The slot of the text key (p, n) of a string or cstr map, or NPOS; *hp gets
@@ -258,8 +249,8 @@ static size_t locate_text(const pmr_hashmap *m, const char *p, size_t n,
                           uint64_t *hp, size_t *empty) {
   const uint64_t h = hash_of(m, p, n);
   *hp = h;
-  return m->kind == KIND_STRING ? probe_text(m, p, n, h, empty, true)
-                                : probe_text(m, p, n, h, empty, false);
+  return m->kind == KIND_STRING ? probe(m, h, BY_STRING_TEXT, NULL, p, n, empty)
+                                : probe(m, h, BY_CSTR_TEXT, NULL, p, n, empty);
 }
 
 /* The same for *key in a map of any kind but u64. */
@@ -331,8 +322,7 @@ static inline bool has_tombstones(const pmr_hashmap *m) {
 /* ---- Tables ----------------------------------------------------------- */
 
 static size_t slots_offset(const pmr_hashmap *m, size_t capacity) {
-  size_t ctrl = capacity + GROUP;
-  return (ctrl + m->slot_align - 1) & ~(m->slot_align - 1);
+  return pmr_impl_round_up(capacity + GROUP, m->slot_align);
 }
 
 /* Bytes of a table of `capacity`, or 0 when too large. */
@@ -459,9 +449,8 @@ static bool configure(pmr_hashmap *m, int kind, size_t key_size,
       value_align > (size_t)PTRDIFF_MAX / 4)
     return false;
   size_t slot_align = key_align > value_align ? key_align : value_align;
-  size_t value_offset = (key_size + value_align - 1) & ~(value_align - 1);
-  size_t slot_size = value_offset + value_size;
-  slot_size = (slot_size + slot_align - 1) & ~(slot_align - 1);
+  size_t value_offset = pmr_impl_round_up(key_size, value_align);
+  size_t slot_size = pmr_impl_round_up(value_offset + value_size, slot_align);
   if (kind == KIND_BYTES && key_size == sizeof(uint64_t)) kind = KIND_U64;
   m->key_size = key_size;
   m->key_align = key_align;

@@ -293,6 +293,22 @@ uint64_t pmr_hash_u64(uint64_t x);
 uint64_t pmr_hash_bytes_with_seed(const void *data, size_t n, uint64_t seed);
 uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
 
+/* Internal: the part of PMR_HASHMAP_TYPED and PMR_HASHMAP_TYPED_STR that
+ * does not depend on the key. */
+#define PMR_IMPL_HASHMAP_TYPED_COMMON(name)                          \
+  typedef struct name {                                              \
+    pmr_hashmap impl;                                                \
+  } name;                                                            \
+  PMR_MAYBE_UNUSED static inline void name##_destroy(name *m) {      \
+    pmr_hashmap_destroy(&m->impl);                                   \
+  }                                                                  \
+  PMR_MAYBE_UNUSED static inline size_t name##_size(const name *m) { \
+    return pmr_hashmap_size(&m->impl);                               \
+  }                                                                  \
+  PMR_MAYBE_UNUSED static inline pmr_hashmap *name##_base(name *m) { \
+    return &m->impl;                                                 \
+  }
+
 /* ---- Typed maps. PMR_HASHMAP_TYPED(name, K, V) defines the type `name`
  * (a struct holding one pmr_hashmap) and inline functions that take keys and
  * values by type, so a key or value of the wrong type or size does not
@@ -313,30 +329,12 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
  * keys taken as (pointer, length) text: name_find(m, p, n),
  * name_insert(m, p, n, value), name_insert_or_assign(m, p, n, value),
  * name_emplace(m, p, n, inserted), name_erase(m, p, n, value_out). */
-#ifndef PMR_ALIGNOF
-#ifdef __cplusplus
-#define PMR_ALIGNOF(T) alignof(T)
-#else
-#define PMR_ALIGNOF(T) _Alignof(T)
-#endif
-#endif
 #define PMR_HASHMAP_TYPED(name, K, V)                                        \
-  typedef struct name {                                                      \
-    pmr_hashmap impl;                                                        \
-  } name;                                                                    \
+  PMR_IMPL_HASHMAP_TYPED_COMMON(name)                                        \
   PMR_MAYBE_UNUSED static inline bool name##_init(name *m,                   \
                                                   pmr_mem_resource *r) {     \
     return pmr_hashmap_init(&m->impl, sizeof(K), PMR_ALIGNOF(K), sizeof(V),  \
                             PMR_ALIGNOF(V), r);                              \
-  }                                                                          \
-  PMR_MAYBE_UNUSED static inline void name##_destroy(name *m) {              \
-    pmr_hashmap_destroy(&m->impl);                                           \
-  }                                                                          \
-  PMR_MAYBE_UNUSED static inline size_t name##_size(const name *m) {         \
-    return pmr_hashmap_size(&m->impl);                                       \
-  }                                                                          \
-  PMR_MAYBE_UNUSED static inline pmr_hashmap *name##_base(name *m) {         \
-    return &m->impl;                                                         \
   }                                                                          \
   PMR_MAYBE_UNUSED static inline V *name##_find(const name *m, K key) {      \
     if (sizeof(K) == sizeof(uint64_t)) {                                     \
@@ -374,21 +372,10 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
   }
 
 #define PMR_HASHMAP_TYPED_STR(name, V)                                         \
-  typedef struct name {                                                        \
-    pmr_hashmap impl;                                                          \
-  } name;                                                                      \
+  PMR_IMPL_HASHMAP_TYPED_COMMON(name)                                          \
   PMR_MAYBE_UNUSED static inline bool name##_init(name *m,                     \
                                                   pmr_mem_resource *r) {       \
     return pmr_hashmap_init_string(&m->impl, sizeof(V), PMR_ALIGNOF(V), r);    \
-  }                                                                            \
-  PMR_MAYBE_UNUSED static inline void name##_destroy(name *m) {                \
-    pmr_hashmap_destroy(&m->impl);                                             \
-  }                                                                            \
-  PMR_MAYBE_UNUSED static inline size_t name##_size(const name *m) {           \
-    return pmr_hashmap_size(&m->impl);                                         \
-  }                                                                            \
-  PMR_MAYBE_UNUSED static inline pmr_hashmap *name##_base(name *m) {           \
-    return &m->impl;                                                           \
   }                                                                            \
   PMR_MAYBE_UNUSED static inline V *name##_find(const name *m, const char *p,  \
                                                 size_t n) {                    \

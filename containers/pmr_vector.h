@@ -208,13 +208,6 @@ bool pmr_vector_move_assign(pmr_vector *dst, pmr_vector *src);
 
 /* ---- Thin typed convenience macros (T is the element type). v and i may be
  * evaluated more than once. */
-#ifndef PMR_ALIGNOF
-#ifdef __cplusplus
-#define PMR_ALIGNOF(T) alignof(T)
-#else
-#define PMR_ALIGNOF(T) _Alignof(T)
-#endif
-#endif
 #define PMR_VECTOR_INIT_T(v, T, r) \
   pmr_vector_init((v), sizeof(T), PMR_ALIGNOF(T), (r))
 #define PMR_VECTOR_DATA_T(v, T) ((T *)pmr_vector_data(v))

@@ -77,6 +77,15 @@ extern "C" {
 #define PMR_MAYBE_UNUSED
 #endif
 
+/* alignof(T) in C and C++: the typed container macros take both. */
+#ifndef PMR_ALIGNOF
+#ifdef __cplusplus
+#define PMR_ALIGNOF(T) alignof(T)
+#else
+#define PMR_ALIGNOF(T) _Alignof(T)
+#endif
+#endif
+
 /* The strictest alignment malloc guarantees without asking (16 on x86-64). */
 #ifdef __cplusplus
 #define PMR_MAX_ALIGN ((size_t)alignof(max_align_t))

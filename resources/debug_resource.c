@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resources/internal/fork_guard.h"
+#include "resources/internal/live_registry.h"
 #include "resources/internal/ptr_table.h"
 
 #define GUARD ((size_t)PMR_DEBUG_GUARD_BYTES)
@@ -59,9 +59,7 @@ typedef struct state {
   size_t byte_limit;
   bool byte_limit_on, fail_always, abort_on_misuse;
   char name[64];
-  /* Live resources are listed for fork (live_lock). */
-  struct state *prev_live, *next_live;
-  bool live;
+  pmr_impl_live_node node; /* in the registry of live resources */
 } state;
 
 PMR_IMPL_STATE_FITS(pmr_debug_resource, state);
@@ -469,77 +467,18 @@ static const pmr_mem_resource_ops debug_ops = {
 
 enum { DEFAULT_Q_BLOCKS = 1024, DEFAULT_Q_BYTES = 4 << 20 };
 
-/* ---- fork ------------------------------------------------------------------
+/* ---- live resources --------------------------------------------------------
  * Before fork(): every live resource's mutex (a thread of the parent may be
  * inside one, calling upstream). In the child the mutexes are new. */
 
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static state *live_list; /* live_lock */
-
-static void unlock_until(state *end) {
-  for (state *t = live_list; t != end; t = t->next_live)
-    pthread_mutex_unlock(&t->lock);
+static bool lock_at(void *instance, size_t k, pmr_impl_live_lock *out) {
+  out->spin = NULL;
+  out->mutex = &state_of(&((pmr_debug_resource *)instance)->base)->lock;
+  return k == 0;
 }
 
-static bool fork_take_all(void) {
-  if (!pmr_impl_fork_mutex_take(&live_lock)) return false;
-  for (state *s = live_list; s != NULL; s = s->next_live)
-    if (!pmr_impl_fork_mutex_take(&s->lock)) {
-      unlock_until(s);
-      pthread_mutex_unlock(&live_lock);
-      return false;
-    }
-  return true;
-}
-
-static void fork_release_all(void) {
-  unlock_until(NULL);
-  pthread_mutex_unlock(&live_lock);
-}
-
-static void fork_child(void) {
-  for (state *s = live_list; s != NULL; s = s->next_live)
-    pthread_mutex_init(&s->lock, NULL);
-  pthread_mutex_init(&live_lock, NULL);
-}
-
-static const pmr_impl_fork_client fork_client = {fork_take_all,
-                                                 fork_release_all, fork_child};
-
-/* True when s is listed (pointers compared only: s may be uninitialised). */
-static bool is_live(const state *s) {
-  pthread_mutex_lock(&live_lock);
-  const state *t = live_list;
-  while (t != NULL && t != s) t = t->next_live;
-  pthread_mutex_unlock(&live_lock);
-  return t != NULL;
-}
-
-static void list_live(state *s) {
-  pthread_mutex_lock(&live_lock);
-  s->prev_live = NULL;
-  s->next_live = live_list;
-  if (live_list != NULL) live_list->prev_live = s;
-  live_list = s;
-  s->live = true;
-  pthread_mutex_unlock(&live_lock);
-}
-
-/* Takes s off the list; false when it was not on it (destroyed already). */
-static bool unlist_live(state *s) {
-  pthread_mutex_lock(&live_lock);
-  bool was = s->live;
-  if (was) {
-    if (s->prev_live != NULL)
-      s->prev_live->next_live = s->next_live;
-    else
-      live_list = s->next_live;
-    if (s->next_live != NULL) s->next_live->prev_live = s->prev_live;
-    s->live = false;
-  }
-  pthread_mutex_unlock(&live_lock);
-  return was;
-}
+static pmr_impl_live_registry registry =
+    PMR_IMPL_LIVE_REGISTRY("debug_resource", lock_at, NULL);
 
 bool pmr_debug_resource_init(pmr_debug_resource *d,
                              const pmr_debug_resource_options *opts,
@@ -548,15 +487,11 @@ bool pmr_debug_resource_init(pmr_debug_resource *d,
   memset(&o, 0, sizeof o);
   if (opts != NULL) o = *opts;
   state *s = state_of(&d->base);
-  if (is_live(s)) {
+  if (pmr_impl_live_has(&registry, d)) {
     /* Init over a live resource: destroyed first (its leaks reported). */
-    pmr_report_misuse(
-        "debug_resource %p: initialised again while live (not destroyed); "
-        "destroying it first",
-        (void *)d);
+    pmr_impl_live_report_init(&registry, d);
     pmr_debug_resource_destroy(d);
   }
-  pmr_impl_fork_register(&fork_client);
   d->base.ops = &debug_ops;
   memset(s, 0, sizeof *s);
   s->upstream = pmr_resource_or_default(upstream);
@@ -575,7 +510,7 @@ bool pmr_debug_resource_init(pmr_debug_resource *d,
     memcpy(s->name, o.name, n);
     s->name[n] = '\0';
   }
-  list_live(s);
+  pmr_impl_live_add(&registry, &s->node, d);
   return true;
 }
 
@@ -595,7 +530,8 @@ static void leak(state *s, const entry *e, size_t i, size_t n) {
 
 size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
   state *s = state_of(&d->base);
-  if (!unlist_live(s)) return 0; /* destroyed already */
+  if (!pmr_impl_live_remove(&registry, &s->node))
+    return 0; /* destroyed already */
   pthread_mutex_lock(&s->lock);
   size_t problems = flush_locked(s);
   size_t leaks = 0;

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "resources/internal/live_check.h"
+#include "resources/internal/live_registry.h"
 #include "resources/internal/mem_check.h"
 
 /* Kept at the END of each chunk, so a chunk's first byte is as aligned as the
@@ -92,12 +92,15 @@ static const pmr_mem_resource_ops mono_ops = {
     .try_resize = mono_try_resize,
 };
 
+/* Debug builds: the live monotonic buffers, to report init over one. */
+static pmr_impl_live_registry registry =
+    PMR_IMPL_LIVE_REGISTRY("monotonic_buffer", NULL, NULL);
+
 bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            void *buffer, size_t size,
                                            pmr_mem_resource *upstream) {
-  if (pmr_impl_live_check_init(m, "monotonic_buffer"))
-    pmr_monotonic_buffer_destroy(m);
-  pmr_impl_live_add(m);
+  if (pmr_impl_live_debug_init(&registry, m)) pmr_monotonic_buffer_destroy(m);
+  pmr_impl_live_debug_add(&registry, m);
   m->base.ops = &mono_ops;
   m->upstream = pmr_resource_or_default(upstream);
   m->chunks = NULL;
@@ -130,8 +133,7 @@ bool pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
      * initial_size). A size upstream cannot serve fails there. */
     size_t first = SIZE_MAX & ~(PMR_MAX_ALIGN - 1);
     if (initial_size <= first - HEADER_SIZE - (PMR_MAX_ALIGN - 1))
-      first = (initial_size + HEADER_SIZE + PMR_MAX_ALIGN - 1) &
-              ~(PMR_MAX_ALIGN - 1);
+      first = pmr_impl_round_up(initial_size + HEADER_SIZE, PMR_MAX_ALIGN);
     m->initial_next = m->next_size = first;
     if (first > m->max_next) m->max_next = first;
   }
@@ -158,7 +160,7 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 }
 
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
-  pmr_impl_live_remove(m);
+  pmr_impl_live_debug_remove(&registry, m);
   pmr_monotonic_buffer_release(m);
   /* The caller's buffer is theirs again, and m forgets it: a later destroy or
    * release of m must not mark it unused again (under ASan that poisons

@@ -1,7 +1,7 @@
 /* pmr_statistics: relaxed atomic counters around an upstream. */
 #include "resources/pmr_statistics.h"
 
-#include "resources/internal/live_check.h"
+#include "resources/internal/live_registry.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -102,9 +102,14 @@ static const pmr_mem_resource_ops stats_ops = {
     .try_resize = stats_try_resize,
 };
 
+/* Debug builds: the live statistics resources, to report init over one. */
+static pmr_impl_live_registry registry =
+    PMR_IMPL_LIVE_REGISTRY("statistics", NULL, NULL);
+
 bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
-  pmr_impl_live_check_init(s, "statistics"); /* nothing to destroy */
-  pmr_impl_live_add(s);
+  /* Over a live instance: reported, nothing to destroy, listed already. */
+  if (!pmr_impl_live_debug_init(&registry, s))
+    pmr_impl_live_debug_add(&registry, s);
   s->base.ops = &stats_ops;
   state *st = state_of(&s->base);
   st->upstream = pmr_resource_or_default(upstream);
@@ -122,7 +127,9 @@ bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
 }
 
 /* Nothing to free: the counters live in s and the blocks belong to upstream. */
-void pmr_statistics_destroy(pmr_statistics *s) { pmr_impl_live_remove(s); }
+void pmr_statistics_destroy(pmr_statistics *s) {
+  pmr_impl_live_debug_remove(&registry, s);
+}
 
 pmr_mem_resource *pmr_statistics_upstream(const pmr_statistics *s) {
   return cstate_of(s)->upstream;

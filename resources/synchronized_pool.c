@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "resources/internal/debug_track.h"
-#include "resources/internal/fork_guard.h"
+#include "resources/internal/live_registry.h"
 #include "resources/internal/sharded_heap.h"
 
 typedef struct state {
@@ -17,9 +17,8 @@ typedef struct state {
   size_t small_limit;     /* min(largest, table limit): keys below are fast */
   pmr_impl_spin big_lock; /* guards big and debug */
   pmr_impl_big_block big;
-  pmr_impl_track *debug;               /* PMR_DEBUG builds only */
-  struct state *prev_live, *next_live; /* live_lock */
-  bool live;                           /* live_lock */
+  pmr_impl_track *debug;   /* PMR_DEBUG builds only */
+  pmr_impl_live_node node; /* in the registry of live pools */
 } state;
 
 _Static_assert(sizeof(state) <=
@@ -34,6 +33,13 @@ static const state *cstate_of(const pmr_synchronized_pool *p) {
   return (const state *)(const void *)p->pmr_impl_state.bytes;
 }
 
+/* True when a request whose block size is sz is served by the pages
+ * (otherwise by an oversize block from upstream). */
+static bool is_pooled(const state *s, size_t sz, size_t alignment) {
+  return sz <= s->opts.largest_required_pool_block &&
+         alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN;
+}
+
 /* Everything but the fast path: shard creation or contention, page changes,
  * sizes above 1024, 0 bytes, oversize, debug tracking, giving segments back
  * that deallocation left for later. */
@@ -42,9 +48,8 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
   int saved = errno; /* kept on success: a shard that could not be made
                         does not fail a request another shard serves */
   void *p;
-  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
-  if (PMR_LIKELY(sz <= s->opts.largest_required_pool_block &&
-                 alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN)) {
+  size_t sz = pmr_impl_pool_block_size(bytes, alignment);
+  if (PMR_LIKELY(is_pooled(s, sz, alignment))) {
     /* Upstream is never called with a lock held. */
     pmr_impl_shard *sh = pmr_impl_sharded_lock_mine(&s->heap);
     if (PMR_UNLIKELY(sh == NULL)) return NULL;
@@ -57,11 +62,8 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
   }
   pmr_impl_sharded_shrink(&s->heap);
 #ifdef PMR_DEBUG
-  if (p != NULL) {
-    pmr_impl_spin_lock(&s->big_lock);
-    pmr_impl_track_add(s->debug, p, bytes, alignment);
-    pmr_impl_spin_unlock(&s->big_lock);
-  }
+  if (p != NULL)
+    pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, bytes, alignment);
 #endif
   if (p != NULL) errno = saved;
   return p;
@@ -75,17 +77,9 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   if (PMR_LIKELY(key < s->small_limit)) {
     pmr_impl_shard *sh = pmr_impl_sharded_try_mine(&s->heap);
     if (PMR_LIKELY(sh != NULL)) {
-      pmr_impl_page_class *k = pmr_impl_heap_small(&sh->heap, key);
-      pmr_impl_page *pg = k->current;
-      void *b = pg->free;
-      if (PMR_LIKELY(b != NULL)) {
-        pg->free = pmr_impl_link_get(b);
-        pg->used++;
-        pmr_impl_spin_unlock(&sh->lock);
-        PMR_IMPL_UNDEFINED(b, pg->block);
-        return b;
-      }
+      void *b = pmr_impl_heap_pop(pmr_impl_heap_small(&sh->heap, key));
       pmr_impl_spin_unlock(&sh->lock);
+      if (PMR_LIKELY(b != NULL)) return b;
     }
   }
 #endif
@@ -95,15 +89,13 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
 PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
                                               size_t bytes, size_t alignment) {
   state *s = state_of(self);
-  size_t sz = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
-  bool pooled = sz <= s->opts.largest_required_pool_block &&
-                alignment <= PMR_IMPL_POOL_MAX_BLOCK_ALIGN;
+  size_t sz = pmr_impl_pool_block_size(bytes, alignment);
+  bool pooled = is_pooled(s, sz, alignment);
 #ifdef PMR_DEBUG
-  pmr_impl_spin_lock(&s->big_lock);
-  bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p,
-                                     bytes, alignment, pooled);
-  pmr_impl_spin_unlock(&s->big_lock);
-  if (!ok) return;
+  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock,
+                                       "synchronized_pool", self, p, bytes,
+                                       alignment, pooled))
+    return;
 #endif
   if (PMR_LIKELY(pooled))
     pmr_impl_sharded_free(p);
@@ -127,21 +119,19 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 static bool sync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                             size_t new_bytes, size_t alignment) {
   state *s = state_of(self);
-  size_t largest = s->opts.largest_required_pool_block;
-  size_t a =
-      ((old_bytes + (old_bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
-  size_t b =
-      ((new_bytes + (new_bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
-  if (a > largest || b > largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN ||
+  size_t a = pmr_impl_pool_block_size(old_bytes, alignment);
+  size_t b = pmr_impl_pool_block_size(new_bytes, alignment);
+  if (!is_pooled(s, a, alignment) || !is_pooled(s, b, alignment) ||
       pmr_impl_pool_class_of(a) != pmr_impl_pool_class_of(b))
     return false;
 #ifdef PMR_DEBUG
-  pmr_impl_spin_lock(&s->big_lock);
-  bool ok = pmr_impl_pool_debug_free(s->debug, "synchronized_pool", self, p,
-                                     old_bytes, alignment, true);
-  if (ok) pmr_impl_track_add(s->debug, p, new_bytes, alignment);
-  pmr_impl_spin_unlock(&s->big_lock);
-  return ok;
+  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock,
+                                       "synchronized_pool", self, p, old_bytes,
+                                       alignment, true))
+    return false;
+  pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, new_bytes,
+                                 alignment);
+  return true;
 #else
   (void)p;
   return true;
@@ -154,128 +144,42 @@ static const pmr_mem_resource_ops sync_ops = {
     .try_resize = sync_try_resize,
 };
 
-/* ---- fork ------------------------------------------------------------------
- * Before fork(): every live pool's create_lock, big_lock, page source lock
- * and shard locks. */
+/* ---- live pools ------------------------------------------------------------
+ * Before fork(): every live pool's create_lock, page source lock, shard
+ * locks and big_lock. */
 
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static state *live_pools; /* live_lock */
-
-#define LOCKS (PMR_IMPL_SHARDS + 3)
-
-/* The locks of s in one fixed order; returns how many. The heap's
- * create_lock first: no shard appears after it is held. */
-static size_t list_locks(state *s, pmr_impl_spin *all[LOCKS]) {
+/* Lock k of pool instance: its heap's (create_lock first: no shard appears
+ * after it is held), then big_lock. */
+static bool lock_at(void *instance, size_t k, pmr_impl_live_lock *out) {
+  state *s = state_of(&((pmr_synchronized_pool *)instance)->base);
+  pmr_impl_spin *all[PMR_IMPL_SHARDS + 3];
   size_t n = pmr_impl_sharded_locks(&s->heap, all);
   all[n++] = &s->big_lock;
-  return n;
-}
-
-static void unlock_first(state *s, size_t n) {
-  pmr_impl_spin *all[LOCKS];
-  size_t have = list_locks(s, all);
-  if (n > have) n = have;
-  while (n > 0) pmr_impl_spin_unlock(all[--n]);
-}
-
-static void fork_release_all(void) {
-  for (state *s = live_pools; s != NULL; s = s->next_live)
-    unlock_first(s, LOCKS);
-  pthread_mutex_unlock(&live_lock);
-}
-
-static bool fork_take_all(void) {
-  if (!pmr_impl_fork_mutex_take(&live_lock)) return false;
-  for (state *s = live_pools; s != NULL; s = s->next_live) {
-    /* The list is read after create_lock: no shard is added meanwhile. */
-    if (!pmr_impl_fork_spin_take(&s->heap.create_lock)) {
-      for (state *t = live_pools; t != s; t = t->next_live)
-        unlock_first(t, LOCKS);
-      pthread_mutex_unlock(&live_lock);
-      return false;
-    }
-    pmr_impl_spin *all[LOCKS];
-    size_t n = list_locks(s, all);
-    for (size_t k = 1; k < n; ++k) {
-      if (pmr_impl_fork_spin_take(all[k])) continue;
-      unlock_first(s, k);
-      for (state *t = live_pools; t != s; t = t->next_live)
-        unlock_first(t, LOCKS);
-      pthread_mutex_unlock(&live_lock);
-      return false;
-    }
-  }
+  if (k >= n) return false;
+  out->spin = all[k];
+  out->mutex = NULL;
   return true;
 }
 
-static void fork_child(void) {
-  for (state *s = live_pools; s != NULL; s = s->next_live)
-    unlock_first(s, LOCKS);
-  pthread_mutex_init(&live_lock, NULL);
-}
-
-static const pmr_impl_fork_client fork_client = {fork_take_all,
-                                                 fork_release_all, fork_child};
-
-/* True when s is listed as live. Compares pointers only: s may be
- * uninitialised memory. */
-static bool is_live(const state *s) {
-  pthread_mutex_lock(&live_lock);
-  const state *t = live_pools;
-  while (t != NULL && t != s) t = t->next_live;
-  pthread_mutex_unlock(&live_lock);
-  return t != NULL;
-}
-
-/* Lists s (initialised) as live. */
-static void list_live(state *s) {
-  pthread_mutex_lock(&live_lock);
-  s->prev_live = NULL;
-  s->next_live = live_pools;
-  if (live_pools != NULL) live_pools->prev_live = s;
-  live_pools = s;
-  s->live = true;
-  pthread_mutex_unlock(&live_lock);
-}
-
-/* Unlists s; false when it was not live. */
-static bool unlist_live(state *s) {
-  pthread_mutex_lock(&live_lock);
-  bool was = s->live;
-  if (was) {
-    if (s->prev_live != NULL)
-      s->prev_live->next_live = s->next_live;
-    else
-      live_pools = s->next_live;
-    if (s->next_live != NULL) s->next_live->prev_live = s->prev_live;
-    s->live = false;
-  }
-  pthread_mutex_unlock(&live_lock);
-  return was;
-}
+static pmr_impl_live_registry registry =
+    PMR_IMPL_LIVE_REGISTRY("synchronized_pool", lock_at, NULL);
 
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,
                                 pmr_mem_resource *upstream) {
   state *s = state_of(&p->base);
-  if (is_live(s)) {
+  if (pmr_impl_live_has(&registry, p)) {
     /* Init over a live pool: it is destroyed first (nothing leaks). */
 #ifdef PMR_DEBUG
-    pmr_report_misuse(
-        "synchronized_pool %p: initialised again while live (not "
-        "destroyed); destroying it first",
-        (void *)p);
+    pmr_impl_live_report_init(&registry, p);
 #endif
     pmr_synchronized_pool_destroy(p);
   }
-  pmr_impl_fork_register(&fork_client);
   p->base.ops = &sync_ops;
   s->opts = pmr_impl_heap_options(opts);
   pmr_impl_sharded_init(&s->heap, upstream, &s->opts);
   s->small_limit =
-      s->opts.largest_required_pool_block < PMR_IMPL_POOL_TABLE_LIMIT
-          ? s->opts.largest_required_pool_block
-          : PMR_IMPL_POOL_TABLE_LIMIT;
+      pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG
@@ -283,11 +187,11 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
 #else
   s->debug = NULL;
 #endif
-  list_live(s);
+  pmr_impl_live_add(&registry, &s->node, p);
   return true;
 }
 
-/* Under live_lock: not while fork's prepare holds the pool's locks. */
+/* Under registry.lock: not while fork's prepare holds the pool's locks. */
 static void release_locked(state *s) {
   pmr_impl_sharded_release(&s->heap);
   pmr_impl_big_release(&s->big, s->heap.src.upstream);
@@ -296,30 +200,31 @@ static void release_locked(state *s) {
 
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
   state *s = state_of(&p->base);
-  pthread_mutex_lock(&live_lock);
-  if (s->live) release_locked(s);
-  pthread_mutex_unlock(&live_lock);
+  pthread_mutex_lock(&registry.lock);
+  if (s->node.listed) release_locked(s);
+  pthread_mutex_unlock(&registry.lock);
 }
 
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
   state *s = state_of(&p->base);
-  if (!is_live(s)) return; /* destroyed already, or never initialised */
+  /* destroyed already, or never initialised */
+  if (!pmr_impl_live_has(&registry, p)) return;
   pmr_synchronized_pool_release(p);
-  unlist_live(s);
+  pmr_impl_live_remove(&registry, &s->node);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
 }
 
 size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {
   state *s = state_of(&p->base);
-  if (!s->live) return 0;
+  if (!s->node.listed) return 0;
   return pmr_impl_sharded_trim(&s->heap);
 }
 
 pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p) {
   state *s = (state *)(void *)p->pmr_impl_state.bytes; /* locks are taken */
   pmr_pool_stats st = {0, 0, 0};
-  if (!s->live) return st;
+  if (!s->node.listed) return st;
   pmr_impl_spin_lock(&s->big_lock);
   st.oversize_bytes = s->big.size;
   pmr_impl_spin_unlock(&s->big_lock);

@@ -3,7 +3,7 @@
 #include "resources/pmr_unsynchronized_pool.h"
 
 #include "resources/internal/debug_track.h"
-#include "resources/internal/live_check.h"
+#include "resources/internal/live_registry.h"
 #include "resources/internal/page_heap.h"
 
 typedef struct {
@@ -19,6 +19,10 @@ typedef struct {
 _Static_assert(sizeof(state) <=
                    sizeof(((pmr_unsynchronized_pool *)0)->pmr_impl_state),
                "pmr_unsynchronized_pool.pmr_impl_state is too small");
+
+/* Debug builds: the live unsynchronized pools, to report init over one. */
+static pmr_impl_live_registry registry =
+    PMR_IMPL_LIVE_REGISTRY("unsynchronized_pool", NULL, NULL);
 
 static state *state_of(pmr_mem_resource *self) {
   return (state *)(void *)((pmr_unsynchronized_pool *)self)
@@ -61,12 +65,8 @@ static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
   size_t key = pmr_impl_heap_key(bytes, alignment);
   if (PMR_LIKELY(key < s->small_limit)) {
     pmr_impl_page_class *k = pmr_impl_heap_small(&s->heap, key);
-    pmr_impl_page *pg = k->current;
-    void *b = pg->free;
+    void *b = pmr_impl_heap_pop(k);
     if (PMR_LIKELY(b != NULL)) {
-      pg->free = pmr_impl_link_get(b);
-      pg->used++;
-      PMR_IMPL_UNDEFINED(b, pg->block);
       TRACK(s, b, bytes, alignment);
       return b;
     }
@@ -126,7 +126,7 @@ static const pmr_mem_resource_ops unsync_ops = {
 bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream) {
-  if (pmr_impl_live_check_init(p, "unsynchronized_pool"))
+  if (pmr_impl_live_debug_init(&registry, p))
     pmr_unsynchronized_pool_destroy(p);
   p->base.ops = &unsync_ops;
   state *s = state_of(&p->base);
@@ -136,9 +136,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
   pmr_impl_heap_init(&s->heap, &s->src, s->opts.largest_required_pool_block,
                      true);
   s->small_limit =
-      s->opts.largest_required_pool_block < PMR_IMPL_POOL_TABLE_LIMIT
-          ? s->opts.largest_required_pool_block
-          : PMR_IMPL_POOL_TABLE_LIMIT;
+      pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
   pmr_impl_big_init(&s->big);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
@@ -146,7 +144,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
   s->debug = NULL;
 #endif
   s->live = true;
-  pmr_impl_live_add(p);
+  pmr_impl_live_debug_add(&registry, p);
   return true;
 }
 
@@ -162,7 +160,7 @@ void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p) {
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p) {
   state *s = state_of(&p->base);
   if (!s->live) return;
-  pmr_impl_live_remove(p);
+  pmr_impl_live_debug_remove(&registry, p);
   pmr_unsynchronized_pool_release(p);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;

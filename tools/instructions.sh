@@ -12,14 +12,8 @@ bin=bazel-bin/benchmarks/instructions
 N1=200000
 N2=1200000
 scenarios=("$@")
-if [ ${#scenarios[@]} -eq 0 ]; then
-  scenarios=(
-    bare_pointer_bump pmr_monotonic_inline_allocate pmr_monotonic_allocate std_monotonic_allocate
-    pmr_unsynchronized_pool_pair pmr_synchronized_pool_pair pmr_thread_cache_pair malloc_pair
-    mimalloc:malloc_pair jemalloc:malloc_pair tcmalloc:malloc_pair
-    pmr_malloc_resource_pair std_unsynchronized_pool_pair std_synchronized_pool_pair
-  )
-fi
+# Default: every scenario, in the binary's order (its table, kScenarios).
+[ ${#scenarios[@]} -eq 0 ] && mapfile -t scenarios < <("$bin" --list)
 lib=/usr/lib/x86_64-linux-gnu
 declare -A preload=([mimalloc]=$lib/libmimalloc.so.2 [jemalloc]=$lib/libjemalloc.so.2
                     [tcmalloc]=$lib/libtcmalloc_minimal.so.4)

@@ -172,7 +172,7 @@ size_t pmr_impl_heap_trim(pmr_impl_page_heap *h);
 static inline pmr_impl_page_class *pmr_impl_heap_class(pmr_impl_page_heap *h,
                                                        size_t bytes,
                                                        size_t alignment) {
-  size_t s = ((bytes + (bytes == 0)) + (alignment - 1)) & ~(alignment - 1);
+  size_t s = pmr_impl_pool_block_size(bytes, alignment);
   if (s > h->largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN)
     return &h->empty;
   return &h->classes[pmr_impl_pool_class_of(s)];
@@ -216,16 +216,23 @@ static inline pmr_impl_page *pmr_impl_page_of(const void *p) {
 /* A block of class k, or NULL when upstream fails (k != &h->empty). */
 void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);
 
-static inline void *pmr_impl_heap_alloc(pmr_impl_page_heap *h,
-                                        pmr_impl_page_class *k) {
+/* A free block of k's current page, or NULL when that page has none. No
+ * call: the pools' fast paths inline it and stay leaves. */
+static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
   pmr_impl_page *pg = k->current;
   void *b = pg->free;
   if (PMR_LIKELY(b != NULL)) {
     pg->free = pmr_impl_link_get(b);
     pg->used++;
     PMR_IMPL_UNDEFINED(b, pg->block);
-    return b;
   }
+  return b;
+}
+
+static inline void *pmr_impl_heap_alloc(pmr_impl_page_heap *h,
+                                        pmr_impl_page_class *k) {
+  void *b = pmr_impl_heap_pop(k);
+  if (PMR_LIKELY(b != NULL)) return b;
   return pmr_impl_heap_alloc_slow(h, k);
 }
 

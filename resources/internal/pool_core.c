@@ -196,14 +196,32 @@ bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
   }
 }
 
+bool pmr_impl_pool_debug_free_locked(struct pmr_impl_track *t, void *lock,
+                                     const char *kind, const void *resource,
+                                     void *p, size_t bytes, size_t alignment,
+                                     bool pooled) {
+  pmr_impl_spin_lock(lock);
+  bool ok =
+      pmr_impl_pool_debug_free(t, kind, resource, p, bytes, alignment, pooled);
+  pmr_impl_spin_unlock(lock);
+  return ok;
+}
+
+void pmr_impl_pool_debug_add_locked(struct pmr_impl_track *t, void *lock,
+                                    const void *p, size_t bytes,
+                                    size_t alignment) {
+  pmr_impl_spin_lock(lock);
+  pmr_impl_track_add(t, p, bytes, alignment);
+  pmr_impl_spin_unlock(lock);
+}
+
 /* ---- oversize blocks ------------------------------------------------------
  */
 
 #define BIG_TRAILER sizeof(pmr_impl_big_block)
 
 static size_t big_offset(size_t bytes) {
-  size_t n = bytes + (bytes == 0);
-  return (n + (PMR_MAX_ALIGN - 1)) & ~(PMR_MAX_ALIGN - 1);
+  return pmr_impl_pool_block_size(bytes, PMR_MAX_ALIGN);
 }
 
 void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,

@@ -44,6 +44,20 @@ static inline size_t pmr_impl_pool_class_size(unsigned idx) {
   return ((size_t)1 << k) + (size_t)(j + 1) * ((size_t)1 << (k - 2));
 }
 
+/* The size of the block a pool gives for (bytes, alignment): bytes rounded
+ * up to the alignment (a power of two), 0 bytes counted as 1 (a 0-byte
+ * request gets a block of its alignment). */
+static inline size_t pmr_impl_pool_block_size(size_t bytes, size_t alignment) {
+  return pmr_impl_round_up(bytes + (bytes == 0), alignment);
+}
+
+/* The bound of a pool's fast path for its effective largest block:
+ * min(largest, PMR_IMPL_POOL_TABLE_LIMIT). */
+static inline size_t pmr_impl_pool_small_limit(size_t largest) {
+  return largest < PMR_IMPL_POOL_TABLE_LIMIT ? largest
+                                             : PMR_IMPL_POOL_TABLE_LIMIT;
+}
+
 /* 32 bytes, so a class is found with a shift. */
 typedef struct pmr_impl_pool_class {
   void *free;           /* intrusive free list, most recently freed first */
@@ -86,7 +100,7 @@ pmr_impl_pool_class *pmr_impl_pool_find_large(pmr_impl_pool_core *c, size_t s,
 static inline pmr_impl_pool_class *pmr_impl_pool_find(pmr_impl_pool_core *c,
                                                       size_t bytes,
                                                       size_t alignment) {
-  size_t s = (bytes + (alignment - 1)) & ~(alignment - 1);
+  size_t s = pmr_impl_round_up(bytes, alignment);
   if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
     return (pmr_impl_pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
   return pmr_impl_pool_find_large(c, s, alignment);
@@ -97,7 +111,7 @@ static inline pmr_impl_pool_class *pmr_impl_pool_find(pmr_impl_pool_core *c,
  * caller's fast path can stay a leaf function). */
 static inline pmr_impl_pool_class *pmr_impl_pool_find_small(
     pmr_impl_pool_core *c, size_t bytes, size_t alignment) {
-  size_t s = (bytes + (alignment - 1)) & ~(alignment - 1);
+  size_t s = pmr_impl_round_up(bytes, alignment);
   if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
     return (pmr_impl_pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
   return NULL;
@@ -191,6 +205,16 @@ struct pmr_impl_track;
 bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
                               const void *resource, void *p, size_t bytes,
                               size_t alignment, bool pooled);
+/* The same, and the table's record of a new block p, for a pool whose table
+ * threads share: under lock (a pmr_impl_spin *, as for pmr_impl_big_alloc),
+ * which a report also holds. */
+bool pmr_impl_pool_debug_free_locked(struct pmr_impl_track *t, void *lock,
+                                     const char *kind, const void *resource,
+                                     void *p, size_t bytes, size_t alignment,
+                                     bool pooled);
+void pmr_impl_pool_debug_add_locked(struct pmr_impl_track *t, void *lock,
+                                    const void *p, size_t bytes,
+                                    size_t alignment);
 
 #ifdef __cplusplus
 } /* extern "C" */
