@@ -20,17 +20,15 @@ extern "C" {
 #define PMR_POOL_PAGE_LARGEST_BLOCK ((size_t)8192)
 
 typedef struct pmr_pool_options {
-  /* The pools: the most blocks one 64 KiB page serves (fewer when fewer
-   * fit). The thread cache: the most blocks a chunk from upstream holds;
-   * chunks of a size class start at about 4 KiB and double until they hold
-   * this many blocks or reach 1 MiB (or one block, if a block is larger). */
+  /* The most blocks one 64 KiB page serves (fewer when fewer fit); the
+   * name is std::pmr's, whose pools take blocks from upstream in chunks. */
   size_t max_blocks_per_chunk;
   /* The largest request served from the pools; larger ones go straight to
    * upstream. Rounded up to a size class: the effective value reported by
    * the pool's get_options is exactly the threshold (one byte more goes to
    * upstream). A request counts by its size rounded up to its alignment. */
   size_t largest_required_pool_block;
-  /* The pools: bytes of free pages kept for reuse by any size class; beyond
+  /* Bytes of free pages kept for reuse by any size class; beyond
    * that, segments whose pages are all free go back to upstream once no new
    * segment was needed for a second (0: 1 MiB; less than one page: none
    * kept; _trim gives back at once). */

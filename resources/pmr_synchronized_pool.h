@@ -70,7 +70,7 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
  * initialised again afterwards. */
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p);
 
-/* Returns every chunk, shard and oversize block to upstream, including
+/* Returns every segment, shard and oversize block to upstream, including
  * blocks never deallocated. Idempotent; p stays usable. Not concurrently
  * with any other use of p. */
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p);

@@ -71,7 +71,7 @@ extern "C" {
 #define PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES ((size_t)64 << 10)
 
 typedef struct pmr_thread_cache_options {
-  /* Size classes and chunks, as for the pools (zeros: the defaults). */
+  /* Size classes and pages, as for the pools (zeros: the defaults). */
   pmr_pool_options pool;
   /* Per thread and size class: the most free blocks a thread parks (0: 256)
    * and the most bytes (0: 64 KiB); the smaller bound wins, at least 2. A
@@ -109,7 +109,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
                            const pmr_thread_cache_options *opts,
                            pmr_mem_resource *upstream);
 
-/* Takes back every thread's cache and returns every chunk and oversize block
+/* Takes back every thread's cache and returns every segment and oversize block
  * to upstream. Idempotent: destroy again, or release after destroy, does
  * nothing (so does destroy after a failed init). tc may be initialised
  * again afterwards. */

@@ -64,7 +64,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
  * initialised again afterwards. */
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p);
 
-/* Returns every chunk and every oversize block to upstream, including blocks
+/* Returns every segment and every oversize block to upstream, including blocks
  * never deallocated; all pointers from p become invalid. Idempotent; p stays
  * usable. */
 void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p);

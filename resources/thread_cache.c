@@ -113,7 +113,7 @@ typedef struct tc_record {
  * run of a chunk to carve. Cache-line aligned, so threads with different
  * homes share no line. */
 typedef struct tc_shard {
-  alignas(64) struct tc_stack {
+  alignas(PMR_IMPL_CACHE_LINE) struct tc_stack {
     pmr_impl_spin lock;
     /* Written under lock; read without it only as hints. */
     _Atomic(tc_mag *) full;
@@ -163,7 +163,7 @@ _Static_assert(
         24 * sizeof(tc_class) / 8 <= UINT8_MAX,
     "small_off holds the offsets of the 24 classes up to 1024 bytes");
 _Static_assert(MAX_LIMIT / 2 <= UINT16_MAX, "magazine counts are uint16_t");
-_Static_assert(sizeof(tc_shard) % 64 == 0,
+_Static_assert(sizeof(tc_shard) % PMR_IMPL_CACHE_LINE == 0,
                "shards should not share cache lines");
 
 static tc_state *state_of(pmr_mem_resource *self) {
@@ -1098,11 +1098,6 @@ static void empty_shards(tc_state *s) {
     }
 }
 
-static size_t clamp(size_t v, size_t dflt, size_t max) {
-  if (v == 0) return dflt;
-  return v > max ? max : v;
-}
-
 /* ---- fork ------------------------------------------------------------------
  * Before fork(): the registry mutex, then every spin lock of every live
  * instance. In the child, only the forking thread exists: the caches and
@@ -1235,10 +1230,10 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   memset(&o, 0, sizeof o);
   if (opts != NULL) o = *opts;
   o.pool = pmr_impl_heap_options(&o.pool);
-  o.max_cached_blocks =
-      clamp(o.max_cached_blocks, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS,
-            MAX_LIMIT);
-  o.max_cached_bytes = clamp(
+  o.max_cached_blocks = pmr_impl_clamp_option(
+      o.max_cached_blocks, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS,
+      MAX_LIMIT);
+  o.max_cached_bytes = pmr_impl_clamp_option(
       o.max_cached_bytes, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES, SIZE_MAX);
   s->opts = o;
   s->largest = o.pool.largest_required_pool_block;
@@ -1268,7 +1263,8 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
 #endif
   pmr_impl_big_init(&s->big);
   atomic_init(&s->next_home, 0);
-  s->shards = (tc_shard *)aligned_alloc(64, SHARDS * sizeof(tc_shard));
+  s->shards =
+      (tc_shard *)aligned_alloc(PMR_IMPL_CACHE_LINE, SHARDS * sizeof(tc_shard));
   if (s->shards == NULL) {
     s->small_limit = 0; /* misuse of a failed instance reaches no fast path */
     return false;

@@ -1,6 +1,6 @@
-/* PRIVATE: the machinery shared by the unsynchronized and synchronized pools:
- * size classes, per-class intrusive free lists carved lazily from chunks, the
- * chunk list, and the list of oversize blocks. Not installed, not public. */
+/* PRIVATE: what the pool resources share besides their pages (page_heap.h):
+ * the size classes, effective options, the list of oversize blocks and the
+ * debug checks of a deallocation. Not installed, not public. */
 #ifndef PMR_IMPL_POOL_CORE_H
 #define PMR_IMPL_POOL_CORE_H
 
@@ -18,12 +18,9 @@ extern "C" {
  * (2^k + j * 2^(k-2), j = 1..4) up to 1 MiB: 64 classes in all. */
 #define PMR_IMPL_POOL_CLASSES 64
 #define PMR_IMPL_POOL_TABLE_LIMIT 1024 /* sizes served by the lookup table */
-/* Alignments above this bypass the pools (chunks are aligned at most so). */
+/* Alignments above this bypass the pools (blocks in a page are aligned at
+ * most so). */
 #define PMR_IMPL_POOL_MAX_BLOCK_ALIGN ((size_t)4096)
-/* A class's first chunk holds about this many bytes of blocks ... */
-#define PMR_IMPL_POOL_FIRST_CHUNK_BYTES ((size_t)4096)
-/* ... and chunks double up to this many bytes (or one block, if larger). */
-#define PMR_IMPL_POOL_MAX_CHUNK_BYTES ((size_t)1 << 20)
 
 extern const uint8_t
     pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
@@ -58,114 +55,14 @@ static inline size_t pmr_impl_pool_small_limit(size_t largest) {
                                              : PMR_IMPL_POOL_TABLE_LIMIT;
 }
 
-/* 32 bytes, so a class is found with a shift. */
-typedef struct pmr_impl_pool_class {
-  void *free;           /* intrusive free list, most recently freed first */
-  char *cur, *end;      /* the part of the newest chunk not carved yet */
-  uint32_t block;       /* block size (UINT32_MAX for the empty class) */
-  uint32_t next_blocks; /* blocks in this class's next chunk */
-} pmr_impl_pool_class;
-
-struct pmr_impl_pool_chunk;
-
-typedef struct pmr_impl_pool_core {
-  /* For a request whose size rounded up to its alignment is s <= 1024: the
-   * byte offset, from this struct, of its class, by (s + 7) / 8. Sizes that
-   * are not pooled (0 bytes, above the largest block) lead to `empty`, a
-   * class that never has a block, so the fast path needs no other test. */
-  uint16_t small[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
-  pmr_impl_pool_class empty;
-  pmr_impl_pool_class classes[PMR_IMPL_POOL_CLASSES];
-  struct pmr_impl_pool_chunk *chunks; /* every chunk of every class */
-  pmr_mem_resource *upstream;
-  size_t largest;    /* effective largest pooled block (a class size) */
-  size_t max_blocks; /* effective max_blocks_per_chunk */
-} pmr_impl_pool_core;
+/* An option's effective value: 0 means dflt, and at most max. */
+static inline size_t pmr_impl_clamp_option(size_t v, size_t dflt, size_t max) {
+  if (v == 0) return dflt;
+  return v > max ? max : v;
+}
 
 /* Resolves options (NULL = defaults) to their effective values. */
 pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts);
-
-void pmr_impl_pool_core_init(pmr_impl_pool_core *c,
-                             const pmr_pool_options *opts,
-                             pmr_mem_resource *upstream);
-/* Returns every chunk to upstream and empties every class. */
-void pmr_impl_pool_core_release(pmr_impl_pool_core *c);
-
-/* Class lookup for sizes above the table: &c->empty when not pooled. */
-pmr_impl_pool_class *pmr_impl_pool_find_large(pmr_impl_pool_core *c, size_t s,
-                                              size_t alignment);
-
-/* The class that serves (bytes, alignment), or &c->empty when the request is
- * not pooled (0 bytes: see pmr_impl_pool_find_nonzero; oversize). */
-static inline pmr_impl_pool_class *pmr_impl_pool_find(pmr_impl_pool_core *c,
-                                                      size_t bytes,
-                                                      size_t alignment) {
-  size_t s = pmr_impl_round_up(bytes, alignment);
-  if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
-    return (pmr_impl_pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
-  return pmr_impl_pool_find_large(c, s, alignment);
-}
-
-/* The fast-path lookup: like pmr_impl_pool_find for requests that round up to
- * at most 1024 bytes; NULL for larger ones (no call on this path, so the
- * caller's fast path can stay a leaf function). */
-static inline pmr_impl_pool_class *pmr_impl_pool_find_small(
-    pmr_impl_pool_core *c, size_t bytes, size_t alignment) {
-  size_t s = pmr_impl_round_up(bytes, alignment);
-  if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
-    return (pmr_impl_pool_class *)(void *)((char *)c + c->small[(s + 7) >> 3]);
-  return NULL;
-}
-
-/* As pmr_impl_pool_find, with 0 bytes counted as 1 (a 0-byte request gets a
- * block of its alignment); &c->empty means oversize. */
-static inline pmr_impl_pool_class *pmr_impl_pool_find_nonzero(
-    pmr_impl_pool_core *c, size_t bytes, size_t alignment) {
-  return pmr_impl_pool_find(c, bytes + (bytes == 0), alignment);
-}
-
-/* Pops a free block or carves a new one; NULL when the class has neither. */
-static inline void *pmr_impl_pool_take(pmr_impl_pool_class *k) {
-  void *p = k->free;
-  if (PMR_LIKELY(p != NULL)) {
-    k->free = pmr_impl_link_get(p);
-    PMR_IMPL_UNDEFINED(p, k->block);
-    return p;
-  }
-  if (PMR_LIKELY((size_t)(k->end - k->cur) >= k->block)) {
-    p = k->cur;
-    k->cur += k->block;
-    PMR_IMPL_UNDEFINED(p, k->block);
-    return p;
-  }
-  return NULL;
-}
-
-static inline void pmr_impl_pool_put(pmr_impl_pool_class *k, void *p) {
-  PMR_IMPL_NOACCESS(p, k->block);
-  pmr_impl_link_set(p, k->free);
-  k->free = p;
-}
-
-/* Gets a new chunk for class k from upstream and returns its first block
- * (NULL if upstream fails). k must be one of c's classes, not c->empty. */
-void *pmr_impl_pool_core_refill(pmr_impl_pool_core *c, pmr_impl_pool_class *k);
-
-/* The same in three steps, for callers that must hold no lock while
- * upstream runs (upstream may be a resource that takes locks of its own):
- *   - reserve: the number of blocks of k's next chunk, growing the one
- *     after (under the lock that guards k);
- *   - new_chunk: asks upstream for a chunk of n blocks of `block` bytes
- *     (no lock needed); returns its start, all of it poisoned, and its
- *     record in *out, or NULL;
- *   - link_chunk: records it for release (under the lock that guards
- *     c->chunks). */
-size_t pmr_impl_pool_core_reserve(pmr_impl_pool_core *c,
-                                  pmr_impl_pool_class *k);
-char *pmr_impl_pool_core_new_chunk(pmr_impl_pool_core *c, size_t block,
-                                   size_t n, struct pmr_impl_pool_chunk **out);
-void pmr_impl_pool_core_link_chunk(pmr_impl_pool_core *c,
-                                   struct pmr_impl_pool_chunk *ch);
 
 /* Oversize blocks: straight from upstream, with a small trailer that links
  * them into a doubly linked list, so any one is freed in O(1) and release

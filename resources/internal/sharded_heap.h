@@ -19,7 +19,8 @@
 #define PMR_IMPL_SHARDS 16u
 
 typedef struct pmr_impl_shard {
-  alignas(64) pmr_impl_spin lock; /* own cache line: no false sharing */
+  alignas(PMR_IMPL_CACHE_LINE)
+      pmr_impl_spin lock; /* own cache line: no false sharing */
   pmr_impl_page_heap heap;
 } pmr_impl_shard;
 
