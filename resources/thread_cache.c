@@ -540,13 +540,15 @@ static void *pack(void **blk, size_t n, size_t block, void *tail) {
     PMR_IMPL_UNDEFINED(head, block);
     head[HEAD_LINK] = first;
     head[HEAD_COUNT] = (void *)(uintptr_t)take;
+    memcpy(&head[HEAD_FIRST], &blk[1], nodes * sizeof *blk);
     size_t i = 1 + nodes; /* the next block a node points to */
     for (size_t j = 0; j < nodes; ++j) {
       void **node = (void **)blk[1 + j];
-      head[HEAD_FIRST + j] = node;
+      size_t m = take - i < words ? take - i : words;
       PMR_IMPL_UNDEFINED(node, block);
-      for (size_t e = 0; e < words && i < take; ++e) node[e] = blk[i++];
+      memcpy(node, &blk[i], m * sizeof *blk);
       PMR_IMPL_NOACCESS(node, block);
+      i += m;
     }
     PMR_IMPL_NOACCESS(head, block);
     first = head;
@@ -565,14 +567,16 @@ static size_t unpack(void *head, void **dst, size_t block) {
   size_t n = (size_t)(uintptr_t)h[HEAD_COUNT];
   size_t nodes = chain_nodes(n, words);
   dst[0] = h;
-  for (size_t j = 0; j < nodes; ++j) dst[1 + j] = h[HEAD_FIRST + j];
+  memcpy(&dst[1], &h[HEAD_FIRST], nodes * sizeof *dst);
   PMR_IMPL_NOACCESS(h, block);
   size_t i = 1 + nodes;
   for (size_t j = 0; j < nodes; ++j) {
     void **node = (void **)dst[1 + j];
+    size_t m = n - i < words ? n - i : words;
     PMR_IMPL_DEFINED(node, block);
-    for (size_t e = 0; e < words && i < n; ++e) dst[i++] = node[e];
+    memcpy(&dst[i], node, m * sizeof *dst);
     PMR_IMPL_NOACCESS(node, block);
+    i += m;
   }
   return n;
 }
@@ -591,21 +595,38 @@ static void park(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
   pmr_impl_spin_unlock(&st->lock);
 }
 
-/* A chain of class idx from shard home, else from any other; NULL if none. */
+static void *chains_of(struct tc_stack *st) {
+  return atomic_load_explicit(&st->chains, memory_order_relaxed);
+}
+static void set_chains(struct tc_stack *st, void *head) {
+  atomic_store_explicit(&st->chains, head, memory_order_relaxed);
+}
+
+/* A chain of class idx from shard home; when that has none, the home takes
+ * over another shard's whole list (both locks, lower shard first, as
+ * take_full does), so that this thread's next refills find chains at home
+ * instead of contending for the other shard's lock. NULL if none. */
 static void *take_chain(tc_state *s, unsigned home, unsigned idx) {
-  void *head = NULL;
-  for (unsigned i = 0; head == NULL && i < SHARDS; ++i) {
-    struct tc_stack *st = &s->shards[(home + i) % SHARDS].cls[idx];
-    if (atomic_load_explicit(&st->chains, memory_order_relaxed) == NULL)
-      continue;
-    pmr_impl_spin_lock(&st->lock);
-    head = atomic_load_explicit(&st->chains, memory_order_relaxed);
-    if (head != NULL)
-      atomic_store_explicit(&st->chains, word_get(head, HEAD_LINK),
-                            memory_order_relaxed);
-    pmr_impl_spin_unlock(&st->lock);
+  struct tc_stack *h = &s->shards[home].cls[idx];
+  for (unsigned i = 0; i < SHARDS; ++i) {
+    unsigned other = (home + i) % SHARDS;
+    struct tc_stack *v = &s->shards[other].cls[idx];
+    if (chains_of(v) == NULL) continue;
+    struct tc_stack *first = other < home ? v : h,
+                    *second = other < home ? h : v;
+    pmr_impl_spin_lock(&first->lock);
+    if (second != first) pmr_impl_spin_lock(&second->lock);
+    if (v != h && chains_of(h) == NULL) { /* take over v's list */
+      set_chains(h, chains_of(v));
+      set_chains(v, NULL);
+    }
+    void *head = chains_of(h);
+    if (head != NULL) set_chains(h, word_get(head, HEAD_LINK));
+    if (second != first) pmr_impl_spin_unlock(&second->lock);
+    pmr_impl_spin_unlock(&first->lock);
+    if (head != NULL) return head;
   }
-  return head;
+  return NULL;
 }
 
 /* Every parked chain's blocks back to their pages. */
