@@ -659,28 +659,33 @@ static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
   pmr_impl_spin_unlock(&st->lock);
 }
 
-/* Deallocation path: gives magazine give (holding n > 0 blocks) to shard
- * home and takes an empty magazine of class idx in the same critical
- * section; else an empty one from another shard (a thread that takes full
- * magazines leaves its empty ones where it found the full ones, so a
- * consumer thread finds them at home). With none anywhere, give's blocks go
- * packed into a chain (or, for small classes, back to their pages) and give
- * is the empty one: deallocation never calls upstream. */
-static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
-                               tc_mag *give, size_t n) {
-  tc_mag *m = NULL;
-  for (unsigned i = 0; m == NULL && i < SHARDS; ++i) {
+/* An empty magazine of class idx parked in a shard (home first), or NULL.
+ * give (NULL: none), holding n blocks, goes to the stack the empty one came
+ * from, in the same critical section (a thread that takes full magazines
+ * leaves its empty ones where it found the full ones, so a consumer thread
+ * finds them at home). */
+static tc_mag *find_empty(tc_state *s, unsigned home, unsigned idx,
+                          tc_mag *give, size_t n) {
+  tc_mag *e = NULL;
+  for (unsigned i = 0; e == NULL && i < SHARDS; ++i) {
     struct tc_stack *st = &s->shards[(home + i) % SHARDS].cls[idx];
     if (empty_head(st) == NULL) continue;
     pmr_impl_spin_lock(&st->lock);
-    m = pop_empty(st);
-    if (m != NULL) {
-      push_mag(st, give, n);
-      give = NULL;
-    }
+    e = pop_empty(st);
+    if (e != NULL && give != NULL) push_mag(st, give, n);
     pmr_impl_spin_unlock(&st->lock);
   }
-  if (m == NULL) { /* give's blocks into a chain, give is the empty one */
+  return e;
+}
+
+/* Deallocation path: gives magazine give (holding n > 0 blocks) for an
+ * empty one (find_empty). With none anywhere, give's blocks are packed into
+ * chains (or, for small classes, go back to their pages) and give is the
+ * empty one: deallocation never calls upstream. */
+static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
+                               tc_mag *give, size_t n) {
+  tc_mag *m = find_empty(s, home, idx, give, n);
+  if (m == NULL) {
     size_t block = pmr_impl_pool_class_size(idx);
     if (block >= CHAIN_MIN_BLOCK)
       park(s, home, idx, give, n);
@@ -689,19 +694,6 @@ static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
     m = give;
   }
   return m;
-}
-
-/* An empty magazine of class idx parked in a shard (home first), or NULL. */
-static tc_mag *find_empty(tc_state *s, unsigned home, unsigned idx) {
-  tc_mag *e = NULL;
-  for (unsigned i = 0; e == NULL && i < SHARDS; ++i) {
-    struct tc_stack *st = &s->shards[(home + i) % SHARDS].cls[idx];
-    if (empty_head(st) == NULL) continue;
-    pmr_impl_spin_lock(&st->lock);
-    e = pop_empty(st);
-    pmr_impl_spin_unlock(&st->lock);
-  }
-  return e;
 }
 
 /* Takes a full magazine of class idx from shard home; when that has none,
@@ -814,7 +806,7 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
   }
   if (loaded_of(k) == NULL) {
     tc_mag *e = k->prev;
-    if (e == NULL) e = find_empty(s, c->home, idx);
+    if (e == NULL) e = find_empty(s, c->home, idx, NULL, 0);
     if (e == NULL) e = new_mag(s, c->home, idx, true);
     load_mag(k, e, 0);
     k->prev = NULL;
@@ -859,7 +851,7 @@ static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx,
     set_count(&k->prev_count, loaded_count(k));
     load_mag(k, trade_for_empty(s, c->home, idx, give, n), 0);
   } else { /* fewer than two magazines: an empty one the pool holds */
-    tc_mag *e = find_empty(s, c->home, idx);
+    tc_mag *e = find_empty(s, c->home, idx, NULL, 0);
     if (e == NULL) e = new_mag(s, c->home, idx, false);
     if (e != NULL) {
       if (loaded_of(k) != NULL) {

@@ -152,6 +152,15 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
+bool pmr_impl_source_grow(pmr_impl_page_source *src) {
+  pmr_impl_page *seg = segment_new(src); /* no lock held */
+  if (seg == NULL) return false;
+  src_lock(src);
+  segment_link(src, seg);
+  src_unlock(src);
+  return true;
+}
+
 /* A free page, from the free set or (grow) a new segment; NULL if there is
  * none or upstream fails. */
 static pmr_impl_page *source_take(pmr_impl_page_source *src, bool grow) {
@@ -164,23 +173,9 @@ static pmr_impl_page *source_take(pmr_impl_page_source *src, bool grow) {
       return pg;
     }
     src_unlock(src);
-    if (attempt == 1 || !grow) break;
-    pmr_impl_page *seg = segment_new(src); /* no lock held */
-    if (seg == NULL) return NULL;
-    src_lock(src);
-    segment_link(src, seg);
-    src_unlock(src);
+    if (attempt == 1 || !grow || !pmr_impl_source_grow(src)) break;
   }
   return NULL;
-}
-
-bool pmr_impl_source_grow(pmr_impl_page_source *src) {
-  pmr_impl_page *seg = segment_new(src); /* no lock held */
-  if (seg == NULL) return false;
-  src_lock(src);
-  segment_link(src, seg);
-  src_unlock(src);
-  return true;
 }
 
 /* Segments whose pages are all free, while more than keep free pages would
