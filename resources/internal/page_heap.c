@@ -69,23 +69,33 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   src->next_pages = PMR_IMPL_SEGMENT_PAGES / 4; /* small programs stay small */
 }
 
+/* The doubly linked lists of pages through prev/next: a source's free set,
+ * a class's partial pages. */
+static void page_push(pmr_impl_page **head, pmr_impl_page *pg) {
+  pg->prev = NULL;
+  pg->next = *head;
+  if (*head != NULL) (*head)->prev = pg;
+  *head = pg;
+}
+
+static void page_unlink(pmr_impl_page **head, pmr_impl_page *pg) {
+  if (pg->prev != NULL)
+    pg->prev->next = pg->next;
+  else
+    *head = pg->next;
+  if (pg->next != NULL) pg->next->prev = pg->prev;
+}
+
 static void free_set_push(pmr_impl_page_source *src, pmr_impl_page *pg) {
   pg->state = PMR_IMPL_PAGE_FREE;
-  pg->prev = NULL;
-  pg->next = src->free_pages;
-  if (src->free_pages != NULL) src->free_pages->prev = pg;
-  src->free_pages = pg;
+  page_push(&src->free_pages, pg);
   src->free_count++;
   pmr_impl_page *seg = pg->segment;
   if (++seg->seg_free == seg->seg_pages) src->empty_segments++;
 }
 
 static void free_set_remove(pmr_impl_page_source *src, pmr_impl_page *pg) {
-  if (pg->prev != NULL)
-    pg->prev->next = pg->next;
-  else
-    src->free_pages = pg->next;
-  if (pg->next != NULL) pg->next->prev = pg->prev;
+  page_unlink(&src->free_pages, pg);
   src->free_count--;
   pmr_impl_page *seg = pg->segment;
   if (seg->seg_free-- == seg->seg_pages) src->empty_segments--;
@@ -283,18 +293,11 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
 
 static void partial_push(pmr_impl_page_class *k, pmr_impl_page *pg) {
   pg->state = PMR_IMPL_PAGE_PARTIAL;
-  pg->prev = NULL;
-  pg->next = k->partial;
-  if (k->partial != NULL) k->partial->prev = pg;
-  k->partial = pg;
+  page_push(&k->partial, pg);
 }
 
 static void partial_remove(pmr_impl_page_class *k, pmr_impl_page *pg) {
-  if (pg->prev != NULL)
-    pg->prev->next = pg->next;
-  else
-    k->partial = pg->next;
-  if (pg->next != NULL) pg->next->prev = pg->prev;
+  page_unlink(&k->partial, pg);
 }
 
 /* pg has no block in use and is not current: back to the source. */
