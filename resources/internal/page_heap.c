@@ -305,9 +305,9 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   if (pg->state == PMR_IMPL_PAGE_PARTIAL)
     partial_remove(&h->classes[pg->cls], pg);
   page_noaccess(pg);
+  pg->kept = pg->block; /* free, carve and end stay valid for it */
   pg->block = 0;
   pg->heap = NULL;
-  pg->free = NULL;
   source_give(h->src, pg, h->give_back);
 }
 
@@ -390,13 +390,16 @@ static void page_layout(const pmr_impl_page *pg, size_t block,
 
 static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
                        pmr_impl_page *pg) {
-  size_t before, past;
-  char *after;
-  page_layout(pg, k->block, h->src->max_blocks, &before, &after, &past);
   pg->heap = h;
   pg->block = k->block;
   pg->cls = (uint8_t)k->index;
   pg->used = 0;
+  pg->state = PMR_IMPL_PAGE_CURRENT;
+  if (pg->kept == k->block) return; /* its free list is laid out already */
+  pg->kept = 0;
+  size_t before, past;
+  char *after;
+  page_layout(pg, k->block, h->src->max_blocks, &before, &after, &past);
   /* Wraps for capacity < 2: always slow. */
   pg->limit = (uint32_t)(before + past) - 2;
   pg->free = NULL;
@@ -407,7 +410,6 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
     pg->carve = after;
     pg->end = after + past * k->block;
   }
-  pg->state = PMR_IMPL_PAGE_CURRENT;
 }
 
 /* Up to 4 KiB of new blocks (at least one) onto pg's free list; moves past

@@ -262,6 +262,35 @@ TEST_P(PoolTest, BlocksFillEachPageAroundADescriptorThatMovesFromPageToPage) {
   EXPECT_LT(p->stats().held_bytes, peak / 100);
 }
 
+// A page whose blocks all came back keeps its free list while it waits in
+// the free pages: the same class takes it back without carving it again,
+// so blocks come back most recently freed first (a fresh carve would hand
+// them out from the page start up).
+TEST_P(PoolTest, APageTakenBackByItsClassKeepsItsFreeList) {
+  auto p = Make();
+  const size_t per_page = (kPage - 128) / 64;
+  std::vector<void*> live;
+  for (size_t i = 0; i < 3 * per_page; ++i)
+    live.push_back(pmr_allocate(p->get(), 64, 8));
+  std::sort(live.begin(), live.end());
+  for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);  // ascending
+  std::map<uintptr_t, std::vector<uintptr_t>> order;        // page -> addresses
+  std::vector<void*> again;
+  for (size_t i = 0; i < 3 * per_page; ++i) {
+    again.push_back(pmr_allocate(p->get(), 64, 8));
+    order[PageOf(again.back())].push_back(U(again.back()));
+  }
+  size_t pages = 0;
+  for (auto& [page, addrs] : order) {
+    if (addrs.size() < per_page / 2) continue;
+    ++pages;
+    EXPECT_TRUE(std::is_sorted(addrs.rbegin(), addrs.rend()))
+        << "page " << page << " handed out in carving order";
+  }
+  EXPECT_GE(pages, 2u);
+  for (void* b : again) pmr_deallocate(p->get(), b, 64, 8);
+}
+
 TEST_P(PoolTest, AfterAShuffledFreeAllocationStaysInOnePage) {
   auto p = Make();
   std::vector<void*> live;
