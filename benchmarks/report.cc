@@ -361,7 +361,13 @@ void PrintSummary(const RunInfo& run, FILE* out) {
     const WorkloadInfo& wl = wls[w];
     const size_t pick = Pick(run, w);
     if (pick >= all.size()) {
-      absl::FPrintF(out, "   %-6s (no pmr-c resource measured)\n", wl.id);
+      bool measured = false;
+      for (size_t a = 0; a < all.size(); ++a)
+        measured |= all[a].family == Family::kPmr &&
+                    Find(run.cells[w][a], wl.primary) != nullptr;
+      absl::FPrintF(out, "   %-6s (%s)\n", wl.id,
+                    measured ? "no pmr-c resource within the memory bound"
+                             : "no pmr-c resource measured");
       continue;
     }
     const Stat* p = Find(run.cells[w][pick], wl.primary);
