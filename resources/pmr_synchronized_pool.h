@@ -8,9 +8,10 @@
  * another when it finds its shard busy.
  *
  *   - Any thread may free any block, including blocks of threads that have
- *     exited. A block goes back to the page it came from: under the owning
- *     shard's lock when that is free, else onto the page's lock-free remote
- *     list, which the shard collects before it takes a new page. So memory
+ *     exited. A block goes back to the page it came from: freed by a thread
+ *     of the owning shard, under that shard's lock when it is free; else
+ *     onto the page's lock-free remote list, which the shard collects before
+ *     it takes a new page. So memory
  *     held follows the working set whatever the threads and contention:
  *     threads that come and go reuse the same shards and pages, and a busy
  *     lock never makes the pool take new memory.

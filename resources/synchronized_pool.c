@@ -98,7 +98,7 @@ PMR_NOINLINE static void sync_deallocate_slow(pmr_mem_resource *self, void *p,
     return;
 #endif
   if (PMR_LIKELY(pooled))
-    pmr_impl_sharded_free(p);
+    pmr_impl_sharded_free_home(&s->heap, p);
   else
     pmr_impl_big_free(&s->big, &s->big_lock, s->heap.src.upstream, p, bytes,
                       alignment);
@@ -109,7 +109,7 @@ static void sync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 #ifndef PMR_DEBUG
   state *s = state_of(self);
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
-    pmr_impl_sharded_free(p);
+    pmr_impl_sharded_free_home(&s->heap, p);
     return;
   }
 #endif

@@ -107,6 +107,26 @@ static inline void pmr_impl_sharded_free(void *p) {
   pmr_impl_heap_free_remote(p);
 }
 
+/* Like pmr_impl_sharded_free, for a block a thread frees through the
+ * synchronized pool: when the block's shard is not the calling thread's
+ * own, it goes onto its page's remote list without touching that shard's
+ * lock, which its owner takes at every allocation (a consumer thread freeing
+ * what a producer allocates would otherwise make the producer's lock bounce
+ * between them, and the producer move to another shard when it finds its
+ * own busy). */
+static inline void pmr_impl_sharded_free_home(pmr_impl_sharded_heap *h,
+                                              void *p) {
+  pmr_impl_page *pg = pmr_impl_page_of(p);
+  unsigned i = pmr_impl_tl_shard;
+  if (PMR_LIKELY(i != 0 && atomic_load_explicit(&h->shards[i - 1],
+                                                memory_order_relaxed) ==
+                               pmr_impl_shard_of(pg->heap))) {
+    pmr_impl_sharded_free(p);
+    return;
+  }
+  pmr_impl_heap_free_remote(p);
+}
+
 /* Gives back n pooled blocks, holding each owning shard's lock across
  * consecutive blocks of that shard (a magazine's worth in one go). */
 void pmr_impl_sharded_free_many(void *const *blocks, size_t n);

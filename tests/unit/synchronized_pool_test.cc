@@ -161,6 +161,33 @@ TEST(SynchronizedPool, ProducerConsumerRecyclesMemoryInsteadOfGrowing) {
   EXPECT_EQ(up.outstanding_blocks(), 0u);
 }
 
+// A thread frees blocks of another thread's shard onto their pages' remote
+// lists, without that shard's lock: the pages stay with their owner until
+// an allocation slow path of that shard (or a trim) collects them.
+TEST(SynchronizedPool, CrossThreadFreesWaitForTheOwnerWithoutItsLock) {
+  CountingResource up;
+  pmr_synchronized_pool p;
+  ASSERT_TRUE(pmr_synchronized_pool_init(&p, nullptr, up.get()));
+  std::vector<void*> blocks;
+  std::thread producer([&] {
+    for (int i = 0; i < 3000; ++i)
+      blocks.push_back(pmr_allocate(&p.base, 64, 8));
+  });
+  producer.join();  // its shard keeps the pages
+  std::thread consumer([&] {
+    void* mine = pmr_allocate(&p.base, 8, 8);  // a shard of its own
+    for (void* b : blocks) pmr_deallocate(&p.base, b, 64, 8);
+    pmr_deallocate(&p.base, mine, 8, 8);
+  });
+  consumer.join();
+  EXPECT_EQ(pmr_synchronized_pool_get_stats(&p).free_page_bytes, 0u);
+  // Trim collects them: every page is free and goes back.
+  const size_t held = pmr_synchronized_pool_get_stats(&p).held_bytes;
+  EXPECT_GT(pmr_synchronized_pool_trim(&p), 0u);
+  EXPECT_LT(pmr_synchronized_pool_get_stats(&p).held_bytes, held / 2);
+  pmr_synchronized_pool_destroy(&p);
+}
+
 TEST(SynchronizedPool, BlocksFromExitedThreadsCanBeFreedAnywhere) {
   CountingResource up;
   pmr_synchronized_pool pool;
