@@ -506,20 +506,6 @@ static tc_mag *pop_empty(struct tc_stack *st) {
 #define CHAIN_MIN_BLOCK 32u
 enum { HEAD_LINK, HEAD_COUNT, HEAD_FIRST };
 
-static void *word_get(void *b, size_t w) {
-  void **at = (void **)b + w;
-  PMR_IMPL_DEFINED(at, sizeof *at);
-  void *v = *at;
-  PMR_IMPL_NOACCESS(at, sizeof *at);
-  return v;
-}
-static void word_set(void *b, size_t w, void *v) {
-  void **at = (void **)b + w;
-  PMR_IMPL_UNDEFINED(at, sizeof *at);
-  *at = v;
-  PMR_IMPL_NOACCESS(at, sizeof *at);
-}
-
 /* The most blocks one chain of `words`-word blocks holds. */
 static size_t chain_max(size_t words) { return 1 + (words - 2) * (words + 1); }
 
@@ -589,10 +575,23 @@ static void park(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
   void *end = m->slot[1]; /* the chain pack makes first ends the list */
   void *first = pack(&m->slot[1], n, block, NULL);
   pmr_impl_spin_lock(&st->lock);
-  word_set(end, HEAD_LINK,
-           atomic_load_explicit(&st->chains, memory_order_relaxed));
+  pmr_impl_word_set(end, HEAD_LINK,
+                    atomic_load_explicit(&st->chains, memory_order_relaxed));
   atomic_store_explicit(&st->chains, first, memory_order_relaxed);
   pmr_impl_spin_unlock(&st->lock);
+}
+
+/* Locks stacks a (of shard ia) and b (of shard ib), lower shard first, the
+ * order every path that holds two stack locks keeps; a == b: one lock. */
+static void lock_pair(struct tc_stack *a, unsigned ia, struct tc_stack *b,
+                      unsigned ib) {
+  struct tc_stack *first = ib < ia ? b : a, *second = ib < ia ? a : b;
+  pmr_impl_spin_lock(&first->lock);
+  if (second != first) pmr_impl_spin_lock(&second->lock);
+}
+static void unlock_pair(struct tc_stack *a, struct tc_stack *b) {
+  if (b != a) pmr_impl_spin_unlock(&b->lock);
+  pmr_impl_spin_unlock(&a->lock);
 }
 
 static void *chains_of(struct tc_stack *st) {
@@ -612,18 +611,14 @@ static void *take_chain(tc_state *s, unsigned home, unsigned idx) {
     unsigned other = (home + i) % SHARDS;
     struct tc_stack *v = &s->shards[other].cls[idx];
     if (chains_of(v) == NULL) continue;
-    struct tc_stack *first = other < home ? v : h,
-                    *second = other < home ? h : v;
-    pmr_impl_spin_lock(&first->lock);
-    if (second != first) pmr_impl_spin_lock(&second->lock);
+    lock_pair(h, home, v, other);
     if (v != h && chains_of(h) == NULL) { /* take over v's list */
       set_chains(h, chains_of(v));
       set_chains(v, NULL);
     }
     void *head = chains_of(h);
-    if (head != NULL) set_chains(h, word_get(head, HEAD_LINK));
-    if (second != first) pmr_impl_spin_unlock(&second->lock);
-    pmr_impl_spin_unlock(&first->lock);
+    if (head != NULL) set_chains(h, pmr_impl_word_get(head, HEAD_LINK));
+    unlock_pair(h, v);
     if (head != NULL) return head;
   }
   return NULL;
@@ -643,7 +638,7 @@ static void unpack_all(tc_state *s) {
       pmr_impl_spin_unlock(&st->lock);
       size_t block = pmr_impl_pool_class_size(j);
       while (head != NULL) {
-        void *next = word_get(head, HEAD_LINK);
+        void *next = pmr_impl_word_get(head, HEAD_LINK);
         pmr_impl_sharded_free_many(buf, unpack(head, buf, block));
         head = next;
       }
@@ -723,10 +718,7 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
     unsigned other = (home + i) % SHARDS;
     struct tc_stack *v = &s->shards[other].cls[idx];
     if (full_head(v) == NULL) continue;
-    struct tc_stack *first = other < home ? v : h,
-                    *second = other < home ? h : v;
-    pmr_impl_spin_lock(&first->lock);
-    pmr_impl_spin_lock(&second->lock);
+    lock_pair(h, home, v, other);
     m = full_head(v);
     if (m != NULL) {
       uint32_t nv = v->nfull, nh = h->nfull;
@@ -737,8 +729,7 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
       if (*spare != NULL) push_mag(v, *spare, 0);
       *spare = NULL;
     }
-    pmr_impl_spin_unlock(&second->lock);
-    pmr_impl_spin_unlock(&first->lock);
+    unlock_pair(h, v);
   }
   return m;
 }

@@ -43,18 +43,29 @@
 #define PMR_IMPL_DEFINED(p, n) ((void)(p), (void)(n))
 #endif
 
+/* Word w of free block p, opened for that one access. */
+static inline void *pmr_impl_word_get(void *p, size_t w) {
+  void **at = (void **)p + w;
+  PMR_IMPL_DEFINED(at, sizeof *at);
+  void *v = *at;
+  PMR_IMPL_NOACCESS(at, sizeof *at);
+  return v;
+}
+
+static inline void pmr_impl_word_set(void *p, size_t w, void *v) {
+  void **at = (void **)p + w;
+  PMR_IMPL_UNDEFINED(at, sizeof *at);
+  *at = v;
+  PMR_IMPL_NOACCESS(at, sizeof *at);
+}
+
 /* The free-list link in the first word of free block p. */
 static inline void *pmr_impl_link_get(void *p) {
-  PMR_IMPL_DEFINED(p, sizeof(void *));
-  void *next = *(void **)p;
-  PMR_IMPL_NOACCESS(p, sizeof(void *));
-  return next;
+  return pmr_impl_word_get(p, 0);
 }
 
 static inline void pmr_impl_link_set(void *p, void *next) {
-  PMR_IMPL_UNDEFINED(p, sizeof(void *));
-  *(void **)p = next;
-  PMR_IMPL_NOACCESS(p, sizeof(void *));
+  pmr_impl_word_set(p, 0, next);
 }
 
 #endif /* PMR_IMPL_MEM_CHECK_H */
