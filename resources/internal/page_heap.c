@@ -305,7 +305,6 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   if (pg->state == PMR_IMPL_PAGE_PARTIAL)
     partial_remove(&h->classes[pg->cls], pg);
   page_noaccess(pg);
-  pg->kept = pg->block; /* free, carve and end stay valid for it */
   pg->block = 0;
   pg->heap = NULL;
   source_give(h->src, pg, h->give_back);
@@ -395,8 +394,9 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   pg->cls = (uint8_t)k->index;
   pg->used = 0;
   pg->state = PMR_IMPL_PAGE_CURRENT;
-  if (pg->kept == k->block) return; /* its free list is laid out already */
-  pg->kept = 0;
+  /* Carved again even for the class it last served: its old free list is
+   * in the order the blocks were freed, and handing a page out in address
+   * order keeps the next allocations sequential (prefetch, TLB). */
   size_t before, past;
   char *after;
   page_layout(pg, k->block, h->src->max_blocks, &before, &after, &past);

@@ -76,10 +76,6 @@ typedef struct pmr_impl_page {
    * emptied the page or found it full, and takes the slow path. */
   uint32_t limit;
   uint32_t block; /* block size; 0 when the page is free */
-  /* A free page: the block size its free list and carving range are still
-   * laid out for (0: none), so that the same class takes it back without
-   * carving it again. */
-  uint32_t kept;
   /* Blocks never handed out: [carve, end) in the region being carved, then
    * (while carve is below the descriptor) the region after it. */
   char *carve;
