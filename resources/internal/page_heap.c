@@ -394,14 +394,14 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   pg->cls = (uint8_t)k->index;
   pg->used = 0;
   pg->state = PMR_IMPL_PAGE_CURRENT;
+  pg->limit = PMR_IMPL_PAGE_NO_LIMIT;
   /* Carved again even for the class it last served: its old free list is
    * in the order the blocks were freed, and handing a page out in address
    * order keeps the next allocations sequential (prefetch, TLB). */
   size_t before, past;
   char *after;
   page_layout(pg, k->block, h->src->max_blocks, &before, &after, &past);
-  /* Wraps for capacity < 2: always slow. */
-  pg->limit = (uint32_t)(before + past) - 2;
+  pg->edges = (uint32_t)(before + past) - 2; /* wraps below 2: always slow */
   pg->free = NULL;
   if (before != 0) {
     pg->carve = pmr_impl_page_base(pg);
@@ -448,12 +448,14 @@ static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,
       if (pg->free == NULL && pg->carve < pg->end) carve(pg);
       if (pg->free != NULL) return pmr_impl_heap_alloc(h, k);
       pg->state = PMR_IMPL_PAGE_FULL; /* exhausted */
+      pg->limit = pg->edges;
       k->current = &h->no_page;
     }
     pg = k->partial;
     if (pg != NULL) {
       partial_remove(k, pg);
       pg->state = PMR_IMPL_PAGE_CURRENT;
+      pg->limit = PMR_IMPL_PAGE_NO_LIMIT;
     } else {
       pg = source_take(h->src, grow);
       if (pg == NULL) return NULL;

@@ -69,13 +69,19 @@ struct pmr_impl_page_heap;
 /* The descriptor at the start of every page. The first page of a segment
  * also describes the segment. */
 typedef struct pmr_impl_page {
-  void *free;    /* free blocks, most recently freed first */
-  uint32_t used; /* blocks handed out (remote frees not yet collected
-                    count as used) */
-  /* capacity - 2: a deallocation that leaves used - 1 >= limit (unsigned)
-   * emptied the page or found it full, and takes the slow path. */
-  uint32_t limit;
+  void *free;     /* free blocks, most recently freed first */
+  uint32_t used;  /* blocks handed out (remote frees not yet collected
+                     count as used) */
   uint32_t block; /* block size; 0 when the page is free */
+  /* A deallocation that leaves (uint32_t)(used - 1) >= limit takes the slow
+   * path: the page became empty or was full. limit is `edges` (capacity - 2,
+   * wrapping for capacity < 2: always slow) except while the page is its
+   * class's current page, which needs neither event: then it is 2^32, never
+   * reached, and a block allocated and freed alone stays on the fast path. */
+  uint64_t limit;
+  uint32_t edges;
+  uint8_t cls;
+  uint8_t state;
   /* Blocks never handed out: [carve, end) in the region being carved, then
    * (while carve is below the descriptor) the region after it. */
   char *carve;
@@ -83,8 +89,6 @@ typedef struct pmr_impl_page {
   struct pmr_impl_page_heap *heap;   /* owner while the page serves a class */
   struct pmr_impl_page *prev, *next; /* partial list or free set */
   struct pmr_impl_page *segment;     /* the first page of its segment */
-  uint8_t cls;
-  uint8_t state;
   /* Blocks freed by other threads. The thread whose push finds it empty
    * queues the page on heap->delayed; the owner empties it there. */
   _Atomic(void *) remote;
@@ -240,6 +244,9 @@ static inline void *pmr_impl_heap_alloc(pmr_impl_page_heap *h,
  * (never calls upstream): for deallocation paths that need a block. */
 void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k);
 
+/* pg->limit while pg is its class's current page: no slow frees. */
+#define PMR_IMPL_PAGE_NO_LIMIT ((uint64_t)1 << 32)
+
 /* The page's free list was empty or its last block came back. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg);
 
@@ -251,7 +258,8 @@ static inline void pmr_impl_heap_free(void *p) {
   pmr_impl_link_set(p, head);
   pg->free = p;
   uint32_t used = --pg->used;
-  if (PMR_UNLIKELY(used - 1 >= pg->limit)) pmr_impl_heap_free_slow(pg);
+  if (PMR_UNLIKELY((uint32_t)(used - 1) >= pg->limit))
+    pmr_impl_heap_free_slow(pg);
 }
 
 /* Gives back pooled block p from a thread that does not own pg->heap. */

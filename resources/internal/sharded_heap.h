@@ -97,7 +97,7 @@ static inline void pmr_impl_sharded_free(void *p) {
     pmr_impl_link_set(p, head);
     pg->free = p;
     uint32_t used = --pg->used;
-    if (PMR_UNLIKELY(used - 1 >= pg->limit)) {
+    if (PMR_UNLIKELY((uint32_t)(used - 1) >= pg->limit)) {
       pmr_impl_sharded_free_slow(sh, pg);
       return;
     }
