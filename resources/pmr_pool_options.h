@@ -12,7 +12,7 @@ extern "C" {
  * clamped to them; SIZE_MAX clamps to the maximum, not to the minimum). */
 #define PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK ((size_t)4096)
 #define PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK ((size_t)1 << 20)
-#define PMR_POOL_DEFAULT_LARGEST_BLOCK ((size_t)4096)
+#define PMR_POOL_DEFAULT_LARGEST_BLOCK ((size_t)8192)
 #define PMR_POOL_MAX_LARGEST_BLOCK ((size_t)1 << 20)      /* 1 MiB */
 #define PMR_POOL_DEFAULT_MAX_FREE_BYTES ((size_t)1 << 20) /* 1 MiB */
 /* The pool resources (not the thread cache) serve blocks up to this size
