@@ -12,6 +12,11 @@
  * first stored and every caller returns that one. errno is left as it was.
  * A child of fork() inherits its parent's secret (like its memory).
  */
+/* POSIX 2008 (clock_gettime, posix_memalign, O_CLOEXEC) for builds that ask
+ * for strict ISO C (-std=c11) and define nothing. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include "containers/internal/hash.h"
 
 #include <errno.h>

@@ -1,4 +1,9 @@
 /* The malloc, null and default resources. */
+/* POSIX 2008 (clock_gettime, posix_memalign, O_CLOEXEC) for builds that ask
+ * for strict ISO C (-std=c11) and define nothing. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include "mem_resource/pmr_mem_resource.h"
 
 #include <errno.h>

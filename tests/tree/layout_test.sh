@@ -5,7 +5,9 @@
 # - library names use one public prefix (pmr_/PMR_) and one internal one
 #   (pmr_impl_/PMR_IMPL_); no identifier contains "__" (reserved in C++) or
 #   ends in "_";
-# - every public header compiles alone as C11 and as C++17.
+# - every public header compiles alone as C11 and as C++17;
+# - every library source compiles with a bare `cc -std=c11` (no -D from our
+#   builds), as in a consumer's own Makefile.
 set -uo pipefail
 cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-.}" 2>/dev/null || true
 fail=0
@@ -49,6 +51,10 @@ for h in pmr.h mem_resource/pmr_*.h resources/pmr_*.h containers/pmr_*.h; do
   cp "$tmp/one.c" "$tmp/one.cc"
   "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I. -fsyntax-only "$tmp/one.cc" 2>"$tmp/err" ||
     { say "$h does not compile alone as C++17"; cat "$tmp/err" >&2; }
+done
+for c in mem_resource/*.c resources/*.c resources/internal/*.c containers/*.c; do
+  "$CC" -std=c11 -Wall -Wextra -Werror -I. -fsyntax-only "$c" 2>"$tmp/err" ||
+    { say "$c does not compile with a bare cc -std=c11"; cat "$tmp/err" >&2; }
 done
 rm -rf "$tmp"
 
