@@ -424,9 +424,7 @@ static tc_mag *new_mag(tc_state *s, unsigned home, unsigned idx, bool grow) {
     m = (tc_mag *)pmr_impl_sharded_alloc(&s->central, &sh, home, mag_class);
   } else { /* any shard that exists: making one would call upstream */
     for (unsigned i = 0; sh == NULL && i < PMR_IMPL_SHARDS; ++i)
-      sh =
-          atomic_load_explicit(&s->central.shards[(home + i) % PMR_IMPL_SHARDS],
-                               memory_order_acquire);
+      sh = pmr_impl_sharded_get(&s->central, (home + i) % PMR_IMPL_SHARDS);
     if (sh == NULL) return NULL;
     pmr_impl_spin_lock(&sh->lock);
     m = (tc_mag *)pmr_impl_heap_alloc_held(&sh->heap,

@@ -24,8 +24,16 @@ typedef struct pmr_impl_shard {
   pmr_impl_page_heap heap;
 } pmr_impl_shard;
 
+/* The stand-in for "no shard": in slot 0 of every table (a thread that has
+ * no shard yet) and in the slots of shards not made yet. Its lock is always
+ * taken, so a fast path's one try_lock fails on it and goes to the slow
+ * path, with no test of its own. Never locked, never written. */
+extern pmr_impl_shard pmr_impl_no_shard;
+
 typedef struct pmr_impl_sharded_heap {
-  _Atomic(pmr_impl_shard *) shards[PMR_IMPL_SHARDS];
+  /* slot[i + 1]: shard i, or &pmr_impl_no_shard until it is made;
+   * slot[0]: always &pmr_impl_no_shard. Indexed by pmr_impl_tl_shard. */
+  _Atomic(pmr_impl_shard *) slot[PMR_IMPL_SHARDS + 1];
   pmr_impl_page_source src;
   /* Shards are made under create_lock, so that fork's prepare, holding it,
    * sees every shard. */
@@ -36,6 +44,14 @@ typedef struct pmr_impl_sharded_heap {
 /* The calling thread's preferred shard plus one; 0 before its first use
  * (tls.h: one load at a fixed offset from the thread pointer). */
 extern _Thread_local unsigned pmr_impl_tl_shard PMR_IMPL_TLS_MODEL;
+
+/* Shard i (0 .. PMR_IMPL_SHARDS - 1); NULL until it is made. */
+static inline pmr_impl_shard *pmr_impl_sharded_get(pmr_impl_sharded_heap *h,
+                                                   unsigned i) {
+  pmr_impl_shard *sh =
+      atomic_load_explicit(&h->slot[i + 1], memory_order_acquire);
+  return sh == &pmr_impl_no_shard ? NULL : sh;
+}
 
 /* opts: effective options (pmr_impl_heap_options). Never calls upstream. */
 void pmr_impl_sharded_init(pmr_impl_sharded_heap *h, pmr_mem_resource *up,
@@ -51,16 +67,12 @@ pmr_impl_shard *pmr_impl_sharded_lock(pmr_impl_sharded_heap *h, unsigned i);
  * can be made. */
 pmr_impl_shard *pmr_impl_sharded_lock_mine(pmr_impl_sharded_heap *h);
 
-/* The calling thread's shard, locked, if it exists and is free; else
- * NULL. */
-static inline pmr_impl_shard *pmr_impl_sharded_try_mine(
-    pmr_impl_sharded_heap *h) {
-  unsigned i = pmr_impl_tl_shard;
-  if (PMR_UNLIKELY(i == 0)) return NULL;
-  pmr_impl_shard *sh =
-      atomic_load_explicit(&h->shards[i - 1], memory_order_acquire);
-  if (PMR_LIKELY(sh != NULL && pmr_impl_spin_try_lock(&sh->lock))) return sh;
-  return NULL;
+/* The calling thread's shard, never NULL: &pmr_impl_no_shard (whose lock
+ * is always taken) when the thread has none yet or it is not made yet. A
+ * fast path try_locks it and, when that fails, takes its slow path. */
+static inline pmr_impl_shard *pmr_impl_sharded_mine(pmr_impl_sharded_heap *h) {
+  return atomic_load_explicit(&h->slot[pmr_impl_tl_shard],
+                              memory_order_acquire);
 }
 
 static inline pmr_impl_shard *pmr_impl_shard_of(pmr_impl_page_heap *heap) {
@@ -117,10 +129,9 @@ static inline void pmr_impl_sharded_free(void *p) {
 static inline void pmr_impl_sharded_free_home(pmr_impl_sharded_heap *h,
                                               void *p) {
   pmr_impl_page *pg = pmr_impl_page_of(p);
-  unsigned i = pmr_impl_tl_shard;
-  if (PMR_LIKELY(i != 0 && atomic_load_explicit(&h->shards[i - 1],
-                                                memory_order_relaxed) ==
-                               pmr_impl_shard_of(pg->heap))) {
+  if (PMR_LIKELY(atomic_load_explicit(&h->slot[pmr_impl_tl_shard],
+                                      memory_order_relaxed) ==
+                 pmr_impl_shard_of(pg->heap))) {
     pmr_impl_sharded_free(p);
     return;
   }
