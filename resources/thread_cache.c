@@ -71,6 +71,12 @@ typedef struct tc_mag {
  * The fast paths read and write only `top` (and compare it with `last`):
  * allocate pops *top, which is NULL when loaded is empty (its slot[0]) or
  * missing (no_block); deallocate stores above top unless top == last. */
+/* The classes a thread caches: those the pages serve (largest is at most
+ * PMR_IMPL_HEAP_LARGEST, whose class is the last of them). */
+#define TC_CLASSES PMR_IMPL_HEAP_CLASSES
+_Static_assert(PMR_IMPL_HEAP_LARGEST == 8192 && TC_CLASSES == 36,
+               "the last class the pages serve is 8192 (index 35)");
+
 typedef struct tc_class {
   /* The top block of loaded: &loaded->slot[count] (&no_block without a
    * magazine). Atomic only so stats may read it: the owner loads and stores
@@ -88,7 +94,7 @@ struct tc_state;
 struct tc_record;
 
 typedef struct tc_cache {
-  tc_class cls[PMR_IMPL_POOL_CLASSES];
+  tc_class cls[TC_CLASSES];
   /* Magazines this thread took from / gave to the central pool (atomic only
    * so stats may read them; the owner never does a read-modify-write). */
   atomic_size_t refills, flushes;
@@ -120,7 +126,7 @@ typedef struct tc_shard {
     _Atomic(tc_mag *) empty;
     _Atomic(void *) chains; /* packed chains (see pack) */
     uint32_t nfull, nempty; /* under lock */
-  } cls[PMR_IMPL_POOL_CLASSES];
+  } cls[TC_CLASSES];
 } tc_shard;
 
 typedef struct tc_state {
@@ -134,8 +140,8 @@ typedef struct tc_state {
    * to small_limit only): one load and an lea find the thread's class. */
   uint8_t small_off[PMR_IMPL_POOL_TABLE_LIMIT];
   size_t slot;
-  uint16_t cap[PMR_IMPL_POOL_CLASSES]; /* blocks per magazine, by class */
-  size_t largest;                      /* largest pooled size */
+  uint16_t cap[TC_CLASSES]; /* blocks per magazine, by class */
+  size_t largest;           /* largest pooled size */
   /* The central pool's pages: blocks and magazines come from here. */
   pmr_impl_sharded_heap central;
   pmr_impl_spin big_lock; /* guards big and debug */
@@ -239,7 +245,7 @@ static inline tc_cache *my_cache(const tc_state *s) {
 /* Sets every class of no_cache to "no magazine" (registry mutex, once). */
 static void init_no_cache(void) {
   if (no_cache_ready) return;
-  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
+  for (unsigned i = 0; i < TC_CLASSES; ++i) {
     atomic_init(&no_cache.cls[i].top, &no_block);
     no_cache.cls[i].last = &no_block;
     atomic_init(&no_cache.cls[i].loaded, NULL);
@@ -323,7 +329,7 @@ static tc_cache *get_cache(tc_state *s) {
   }
   tc_cache *c = cache_at(e);
   if (c == NULL && (c = (tc_cache *)calloc(1, sizeof *c)) != NULL) {
-    for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
+    for (unsigned i = 0; i < TC_CLASSES; ++i) {
       c->cls[i].block = (uint32_t)pmr_impl_pool_class_size(i);
       c->cls[i].cap = s->cap[i];
       load_mag(&c->cls[i], NULL, 0);
@@ -626,7 +632,7 @@ static void *take_chain(tc_state *s, unsigned home, unsigned idx) {
 static void unpack_all(tc_state *s) {
   void *buf[MAX_LIMIT / 2]; /* a chain holds at most a magazine */
   for (unsigned i = 0; i < SHARDS; ++i)
-    for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
+    for (unsigned j = 0; j < TC_CLASSES; ++j) {
       struct tc_stack *st = &s->shards[i].cls[j];
       if (atomic_load_explicit(&st->chains, memory_order_relaxed) == NULL)
         continue;
@@ -857,7 +863,7 @@ static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx,
 /* Every magazine of cache c goes to its instance's central pool. */
 static void flush_all(tc_cache *c) {
   tc_state *s = c->owner;
-  for (unsigned idx = 0; idx < PMR_IMPL_POOL_CLASSES; ++idx) {
+  for (unsigned idx = 0; idx < TC_CLASSES; ++idx) {
     tc_class *k = &c->cls[idx];
     if (loaded_of(k) != NULL)
       put_mag(s, c->home, idx, loaded_of(k), loaded_count(k));
@@ -1066,7 +1072,7 @@ static const pmr_mem_resource_ops tc_ops = {
 
 static void clear_shards(tc_state *s) {
   for (unsigned i = 0; i < SHARDS; ++i)
-    for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
+    for (unsigned j = 0; j < TC_CLASSES; ++j) {
       atomic_init(&s->shards[i].cls[j].lock, 0);
       atomic_init(&s->shards[i].cls[j].full, NULL);
       atomic_init(&s->shards[i].cls[j].empty, NULL);
@@ -1079,7 +1085,7 @@ static void clear_shards(tc_state *s) {
 static void empty_shards(tc_state *s) {
   unpack_all(s);
   for (unsigned i = 0; i < SHARDS; ++i)
-    for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j) {
+    for (unsigned j = 0; j < TC_CLASSES; ++j) {
       struct tc_stack *st = &s->shards[i].cls[j];
       if (full_head(st) == NULL && empty_head(st) == NULL) continue; /* hint */
       pmr_impl_spin_lock(&st->lock);
@@ -1106,14 +1112,13 @@ static void empty_shards(tc_state *s) {
  * records of the other threads (whose TLS is gone) are taken over: their
  * magazines go to their instance's central pool, then they are freed. */
 
-#define LOCKS \
-  (PMR_IMPL_POOL_CLASSES * SHARDS + 1 + PMR_IMPL_SHARDS + 2) /* at most */
+#define LOCKS (TC_CLASSES * SHARDS + 1 + PMR_IMPL_SHARDS + 2) /* at most */
 
 /* Every spin lock of s, in one fixed order; returns how many. */
 static size_t list_locks(tc_state *s, pmr_impl_spin *all[LOCKS]) {
   size_t n = 0;
   for (unsigned h = 0; h < SHARDS; ++h)
-    for (unsigned j = 0; j < PMR_IMPL_POOL_CLASSES; ++j)
+    for (unsigned j = 0; j < TC_CLASSES; ++j)
       all[n++] = &s->shards[h].cls[j].lock;
   all[n++] = &s->big_lock;
   return n + pmr_impl_sharded_locks(&s->central, all + n);
@@ -1158,7 +1163,7 @@ static bool fork_take_all(void) {
  * held in a local variable). */
 static void adopt_vanished(tc_cache *c) {
   tc_state *s = c->owner;
-  for (unsigned idx = 0; idx < PMR_IMPL_POOL_CLASSES; ++idx) {
+  for (unsigned idx = 0; idx < TC_CLASSES; ++idx) {
     tc_class *k = &c->cls[idx];
     tc_mag *a = loaded_of(k), *b = k->prev;
     size_t na = 0, nb = get_count(&k->prev_count);
@@ -1247,7 +1252,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   s->small_limit = s->largest < PMR_IMPL_POOL_TABLE_LIMIT
                        ? s->largest
                        : PMR_IMPL_POOL_TABLE_LIMIT;
-  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
+  for (unsigned i = 0; i < TC_CLASSES; ++i) {
     size_t limit = o.max_cached_bytes / pmr_impl_pool_class_size(i);
     if (limit > o.max_cached_blocks) limit = o.max_cached_blocks;
     if (limit < 2) limit = 2;
@@ -1331,7 +1336,7 @@ size_t pmr_thread_cache_trim(pmr_thread_cache *tc) {
   if (s->shards == NULL) return 0;
   tc_cache *c = find_cache(s); /* the calling thread's own cache */
   if (c != NULL && c != &no_cache) {
-    for (unsigned idx = 0; idx < PMR_IMPL_POOL_CLASSES; ++idx) {
+    for (unsigned idx = 0; idx < TC_CLASSES; ++idx) {
       tc_class *k = &c->cls[idx];
       tc_mag *m = loaded_of(k);
       if (m != NULL) {
@@ -1362,7 +1367,7 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     ++st.threads;
     st.refills += atomic_load_explicit(&c->refills, memory_order_relaxed);
     st.flushes += atomic_load_explicit(&c->flushes, memory_order_relaxed);
-    for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i) {
+    for (unsigned i = 0; i < TC_CLASSES; ++i) {
       /* top and loaded may be of different moments while the owner runs:
        * compared as integers, and a top outside loaded counts 0. */
       tc_class *k = &c->cls[i];
