@@ -262,10 +262,6 @@ TEST_P(PoolTest, BlocksFillEachPageAroundADescriptorThatMovesFromPageToPage) {
   EXPECT_LT(p->stats().held_bytes, peak / 100);
 }
 
-// A page whose blocks all came back keeps its free list while it waits in
-// the free pages: the same class takes it back without carving it again,
-// so blocks come back most recently freed first (a fresh carve would hand
-// them out from the page start up).
 TEST_P(PoolTest, APageTakenBackHandsOutBlocksInAddressOrder) {
   // Pages freed in a shuffled order are carved again when taken back, so
   // the next allocations walk each page sequentially, not in free order.
