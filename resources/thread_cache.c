@@ -418,6 +418,45 @@ static size_t mag_bytes(const tc_state *s, unsigned idx) {
   return offsetof(tc_mag, slot) + ((size_t)s->cap[idx] + 1) * sizeof(void *);
 }
 
+static void empty_shards(tc_state *s);
+static void flush_blocks(tc_mag *m, size_t n);
+static void free_mag(tc_mag *m);
+
+/* The calling thread's magazines of every class but `except` (TC_CLASSES:
+ * none) back to the central pool: their blocks to their pages, the
+ * magazines freed. */
+static void flush_own(tc_state *s, unsigned except) {
+  tc_cache *c = find_cache(s);
+  if (c == NULL || c == &no_cache) return;
+  for (unsigned idx = 0; idx < TC_CLASSES; ++idx) {
+    if (idx == except) continue;
+    tc_class *k = &c->cls[idx];
+    tc_mag *m = loaded_of(k);
+    if (m != NULL) {
+      flush_blocks(m, loaded_count(k));
+      free_mag(m);
+    }
+    if (k->prev != NULL) {
+      flush_blocks(k->prev, get_count(&k->prev_count));
+      free_mag(k->prev);
+    }
+    load_mag(k, NULL, 0);
+    k->prev = NULL;
+    set_count(&k->prev_count, 0);
+  }
+}
+
+/* Before the central pool asks upstream for memory: what it parks
+ * (magazines and chains of every class) and what the calling thread caches
+ * of classes other than `except` go back to their pages, which may empty and
+ * serve any class. Blocks parked or cached across many pages would otherwise
+ * keep each of them in use, and the pool would grow round after round of
+ * the same work. */
+static void make_room(tc_state *s, unsigned except) {
+  flush_own(s, except);
+  empty_shards(s);
+}
+
 /* A new empty magazine from the central pool's pages; grow: upstream may be
  * asked for a segment (allocation paths only). NULL when there is none. */
 static tc_mag *new_mag(tc_state *s, unsigned home, unsigned idx, bool grow) {
@@ -427,7 +466,14 @@ static tc_mag *new_mag(tc_state *s, unsigned home, unsigned idx, bool grow) {
   if (grow) { /* upstream is never called with a lock held */
     sh = pmr_impl_sharded_lock(&s->central, home);
     if (sh == NULL) return NULL;
-    m = (tc_mag *)pmr_impl_sharded_alloc(&s->central, &sh, home, mag_class);
+    m = (tc_mag *)pmr_impl_sharded_alloc_held(&s->central, sh, mag_class);
+    if (m == NULL) { /* what is parked or cached first, as fill does */
+      pmr_impl_spin_unlock(&sh->lock);
+      make_room(s, idx);
+      sh = pmr_impl_sharded_lock(&s->central, home);
+      if (sh == NULL) return NULL;
+      m = (tc_mag *)pmr_impl_sharded_alloc(&s->central, &sh, home, mag_class);
+    }
   } else { /* any shard that exists: making one would call upstream */
     for (unsigned i = 0; sh == NULL && i < PMR_IMPL_SHARDS; ++i)
       sh = pmr_impl_sharded_get(&s->central, (home + i) % PMR_IMPL_SHARDS);
@@ -738,8 +784,6 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
   return m;
 }
 
-static void empty_shards(tc_state *s);
-
 /* Fills slot[0 .. n) with up to want new blocks of class idx from the home
  * shard's pages, so that taking them from the end gives ascending
  * addresses. Returns n; 0 when upstream fails. */
@@ -763,10 +807,12 @@ static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot,
   }
   if (n == 0) {
     /* Before new memory: what the central pool parks (magazines and chains
-     * of every class) goes back to its pages, which may empty and serve
-     * this class. */
+     * of every class) and what this thread caches of other classes go back
+     * to their pages, which may empty and serve this class. Blocks parked
+     * or cached across many pages would otherwise keep each of them in use
+     * and make the pool grow round after round of the same work. */
     pmr_impl_spin_unlock(&sh->lock);
-    empty_shards(s);
+    make_room(s, idx);
     sh = pmr_impl_sharded_lock(&s->central, home);
     if (sh == NULL) return 0;
   }
@@ -1334,24 +1380,7 @@ void pmr_thread_cache_destroy(pmr_thread_cache *tc) {
 size_t pmr_thread_cache_trim(pmr_thread_cache *tc) {
   tc_state *s = state_of(&tc->base);
   if (s->shards == NULL) return 0;
-  tc_cache *c = find_cache(s); /* the calling thread's own cache */
-  if (c != NULL && c != &no_cache) {
-    for (unsigned idx = 0; idx < TC_CLASSES; ++idx) {
-      tc_class *k = &c->cls[idx];
-      tc_mag *m = loaded_of(k);
-      if (m != NULL) {
-        flush_blocks(m, loaded_count(k));
-        free_mag(m);
-      }
-      if (k->prev != NULL) {
-        flush_blocks(k->prev, get_count(&k->prev_count));
-        free_mag(k->prev);
-      }
-      load_mag(k, NULL, 0);
-      k->prev = NULL;
-      set_count(&k->prev_count, 0);
-    }
-  }
+  flush_own(s, TC_CLASSES);
   empty_shards(s);
   return pmr_impl_sharded_trim(&s->central);
 }
