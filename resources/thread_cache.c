@@ -446,43 +446,47 @@ static void flush_own(tc_state *s, unsigned except) {
   }
 }
 
-/* Before the central pool asks upstream for memory: what it parks
- * (magazines and chains of every class) and what the calling thread caches
- * of classes other than `except` go back to their pages, which may empty and
- * serve any class. Blocks parked or cached across many pages would otherwise
- * keep each of them in use, and the pool would grow round after round of
- * the same work. */
-static void make_room(tc_state *s, unsigned except) {
-  flush_own(s, except);
-  empty_shards(s);
+/* A block of class cls from the central pool, home shard first, never
+ * waiting on upstream with a lock held. Before it asks upstream for memory,
+ * what the central pool parks (magazines and chains of every class) and
+ * what the calling thread caches of classes other than `except` go back to
+ * their pages, which may empty and serve any class: blocks parked or cached
+ * across many pages would otherwise keep each of them in use, and the pool
+ * would grow round after round of the same work. NULL when upstream fails. */
+static void *central_alloc(tc_state *s, unsigned home, unsigned except,
+                           unsigned cls) {
+  pmr_impl_shard *sh = pmr_impl_sharded_lock(&s->central, home);
+  if (sh == NULL) return NULL;
+  void *b = pmr_impl_sharded_alloc_held(&s->central, sh, cls);
+  if (b == NULL) {
+    pmr_impl_spin_unlock(&sh->lock);
+    flush_own(s, except);
+    empty_shards(s);
+    sh = pmr_impl_sharded_lock(&s->central, home);
+    if (sh == NULL) return NULL;
+    b = pmr_impl_sharded_alloc(&s->central, &sh, home, cls);
+  }
+  if (sh != NULL) pmr_impl_spin_unlock(&sh->lock);
+  return b;
 }
 
 /* A new empty magazine from the central pool's pages; grow: upstream may be
  * asked for a segment (allocation paths only). NULL when there is none. */
 static tc_mag *new_mag(tc_state *s, unsigned home, unsigned idx, bool grow) {
   unsigned mag_class = pmr_impl_pool_class_of(mag_bytes(s, idx));
-  pmr_impl_shard *sh = NULL;
   tc_mag *m;
-  if (grow) { /* upstream is never called with a lock held */
-    sh = pmr_impl_sharded_lock(&s->central, home);
-    if (sh == NULL) return NULL;
-    m = (tc_mag *)pmr_impl_sharded_alloc_held(&s->central, sh, mag_class);
-    if (m == NULL) { /* what is parked or cached first, as fill does */
-      pmr_impl_spin_unlock(&sh->lock);
-      make_room(s, idx);
-      sh = pmr_impl_sharded_lock(&s->central, home);
-      if (sh == NULL) return NULL;
-      m = (tc_mag *)pmr_impl_sharded_alloc(&s->central, &sh, home, mag_class);
-    }
+  if (grow) {
+    m = (tc_mag *)central_alloc(s, home, idx, mag_class);
   } else { /* any shard that exists: making one would call upstream */
+    pmr_impl_shard *sh = NULL;
     for (unsigned i = 0; sh == NULL && i < PMR_IMPL_SHARDS; ++i)
       sh = pmr_impl_sharded_get(&s->central, (home + i) % PMR_IMPL_SHARDS);
     if (sh == NULL) return NULL;
     pmr_impl_spin_lock(&sh->lock);
     m = (tc_mag *)pmr_impl_heap_alloc_held(&sh->heap,
                                            &sh->heap.classes[mag_class]);
+    pmr_impl_spin_unlock(&sh->lock);
   }
-  if (sh != NULL) pmr_impl_spin_unlock(&sh->lock);
   if (m != NULL) m->slot[0] = NULL;
   return m;
 }
@@ -800,28 +804,11 @@ static size_t fill(tc_state *s, unsigned home, unsigned idx, void **slot,
     PMR_IMPL_NOACCESS(b, block);
     slot[want - 1 - n++] = b;
   }
-  if (n == 0 &&
-      (b = pmr_impl_sharded_alloc_held(&s->central, sh, idx)) != NULL) {
+  pmr_impl_spin_unlock(&sh->lock);
+  if (n == 0 && (b = central_alloc(s, home, idx, idx)) != NULL) {
     PMR_IMPL_NOACCESS(b, block);
     slot[want - 1 - n++] = b;
   }
-  if (n == 0) {
-    /* Before new memory: what the central pool parks (magazines and chains
-     * of every class) and what this thread caches of other classes go back
-     * to their pages, which may empty and serve this class. Blocks parked
-     * or cached across many pages would otherwise keep each of them in use
-     * and make the pool grow round after round of the same work. */
-    pmr_impl_spin_unlock(&sh->lock);
-    make_room(s, idx);
-    sh = pmr_impl_sharded_lock(&s->central, home);
-    if (sh == NULL) return 0;
-  }
-  if (n == 0 &&
-      (b = pmr_impl_sharded_alloc(&s->central, &sh, home, idx)) != NULL) {
-    PMR_IMPL_NOACCESS(b, block);
-    slot[want - 1 - n++] = b;
-  }
-  if (sh != NULL) pmr_impl_spin_unlock(&sh->lock);
   if (n != 0 && n < want) /* move them down to slot[0 .. n) */
     memmove(slot, slot + (want - n), n * sizeof *slot);
   pmr_impl_sharded_shrink(&s->central);

@@ -392,14 +392,19 @@ static void page_layout(const pmr_impl_page *pg, size_t block,
   *n_after = past;
 }
 
+/* pg becomes its class's current page, whose frees need no slow path. */
+static void make_current(pmr_impl_page *pg) {
+  pg->state = PMR_IMPL_PAGE_CURRENT;
+  pg->limit = PMR_IMPL_PAGE_NO_LIMIT;
+}
+
 static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
                        pmr_impl_page *pg) {
   pg->heap = h;
   pg->block = k->block;
   pg->cls = (uint8_t)k->index;
   pg->used = 0;
-  pg->state = PMR_IMPL_PAGE_CURRENT;
-  pg->limit = PMR_IMPL_PAGE_NO_LIMIT;
+  make_current(pg);
   /* Carved again even for the class it last served: its old free list is
    * in the order the blocks were freed, and handing a page out in address
    * order keeps the next allocations sequential (prefetch, TLB). */
@@ -453,14 +458,13 @@ static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,
       if (pg->free == NULL && pg->carve < pg->end) carve(pg);
       if (pg->free != NULL) return pmr_impl_heap_alloc(h, k);
       pg->state = PMR_IMPL_PAGE_FULL; /* exhausted */
-      pg->limit = pg->edges;
+      pg->limit = pg->edges;          /* frees take the slow path again */
       k->current = &h->no_page;
     }
     pg = k->partial;
     if (pg != NULL) {
       partial_remove(k, pg);
-      pg->state = PMR_IMPL_PAGE_CURRENT;
-      pg->limit = PMR_IMPL_PAGE_NO_LIMIT;
+      make_current(pg);
     } else {
       pg = source_take(h->src, grow);
       if (pg == NULL) return NULL;

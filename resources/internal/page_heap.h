@@ -250,16 +250,21 @@ void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k);
 /* The page's free list was empty or its last block came back. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg);
 
-/* Gives back pooled block p; the caller owns pg->heap (its lock). */
-static inline void pmr_impl_heap_free(void *p) {
-  pmr_impl_page *pg = pmr_impl_page_of(p);
+/* Pushes pooled block p onto its page pg's free list; true when the page
+ * then needs pmr_impl_heap_free_slow. The caller owns pg->heap. */
+static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
   void *head = pg->free;
   PMR_IMPL_NOACCESS(p, pg->block);
   pmr_impl_link_set(p, head);
   pg->free = p;
   uint32_t used = --pg->used;
-  if (PMR_UNLIKELY((uint32_t)(used - 1) >= pg->limit))
-    pmr_impl_heap_free_slow(pg);
+  return PMR_UNLIKELY((uint32_t)(used - 1) >= pg->limit);
+}
+
+/* Gives back pooled block p; the caller owns pg->heap (its lock). */
+static inline void pmr_impl_heap_free(void *p) {
+  pmr_impl_page *pg = pmr_impl_page_of(p);
+  if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
 }
 
 /* Gives back pooled block p from a thread that does not own pg->heap. */

@@ -104,12 +104,7 @@ static inline void pmr_impl_sharded_free(void *p) {
   pmr_impl_page *pg = pmr_impl_page_of(p);
   pmr_impl_shard *sh = pmr_impl_shard_of(pg->heap);
   if (PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
-    void *head = pg->free;
-    PMR_IMPL_NOACCESS(p, pg->block);
-    pmr_impl_link_set(p, head);
-    pg->free = p;
-    uint32_t used = --pg->used;
-    if (PMR_UNLIKELY((uint32_t)(used - 1) >= pg->limit)) {
+    if (pmr_impl_page_push(pg, p)) {
       pmr_impl_sharded_free_slow(sh, pg);
       return;
     }
