@@ -23,23 +23,30 @@ typedef struct pmr_pool_options {
   /* The most blocks one 64 KiB page serves (fewer when fewer fit); the
    * name is std::pmr's, whose pools take blocks from upstream in chunks. */
   size_t max_blocks_per_chunk;
-  /* The largest request served from the pools; larger ones go straight to
-   * upstream. Rounded up to a size class: the effective value reported by
-   * the pool's get_options is exactly the threshold (one byte more goes to
-   * upstream). A request counts by its size rounded up to its alignment. */
+  /* The largest request served from the pools; larger ones are blocks of
+   * their own from upstream (a freed one may be kept for a later request,
+   * within max_free_bytes below). Rounded up to a size class: the effective
+   * value reported by the pool's get_options is exactly the threshold (one byte
+   * more goes to upstream). A request counts by its size rounded up to its
+   * alignment. */
   size_t largest_required_pool_block;
   /* Bytes of free pages kept for reuse by any size class; beyond
    * that, segments whose pages are all free go back to upstream once no new
    * segment was needed for a second (0: 1 MiB; less than one page: none
-   * kept; _trim gives back at once). */
+   * kept; _trim gives back at once). Also the bound, of its own, on freed
+   * oversize blocks of basic alignment kept for reuse by a later oversize
+   * request that needs at least half of one (beyond it, the largest go back
+   * at once; _trim gives all back). */
   size_t max_free_bytes;
 } pmr_pool_options;
 
 /* A snapshot of what a pool holds from upstream. */
 typedef struct pmr_pool_stats {
-  size_t held_bytes;      /* all of it: pages and oversize blocks */
-  size_t free_page_bytes; /* of which pages with no block in use */
-  size_t oversize_bytes;  /* of which oversize blocks, in use */
+  size_t held_bytes;          /* all of it: pages and oversize blocks */
+  size_t free_page_bytes;     /* of which pages with no block in use */
+  size_t oversize_bytes;      /* of which oversize blocks, in use */
+  size_t free_oversize_bytes; /* of which freed oversize blocks kept for
+                                 reuse (at most max_free_bytes) */
 } pmr_pool_stats;
 
 #ifdef __cplusplus

@@ -76,15 +76,15 @@ void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p);
  * with any other use of p. */
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p);
 
-/* The effective options (see pmr_unsynchronized_pool_options). */
-/* Gives every segment with no block in use back to upstream now (after
- * collecting blocks freed across threads), and returns the bytes given back.
- * Blocks in use stay valid. */
+/* Gives every segment with no block in use (after collecting blocks freed
+ * across threads), and every kept oversize block, back to upstream now, and
+ * returns the bytes given back. Blocks in use stay valid. */
 size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p);
 
 /* What p holds from upstream now: pages, oversize blocks and shards. */
 pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p);
 
+/* The effective options (zeros replaced, values clamped). */
 pmr_pool_options pmr_synchronized_pool_get_options(
     const pmr_synchronized_pool *p);
 

@@ -22,8 +22,9 @@
  * home shard (small classes, below 32 bytes, go back to their pages). Refills
  * unpack parked chains before they take blocks from the pages. Upstream is
  * never called with a lock of the instance held (it may be another thread
- * cache). Requests above the largest class (or aligned above 4096) go
- * straight to upstream.
+ * cache). Requests above the largest class (or aligned above 4096) are
+ * oversize blocks from upstream, kept for reuse once freed as in the pools
+ * (pmr_pool_options.h).
  *
  * Memory: per size class a thread's cache holds at most
  * min(max_cached_blocks, max_cached_bytes / block size) (at least 2)
@@ -90,6 +91,8 @@ typedef struct pmr_thread_cache_stats {
   size_t held_bytes;      /* held from upstream: pages, oversize blocks and
                              the central pool's shards */
   size_t free_page_bytes; /* of which pages with no block in use */
+  size_t free_oversize_bytes; /* of which freed oversize blocks kept for
+                                 reuse (pmr_pool_options.h) */
 } pmr_thread_cache_stats;
 
 /* The state is private; its size is fixed here so an instance can live in
@@ -123,7 +126,8 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc);
 
 /* Gives the calling thread's cached blocks and every block and magazine the
  * central pool parks back to their pages, then every segment with no block
- * in use back to upstream; returns the bytes given back. Other threads'
+ * in use and every kept oversize block back to upstream; returns the bytes
+ * given back. Other threads'
  * caches stay as they are (at most two magazines per class each).
  * Thread-safe. */
 size_t pmr_thread_cache_trim(pmr_thread_cache *tc);

@@ -22,8 +22,9 @@
  *     keeps its pages), and pmr_unsynchronized_pool_trim gives
  *     back every segment with no block in use now.
  *   - Requests above the largest class (see pmr_pool_options), or aligned
- *     above 4096, go straight to upstream and back on deallocate, in O(1);
- *     release frees them too.
+ *     above 4096, are blocks of their own from upstream, freed in O(1); a
+ *     freed one of basic alignment is kept for a later oversize request,
+ *     within max_free_bytes, until trim; release frees them all.
  *   - try_resize (pmr_try_resize, pmr_reallocate) succeeds in place when the
  *     new size stays in the block's class.
  *   - Init never calls upstream.
@@ -69,8 +70,9 @@ void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p);
  * usable. */
 void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p);
 
-/* Gives every segment with no block in use back to upstream now, and
- * returns the bytes given back. Blocks in use stay valid. */
+/* Gives every segment with no block in use, and every kept oversize block,
+ * back to upstream now, and returns the bytes given back. Blocks in use
+ * stay valid. */
 size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p);
 
 /* What p holds from upstream now. */

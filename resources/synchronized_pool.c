@@ -16,7 +16,7 @@ typedef struct state {
   pmr_pool_options opts;  /* effective */
   size_t small_limit;     /* min(largest, table limit): keys below are fast */
   pmr_impl_spin big_lock; /* guards big and debug */
-  pmr_impl_big_block big;
+  pmr_impl_big_list big;
   pmr_impl_track *debug;   /* PMR_DEBUG builds only */
   pmr_impl_live_node node; /* in the registry of live pools */
 } state;
@@ -181,7 +181,7 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   s->small_limit =
       pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
   atomic_init(&s->big_lock, 0);
-  pmr_impl_big_init(&s->big);
+  pmr_impl_big_init(&s->big, s->opts.max_free_bytes);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #else
@@ -218,17 +218,19 @@ void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
 size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {
   state *s = state_of(&p->base);
   if (!s->node.listed) return 0;
-  return pmr_impl_sharded_trim(&s->heap);
+  size_t given = pmr_impl_big_trim(&s->big, &s->big_lock, s->heap.src.upstream);
+  return given + pmr_impl_sharded_trim(&s->heap);
 }
 
 pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p) {
   state *s = (state *)(void *)p->pmr_impl_state.bytes; /* locks are taken */
-  pmr_pool_stats st = {0, 0, 0};
+  pmr_pool_stats st = {0, 0, 0, 0};
   if (!s->node.listed) return st;
   pmr_impl_spin_lock(&s->big_lock);
-  st.oversize_bytes = s->big.size;
+  st.oversize_bytes = s->big.live.size;
+  st.free_oversize_bytes = s->big.kept;
   pmr_impl_spin_unlock(&s->big_lock);
-  st.held_bytes = st.oversize_bytes;
+  st.held_bytes = st.oversize_bytes + st.free_oversize_bytes;
   pmr_impl_sharded_stats(&s->heap, &st);
   return st;
 }

@@ -145,7 +145,7 @@ typedef struct tc_state {
   /* The central pool's pages: blocks and magazines come from here. */
   pmr_impl_sharded_heap central;
   pmr_impl_spin big_lock; /* guards big and debug */
-  pmr_impl_big_block big;
+  pmr_impl_big_list big;
   pmr_impl_track *debug; /* PMR_DEBUG builds only */
   pmr_thread_cache_options opts;
   tc_cache
@@ -1301,7 +1301,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #endif
-  pmr_impl_big_init(&s->big);
+  pmr_impl_big_init(&s->big, o.pool.max_free_bytes);
   atomic_init(&s->next_home, 0);
   s->shards =
       (tc_shard *)aligned_alloc(PMR_IMPL_CACHE_LINE, SHARDS * sizeof(tc_shard));
@@ -1369,7 +1369,9 @@ size_t pmr_thread_cache_trim(pmr_thread_cache *tc) {
   if (s->shards == NULL) return 0;
   flush_own(s, TC_CLASSES);
   empty_shards(s);
-  return pmr_impl_sharded_trim(&s->central);
+  size_t given =
+      pmr_impl_big_trim(&s->big, &s->big_lock, s->central.src.upstream);
+  return given + pmr_impl_sharded_trim(&s->central);
 }
 
 pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
@@ -1399,16 +1401,17 @@ pmr_thread_cache_stats pmr_thread_cache_get_stats(pmr_thread_cache *tc) {
     }
   }
   pthread_mutex_unlock(&registry);
-  pmr_pool_stats ps = {0, 0, 0};
+  pmr_pool_stats ps = {0, 0, 0, 0};
   if (s->shards != NULL) {
     pmr_impl_spin_lock(&s->big_lock);
-    ps.oversize_bytes = s->big.size;
+    ps.held_bytes = s->big.live.size + s->big.kept;
+    ps.free_oversize_bytes = s->big.kept;
     pmr_impl_spin_unlock(&s->big_lock);
-    ps.held_bytes = ps.oversize_bytes;
     pmr_impl_sharded_stats(&s->central, &ps);
   }
   st.held_bytes = ps.held_bytes;
   st.free_page_bytes = ps.free_page_bytes;
+  st.free_oversize_bytes = ps.free_oversize_bytes;
   return st;
 }
 

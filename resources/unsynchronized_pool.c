@@ -9,7 +9,7 @@
 typedef struct {
   pmr_impl_page_heap heap;
   pmr_impl_page_source src;
-  pmr_impl_big_block big;
+  pmr_impl_big_list big;
   pmr_pool_options opts; /* effective */
   size_t small_limit;    /* min(largest, table limit): keys below it are fast */
   pmr_impl_track *debug; /* PMR_DEBUG builds only; NULL otherwise */
@@ -137,7 +137,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                      true);
   s->small_limit =
       pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
-  pmr_impl_big_init(&s->big);
+  pmr_impl_big_init(&s->big, s->opts.max_free_bytes);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #else
@@ -171,17 +171,19 @@ size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p) {
   state *s = state_of(&p->base);
   if (!s->live) return 0;
   pmr_impl_heap_trim(&s->heap);
-  return pmr_impl_source_trim(&s->src, 0);
+  size_t given = pmr_impl_big_trim(&s->big, NULL, s->src.upstream);
+  return given + pmr_impl_source_trim(&s->src, 0);
 }
 
 pmr_pool_stats pmr_unsynchronized_pool_get_stats(
     const pmr_unsynchronized_pool *p) {
   const state *s = cstate_of(p);
-  pmr_pool_stats st = {0, 0, 0};
+  pmr_pool_stats st = {0, 0, 0, 0};
   if (!s->live) return st;
-  st.oversize_bytes = s->big.size;
+  st.oversize_bytes = s->big.live.size;
+  st.free_oversize_bytes = s->big.kept;
   st.free_page_bytes = s->src.free_count * PMR_IMPL_PAGE_SIZE;
-  st.held_bytes = s->src.segment_bytes + s->big.size;
+  st.held_bytes = s->src.segment_bytes + s->big.live.size + s->big.kept;
   return st;
 }
 

@@ -3,6 +3,7 @@
 #include "resources/internal/pool_core.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "resources/internal/debug_track.h"
 #include "resources/internal/spin_lock.h"
@@ -94,11 +95,97 @@ void pmr_impl_pool_debug_add_locked(struct pmr_impl_track *t, void *lock,
 
 #define BIG_TRAILER sizeof(pmr_impl_big_block)
 
+/* Where the trailer of a block in use for `bytes` lies: right after them,
+ * at the basic alignment. A kept block has its trailer at its end, and may
+ * serve a request smaller than itself: its trailer then moves. */
 static size_t big_offset(size_t bytes) {
   return pmr_impl_pool_block_size(bytes, PMR_MAX_ALIGN);
 }
 
-void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
+/* The bin of a block of `size` bytes, or -1 when it is never kept. */
+static int big_bin(size_t size, size_t alignment) {
+  if (alignment > PMR_MAX_ALIGN || size >= PMR_IMPL_BIG_KEEP_MAX ||
+      size < ((size_t)1 << PMR_IMPL_BIG_BIN_SHIFT))
+    return -1;
+  return 63 - __builtin_clzll((unsigned long long)size) -
+         PMR_IMPL_BIG_BIN_SHIFT;
+}
+
+/* A kept block's trailer, at the end of the block that starts at start. */
+static pmr_impl_big_block *kept_trailer(char *start, size_t size) {
+  return (pmr_impl_big_block *)(void *)(start + size - BIG_TRAILER);
+}
+
+static void lock_list(void *lock) {
+  if (lock != NULL) pmr_impl_spin_lock((pmr_impl_spin *)lock);
+}
+static void unlock_list(void *lock) {
+  if (lock != NULL) pmr_impl_spin_unlock((pmr_impl_spin *)lock);
+}
+
+static void link_live(pmr_impl_big_list *list, pmr_impl_big_block *b) {
+  pmr_impl_big_block *s = &list->live;
+  s->size += b->size;
+  b->prev = s;
+  b->next = s->next;
+  s->next->prev = b;
+  s->next = b;
+}
+
+/* The smallest kept block of at least `size` bytes in bin `bin` (whose
+ * blocks are less than twice `size`), unlinked, or NULL. */
+static pmr_impl_big_block *take_kept(pmr_impl_big_list *list, size_t size,
+                                     int bin) {
+  pmr_impl_big_block **best = NULL;
+  for (pmr_impl_big_block **at = &list->bins[bin]; *at != NULL;
+       at = &(*at)->next) {
+    size_t s = (*at)->size;
+    if (s >= size && (best == NULL || s < (*best)->size)) {
+      best = at;
+      if (s == size) break;
+    }
+  }
+  if (best == NULL) return NULL;
+  pmr_impl_big_block *b = *best;
+  *best = b->next;
+  list->kept -= b->size;
+  return b;
+}
+
+/* Unlinks kept blocks, largest bins first, until at most `bound` bytes stay
+ * kept; returns them linked by next, for the caller to give back. */
+static pmr_impl_big_block *evict(pmr_impl_big_list *list, size_t bound) {
+  pmr_impl_big_block *out = NULL;
+  for (int i = PMR_IMPL_BIG_BINS; list->kept > bound && i-- > 0;) {
+    while (list->kept > bound && list->bins[i] != NULL) {
+      pmr_impl_big_block *b = list->bins[i];
+      list->bins[i] = b->next;
+      list->kept -= b->size;
+      b->next = out;
+      out = b;
+    }
+  }
+  return out;
+}
+
+static size_t give_back(pmr_mem_resource *upstream, pmr_impl_big_block *b) {
+  size_t given = 0;
+  while (b != NULL) {
+    pmr_impl_big_block *next = b->next;
+    given += b->size;
+    pmr_deallocate(upstream, b->start, b->size, b->alignment);
+    b = next;
+  }
+  return given;
+}
+
+void pmr_impl_big_init(pmr_impl_big_list *list, size_t retain) {
+  memset(list, 0, sizeof *list);
+  list->live.prev = list->live.next = &list->live;
+  list->retain = retain;
+}
+
+void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
                          pmr_mem_resource *upstream, size_t bytes,
                          size_t alignment) {
   if (bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER - alignment) {
@@ -106,44 +193,79 @@ void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
     return NULL;
   }
   size_t off = big_offset(bytes);
+  size_t size = off + BIG_TRAILER;
   size_t align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
-  char *p = (char *)pmr_allocate(upstream, off + BIG_TRAILER, align);
-  if (p == NULL) return NULL;
-  pmr_impl_big_block *b = (pmr_impl_big_block *)(void *)(p + off);
-  b->size = off + BIG_TRAILER;
+  int bin = big_bin(size, align);
+  pmr_impl_big_block *k = NULL, *b;
+  if (bin >= 0) {
+    lock_list(lock);
+    k = take_kept(list, size, bin);
+    unlock_list(lock);
+  }
+  char *p;
+  if (k != NULL) {
+    p = k->start;
+    size = k->size;
+  } else {
+    p = (char *)pmr_allocate(upstream, size, align);
+    if (p == NULL) return NULL;
+  }
+  b = (pmr_impl_big_block *)(void *)(p + off);
+  b->size = size;
   b->alignment = align;
-  if (lock != NULL) pmr_impl_spin_lock(lock);
-  list->size += b->size;
-  b->prev = list;
-  b->next = list->next;
-  list->next->prev = b;
-  list->next = b;
-  if (lock != NULL) pmr_impl_spin_unlock(lock);
+  b->start = p;
+  lock_list(lock);
+  link_live(list, b);
+  unlock_list(lock);
   return p;
 }
 
-void pmr_impl_big_free(pmr_impl_big_block *list, void *lock,
+void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
                        pmr_mem_resource *upstream, void *p, size_t bytes,
                        size_t alignment) {
-  size_t off = big_offset(bytes);
-  pmr_impl_big_block *b = (pmr_impl_big_block *)(void *)((char *)p + off);
   (void)alignment; /* the trailer knows what upstream got */
-  if (lock != NULL) pmr_impl_spin_lock(lock);
-  list->size -= b->size;
+  pmr_impl_big_block *b =
+      (pmr_impl_big_block *)(void *)((char *)p + big_offset(bytes));
+  int bin = big_bin(b->size, b->alignment);
+  pmr_impl_big_block *out = b;
+  lock_list(lock);
+  list->live.size -= b->size;
   b->prev->next = b->next;
   b->next->prev = b->prev;
-  if (lock != NULL) pmr_impl_spin_unlock(lock);
-  pmr_deallocate(upstream, p, b->size, b->alignment);
+  if (bin >= 0 && b->size <= list->retain) { /* kept */
+    /* The trailer moves to the end (the two may overlap). */
+    pmr_impl_big_block t = *b;
+    b = kept_trailer(t.start, t.size);
+    b->size = t.size;
+    b->alignment = t.alignment;
+    b->start = t.start;
+    b->next = list->bins[bin];
+    list->bins[bin] = b;
+    list->kept += b->size;
+    out = NULL;
+    if (list->kept > list->retain) out = evict(list, list->retain);
+  } else {
+    b->next = NULL;
+  }
+  unlock_list(lock);
+  give_back(upstream, out);
 }
 
-void pmr_impl_big_release(pmr_impl_big_block *list,
-                          pmr_mem_resource *upstream) {
-  pmr_impl_big_block *b = list->next;
-  while (b != list) {
+size_t pmr_impl_big_trim(pmr_impl_big_list *list, void *lock,
+                         pmr_mem_resource *upstream) {
+  lock_list(lock);
+  pmr_impl_big_block *out = evict(list, 0);
+  unlock_list(lock);
+  return give_back(upstream, out);
+}
+
+void pmr_impl_big_release(pmr_impl_big_list *list, pmr_mem_resource *upstream) {
+  pmr_impl_big_block *b = list->live.next;
+  while (b != &list->live) {
     pmr_impl_big_block *next = b->next;
-    pmr_deallocate(upstream, (char *)b - (b->size - BIG_TRAILER), b->size,
-                   b->alignment);
+    pmr_deallocate(upstream, b->start, b->size, b->alignment);
     b = next;
   }
-  pmr_impl_big_init(list);
+  give_back(upstream, evict(list, 0));
+  pmr_impl_big_init(list, list->retain);
 }

@@ -64,36 +64,62 @@ static inline size_t pmr_impl_clamp_option(size_t v, size_t dflt, size_t max) {
 /* Resolves options (NULL = defaults) to their effective values. */
 pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts);
 
-/* Oversize blocks: straight from upstream, with a small trailer that links
- * them into a doubly linked list, so any one is freed in O(1) and release
- * finds them all. */
+/* Oversize blocks: from upstream, with a small trailer that links them into
+ * a doubly linked list, so any one is freed in O(1) and release finds them
+ * all.
+ *
+ * A freed oversize block of basic alignment is kept for reuse, while the
+ * kept blocks total at most `retain` bytes (the pool's max_free_bytes); the
+ * largest go back first. A later request takes the smallest kept block of
+ * its power of two that fits (so at least half of it is used), and the
+ * trailer moves to the end of what it uses. A program that builds and drops
+ * the same large buffers over and over (a request's arrays, an
+ * interpreter's tables) then stops trading them with malloc, which would
+ * give them back to the OS and fault them in again. trim and release give
+ * back every kept block. */
 typedef struct pmr_impl_big_block {
-  struct pmr_impl_big_block *prev, *next;
+  struct pmr_impl_big_block *prev, *next; /* kept: next links its bin */
   size_t size;      /* total bytes asked of upstream, trailer included;
                        in the list's sentinel: the sum over the list */
   size_t alignment; /* alignment asked of upstream */
+  char *start;      /* the block, as upstream gave it */
 } pmr_impl_big_block;
 
-/* An empty list (the sentinel points at itself). */
-static inline void pmr_impl_big_init(pmr_impl_big_block *list) {
-  list->prev = list->next = list;
-  list->size = 0;
-  list->alignment = 0;
-}
+/* Kept blocks are binned by the power of two of their size, from 2^13 to
+ * below PMR_IMPL_BIG_KEEP_MAX; larger ones are never kept. */
+#define PMR_IMPL_BIG_BIN_SHIFT 13
+#define PMR_IMPL_BIG_BINS 14
+#define PMR_IMPL_BIG_KEEP_MAX \
+  ((size_t)1 << (PMR_IMPL_BIG_BIN_SHIFT + PMR_IMPL_BIG_BINS)) /* 128 MiB */
 
-/* A block from upstream, linked into list; NULL when upstream fails. lock
- * (a pmr_impl_spin *, from spin_lock.h, which this header does not include so
- * that C++ tests can; NULL: none) guards the list; it is held only while
- * the list changes, never while upstream runs. */
-void *pmr_impl_big_alloc(pmr_impl_big_block *list, void *lock,
+typedef struct pmr_impl_big_list {
+  pmr_impl_big_block live; /* sentinel of the blocks in use; live.size: their
+                              bytes */
+  pmr_impl_big_block *bins[PMR_IMPL_BIG_BINS]; /* kept, linked by next */
+  size_t kept;                                 /* bytes of the kept blocks */
+  size_t retain;                               /* at most this many */
+} pmr_impl_big_list;
+
+/* An empty list that keeps up to `retain` bytes of freed blocks. */
+void pmr_impl_big_init(pmr_impl_big_list *list, size_t retain);
+
+/* A kept block or one from upstream, linked into list; NULL when upstream
+ * fails. lock (a pmr_impl_spin *, from spin_lock.h, which this header does
+ * not include so that C++ tests can; NULL: none) guards the list; it is
+ * held only while the list changes, never while upstream runs. */
+void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
                          pmr_mem_resource *upstream, size_t bytes,
                          size_t alignment);
-/* Unlinks p (under lock, NULL: none) and gives it back to upstream. */
-void pmr_impl_big_free(pmr_impl_big_block *list, void *lock,
+/* Unlinks p (under lock, NULL: none) and keeps it or gives it back to
+ * upstream (with any kept block beyond the bound). */
+void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
                        pmr_mem_resource *upstream, void *p, size_t bytes,
                        size_t alignment);
-/* Frees every block still on the list (a sentinel). */
-void pmr_impl_big_release(pmr_impl_big_block *list, pmr_mem_resource *upstream);
+/* Gives every kept block back to upstream; returns their bytes. */
+size_t pmr_impl_big_trim(pmr_impl_big_list *list, void *lock,
+                         pmr_mem_resource *upstream);
+/* Frees every block, in use or kept (no lock: nothing else runs). */
+void pmr_impl_big_release(pmr_impl_big_list *list, pmr_mem_resource *upstream);
 
 /* Debug builds: checks a deallocation against the live-block table t and,
  * on misuse, reports it naming `kind` and the resource. Returns true when

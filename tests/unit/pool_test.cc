@@ -430,14 +430,116 @@ TEST_P(PoolTest, OversizeBlocksGoToUpstreamAndBackInAnyOrder) {
   }
   EXPECT_EQ(up_.outstanding_blocks(), 1000u);
   std::shuffle(big.begin(), big.end(), std::mt19937(1));
-  for (auto& b : big) pmr_deallocate(p->get(), b.first, b.second, 16);
+  for (auto& b : big) {
+    EXPECT_EQ(*static_cast<unsigned char*>(b.first),
+              *(static_cast<unsigned char*>(b.first) + b.second - 1));
+    pmr_deallocate(p->get(), b.first, b.second, 16);
+  }
+  // Freed ones are kept for reuse up to max_free_bytes (1 MiB), the rest
+  // went back; trim gives back the kept ones.
+  pmr_pool_stats st = p->stats();
+  EXPECT_EQ(st.oversize_bytes, 0u);
+  EXPECT_GT(st.free_oversize_bytes, 0u);
+  EXPECT_LE(st.free_oversize_bytes, size_t{1} << 20);
+  EXPECT_EQ(up_.outstanding_bytes(), st.held_bytes);
+  EXPECT_GE(p->trim(), st.free_oversize_bytes);
+  EXPECT_EQ(p->stats().free_oversize_bytes, 0u);
   EXPECT_EQ(up_.outstanding_blocks(), 0u);
-  // Over-aligned oversize blocks too.
+  // Over-aligned oversize blocks too: never kept.
   void* q = pmr_allocate(p->get(), 100, 8192);
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(U(q) % 8192, 0u);
   pmr_deallocate(p->get(), q, 100, 8192);
   EXPECT_EQ(up_.outstanding_blocks(), 0u);
+}
+
+// A program that builds and drops the same large buffers keeps them: the
+// next request of the same size, or one that needs at least half of a kept
+// block, takes it without calling upstream; a larger one calls upstream.
+TEST_P(PoolTest, FreedOversizeBlocksServeLaterRequestsWithoutUpstream) {
+  auto p = Make();
+  const size_t n = 40000;
+  auto* a = static_cast<unsigned char*>(pmr_allocate(p->get(), n, 16));
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 1, n);
+  pmr_deallocate(p->get(), a, n, 16);
+  size_t calls = up_.calls().size();
+  EXPECT_EQ(p->stats().oversize_bytes, 0u);
+  EXPECT_GE(p->stats().free_oversize_bytes, n);
+
+  // Same size: the same block, no upstream call.
+  auto* b = static_cast<unsigned char*>(pmr_allocate(p->get(), n, 8));
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(p->stats().free_oversize_bytes, 0u);
+  EXPECT_GE(p->stats().oversize_bytes, n);
+  std::memset(b, 2, n);
+  pmr_deallocate(p->get(), b, n, 8);
+
+  // Smaller, but more than half: the same block; all of it is usable, and
+  // freed with its own size it is whole again for the first size.
+  const size_t m = 33000;
+  auto* c = static_cast<unsigned char*>(pmr_allocate(p->get(), m, 16));
+  EXPECT_EQ(c, a);
+  std::memset(c, 3, m);
+  pmr_deallocate(p->get(), c, m, 16);
+  auto* d = static_cast<unsigned char*>(pmr_allocate(p->get(), n, 16));
+  EXPECT_EQ(d, a);
+  std::memset(d, 4, n);
+  EXPECT_EQ(up_.calls().size(), calls);
+
+  // Less than half of it, or more than it: from upstream.
+  void* e = pmr_allocate(p->get(), n / 2 - 100, 16);
+  void* f = pmr_allocate(p->get(), n + 100, 16);
+  ASSERT_NE(e, nullptr);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(up_.calls().size(), calls + 2);
+  EXPECT_EQ(UpAllocs().size(), 3u);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], 4) << i;
+  pmr_deallocate(p->get(), d, n, 16);
+  pmr_deallocate(p->get(), e, n / 2 - 100, 16);
+  pmr_deallocate(p->get(), f, n + 100, 16);
+  EXPECT_EQ(p->stats().oversize_bytes, 0u);
+  p->trim();
+  EXPECT_EQ(up_.outstanding_blocks(), 0u);
+}
+
+// Kept oversize blocks never total more than max_free_bytes: the largest go
+// back first, and a block larger than the bound is never kept.
+TEST_P(PoolTest, KeptOversizeBlocksStayWithinMaxFreeBytes) {
+  const size_t bound = 100000;
+  pmr_pool_options o = {0, 0, bound};
+  auto p = Make(&o);
+  std::vector<std::pair<void*, size_t>> v;
+  for (size_t n : {10000, 20000, 30000, 40000, 50000, 150000}) {
+    v.emplace_back(pmr_allocate(p->get(), n, 16), n);
+    ASSERT_NE(v.back().first, nullptr);
+  }
+  size_t before = up_.outstanding_bytes();
+  for (auto& b : v) {
+    pmr_deallocate(p->get(), b.first, b.second, 16);
+    EXPECT_LE(p->stats().free_oversize_bytes, bound);
+  }
+  pmr_pool_stats st = p->stats();
+  EXPECT_EQ(up_.outstanding_bytes(), st.held_bytes);
+  EXPECT_LT(up_.outstanding_bytes(), before);
+  // 10000 + 20000 + 30000 (and trailers) fit; 40000 would not with them:
+  // the largest went back first.
+  EXPECT_GE(st.free_oversize_bytes, 60000u);
+  EXPECT_EQ(pmr_allocate(p->get(), 10000, 16), v[0].first);
+  EXPECT_EQ(pmr_allocate(p->get(), 30000, 16), v[2].first);
+  pmr_deallocate(p->get(), v[0].first, 10000, 16);
+  pmr_deallocate(p->get(), v[2].first, 30000, 16);
+
+  // max_free_bytes below a page: nothing is kept.
+  pmr_pool_options none = {0, 0, 1};
+  auto q = Make(&none);
+  void* x = pmr_allocate(q->get(), 20000, 16);
+  size_t held = up_.outstanding_bytes();
+  pmr_deallocate(q->get(), x, 20000, 16);
+  EXPECT_EQ(q->stats().free_oversize_bytes, 0u);
+  EXPECT_LT(up_.outstanding_bytes(), held);
+  p->trim();
+  q->trim();
 }
 
 TEST_P(PoolTest, ReleaseFreesEverythingIsIdempotentAndLeavesThePoolUsable) {

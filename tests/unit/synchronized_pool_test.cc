@@ -234,7 +234,11 @@ TEST(Chaining, ReleasingAnOuterResourceReturnsItsBlocksToTheInnerOne) {
             0u);  // ...which still holds its chunks
   pmr_unsynchronized_pool_release(&unsync);
   EXPECT_EQ(c_sync.outstanding_blocks(), 0u);
-  // The unsync pool's segments were oversize for the sync pool: back already.
+  // The unsync pool's segments were oversize for the sync pool: back already,
+  // but for the oversize blocks it keeps for reuse (trim gives them back).
+  EXPECT_EQ(c_malloc.outstanding_bytes(),
+            pmr_synchronized_pool_get_stats(&sync).free_oversize_bytes);
+  pmr_synchronized_pool_trim(&sync);
   EXPECT_EQ(c_malloc.outstanding_blocks(), 0u);
   ASSERT_NE(pmr_allocate(&mono.base, 24, 8), nullptr);  // all still usable
 

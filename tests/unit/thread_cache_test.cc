@@ -90,6 +90,30 @@ TEST(ThreadCache, SteadyStateNeedsNoUpstreamAndFewBatches) {
   EXPECT_LT(st.refills + st.flushes, 20u);
 }
 
+// Oversize blocks as in the pools (pool_test.cc): a freed one serves the next
+// request of its size without upstream, within max_free_bytes, from any
+// thread; trim gives it back.
+TEST(ThreadCache, FreedOversizeBlocksAreKeptForReuseUntilTrim) {
+  CountingResource up;
+  TC t(up.get());
+  void* a = pmr_allocate(t.r(), 50000, 16);
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 1, 50000);
+  pmr_deallocate(t.r(), a, 50000, 16);
+  EXPECT_GE(t.stats().free_oversize_bytes, 50000u);
+  EXPECT_EQ(up.outstanding_bytes(), t.stats().held_bytes);
+  size_t calls = up.calls().size();
+  void* b = nullptr;
+  std::thread([&] { b = pmr_allocate(t.r(), 50000, 16); }).join();
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(up.calls().size(), calls);
+  EXPECT_EQ(t.stats().free_oversize_bytes, 0u);
+  pmr_deallocate(t.r(), b, 50000, 16);
+  EXPECT_GE(pmr_thread_cache_trim(&t.tc), 50000u);
+  EXPECT_EQ(t.stats().free_oversize_bytes, 0u);
+  EXPECT_EQ(up.outstanding_bytes(), t.stats().held_bytes);
+}
+
 TEST(ThreadCache, ParkedMemoryIsBoundedPerClass) {
   CountingResource up;
   pmr_thread_cache_options o = {};
