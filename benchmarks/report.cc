@@ -323,7 +323,7 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
     const size_t fastest = FastestOf(run, w, false);
     absl::FPrintF(out, "   -> pmr-c pick: %s (%s %s)", all[pick].id,
                   wl.memory ? Mib(p->median) : Num(p->median),
-                  wl.memory ? "MiB" : "ns");
+                  wl.memory ? std::string("MiB") : PrimaryUnit(wl));
     const double g = RatioVs(run, w, pick, wl.primary, "glibc_malloc");
     if (g > 0)
       absl::FPrintF(out, ", %s than glibc_malloc", Compare(g, wl.memory));
