@@ -466,7 +466,14 @@ static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,
       partial_remove(k, pg);
       make_current(pg);
     } else {
-      pg = source_take(h->src, grow);
+      /* Before new memory, the pages other classes keep current with no
+       * block in use go back to the free set (a current page stays when it
+       * empties, so a class freeing and allocating at a page boundary does
+       * not bounce one). */
+      pg = source_take(h->src, false);
+      if (pg == NULL && grow && pmr_impl_heap_trim(h) != 0)
+        pg = source_take(h->src, false);
+      if (pg == NULL && grow) pg = source_take(h->src, true);
       if (pg == NULL) return NULL;
       page_start(h, k, pg);
     }

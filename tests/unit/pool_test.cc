@@ -342,6 +342,27 @@ TEST_P(PoolTest, FreePagesServeAnyClassAndTrimGivesEverythingBack) {
   pmr_deallocate(p->get(), b, 48, 8);
 }
 
+TEST_P(PoolTest, EmptyPagesOtherClassesKeepServeANewClassBeforeUpstream) {
+  auto p = Make();
+  // One block in each of four classes: each class's page stays its current
+  // page when the block comes back.
+  const size_t sizes[] = {16, 64, 256, 1024};
+  for (size_t s : sizes)
+    pmr_deallocate(p->get(), pmr_allocate(p->get(), s, 8), s, 8);
+  // The first segment holds four pages: all are taken.
+  ASSERT_EQ(p->stats().free_page_bytes, 0u);
+  size_t calls = UpAllocs().size(), held = p->stats().held_bytes;
+  // A fifth class takes one of those empty pages, not a new segment.
+  void* b = pmr_allocate(p->get(), 4096, 8);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(UpAllocs().size(), calls);
+  EXPECT_EQ(p->stats().held_bytes, held);
+  pmr_deallocate(p->get(), b, 4096, 8);
+  // The class whose page it took gets another one.
+  for (size_t s : sizes)
+    pmr_deallocate(p->get(), pmr_allocate(p->get(), s, 8), s, 8);
+}
+
 TEST_P(PoolTest, FreePagesBeyondTheBoundGoBackWithoutTrim) {
   auto p = Make();  // max_free_bytes: 1 MiB
   std::vector<void*> live;
