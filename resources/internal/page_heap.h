@@ -16,7 +16,9 @@
  * would miss on the descriptor at every free.
  *
  * A page whose blocks are all free leaves its class for the source's set of
- * free pages, where any class (of any heap sharing the source) can take it.
+ * free pages, where any class (of any heap sharing the source) can take it;
+ * a class's current page stays until the heap would ask upstream for a
+ * segment.
  * A segment whose pages are all free goes back to upstream once the free
  * pages exceed the retention bound, or on trim.
  *
