@@ -471,9 +471,10 @@ static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,
        * empties, so a class freeing and allocating at a page boundary does
        * not bounce one). */
       pg = source_take(h->src, false);
-      if (pg == NULL && grow && pmr_impl_heap_trim(h) != 0)
-        pg = source_take(h->src, false);
-      if (pg == NULL && grow) pg = source_take(h->src, true);
+      if (pg == NULL && grow) {
+        pmr_impl_heap_trim(h);
+        pg = source_take(h->src, true); /* the free set first, then grow */
+      }
       if (pg == NULL) return NULL;
       page_start(h, k, pg);
     }

@@ -342,7 +342,7 @@ TEST_P(PoolTest, FreePagesServeAnyClassAndTrimGivesEverythingBack) {
   pmr_deallocate(p->get(), b, 48, 8);
 }
 
-TEST_P(PoolTest, EmptyPagesOtherClassesKeepServeANewClassBeforeUpstream) {
+TEST_P(PoolTest, EmptyCurrentPagesServeANewClassBeforeUpstream) {
   auto p = Make();
   // One block in each of four classes: each class's page stays its current
   // page when the block comes back.
@@ -359,8 +359,11 @@ TEST_P(PoolTest, EmptyPagesOtherClassesKeepServeANewClassBeforeUpstream) {
   EXPECT_EQ(p->stats().held_bytes, held);
   pmr_deallocate(p->get(), b, 4096, 8);
   // The class whose page it took gets another one.
-  for (size_t s : sizes)
-    pmr_deallocate(p->get(), pmr_allocate(p->get(), s, 8), s, 8);
+  for (size_t s : sizes) {
+    void* c = pmr_allocate(p->get(), s, 8);
+    ASSERT_NE(c, nullptr);
+    pmr_deallocate(p->get(), c, s, 8);
+  }
 }
 
 TEST_P(PoolTest, FreePagesBeyondTheBoundGoBackWithoutTrim) {
