@@ -40,7 +40,20 @@ typedef struct pmr_pool_options {
   size_t max_free_bytes;
 } pmr_pool_options;
 
-/* A snapshot of what a pool holds from upstream. */
+/* Over the malloc resource (pmr_malloc_resource(), the default resource
+ * unless a program sets another), the pools and the thread cache map their
+ * segments, and oversize blocks of 128 KiB or more, from the OS themselves
+ * (malloc never sees them), so that free memory can go back to the OS while
+ * the pool keeps its addresses: a page free for 10 ms gives its memory
+ * back (all but its first 4 KiB; it reads as zeros when used again), every
+ * free page does on trim, and free pages give back as much as an oversize
+ * block takes before it is mapped. Over any other upstream nothing goes to
+ * the OS (the pool cannot know what that memory is: locked, registered with
+ * a device, a file); memory goes back to upstream only as described above.
+ * See resources/README.md. */
+
+/* A snapshot of what a pool holds from upstream (over the malloc resource:
+ * has mapped, resident or not). */
 typedef struct pmr_pool_stats {
   size_t held_bytes;          /* all of it: pages and oversize blocks */
   size_t free_page_bytes;     /* of which pages with no block in use */

@@ -57,8 +57,8 @@ PMR_NOINLINE static void *sync_allocate_slow(state *s, size_t bytes,
                                pmr_impl_pool_class_of(sz));
     if (sh != NULL) pmr_impl_spin_unlock(&sh->lock);
   } else {
-    p = pmr_impl_big_alloc(&s->big, &s->big_lock, s->heap.src.upstream, bytes,
-                           alignment);
+    p = pmr_impl_big_alloc(&s->big, &s->big_lock, s->heap.src.upstream,
+                           &s->heap.src, bytes, alignment);
   }
   pmr_impl_sharded_shrink(&s->heap);
 #ifdef PMR_DEBUG

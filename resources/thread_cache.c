@@ -989,7 +989,7 @@ static void *allocate_slow(tc_state *s, size_t bytes, size_t alignment) {
   int cls = class_of(s, bytes, alignment);
   if (cls < 0) {
     return pmr_impl_big_alloc(&s->big, &s->big_lock, s->central.src.upstream,
-                              bytes, alignment);
+                              &s->central.src, bytes, alignment);
   }
   unsigned idx = (unsigned)cls;
   tc_cache *c = find_cache(s);

@@ -52,7 +52,8 @@ PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
     pmr_impl_source_shrink(&s->src);
   if (k == NULL) k = pmr_impl_heap_class(&s->heap, bytes, alignment);
   if (k == &s->heap.empty)
-    p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, bytes, alignment);
+    p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, &s->src, bytes,
+                           alignment);
   else
     p = pmr_impl_heap_alloc(&s->heap, k);
   TRACK(s, p, bytes, alignment);

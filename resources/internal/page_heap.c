@@ -6,6 +6,8 @@
 #endif
 #include "resources/internal/page_heap.h"
 
+#include "resources/internal/os_mem.h"
+
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +70,7 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   atomic_init(&src->shrink_wanted, false);
   src->shared = shared;
   src->upstream = pmr_resource_or_default(up);
+  src->os = pmr_impl_os_direct(src->upstream);
   src->max_blocks = max_blocks > UINT32_MAX ? UINT32_MAX : (unsigned)max_blocks;
   if (retained_bytes == 0) retained_bytes = PMR_IMPL_DEFAULT_RETAINED_BYTES;
   src->retain_pages = retained_bytes / PMR_IMPL_PAGE_SIZE;
@@ -91,15 +94,41 @@ static void page_unlink(pmr_impl_page **head, pmr_impl_page *pg) {
   if (pg->next != NULL) pg->next->prev = pg->prev;
 }
 
-static void free_set_push(pmr_impl_page_source *src, pmr_impl_page *pg) {
+static void free_set_count(pmr_impl_page_source *src, pmr_impl_page *pg) {
   pg->state = PMR_IMPL_PAGE_FREE;
-  page_push(&src->free_pages, pg);
   src->free_count++;
   pmr_impl_page *seg = pg->segment;
   if (++seg->seg_free == seg->seg_pages) src->empty_segments++;
 }
 
+/* pg (dirty: its memory was used) joins the free set at its head. */
+static void free_set_push(pmr_impl_page_source *src, pmr_impl_page *pg,
+                          bool dirty, uint64_t now) {
+  page_push(&src->free_pages, pg);
+  if (src->free_tail == NULL) src->free_tail = pg;
+  pg->dirty = dirty;
+  pg->freed_ns = now;
+  free_set_count(src, pg);
+}
+
+/* pg, whose memory went back to the OS, joins the free set at its tail. */
+static void free_set_append_clean(pmr_impl_page_source *src,
+                                  pmr_impl_page *pg) {
+  pg->next = NULL;
+  pg->prev = src->free_tail;
+  if (src->free_tail != NULL)
+    src->free_tail->next = pg;
+  else
+    src->free_pages = pg;
+  src->free_tail = pg;
+  if (src->clean_from == NULL) src->clean_from = pg;
+  pg->dirty = false;
+  free_set_count(src, pg);
+}
+
 static void free_set_remove(pmr_impl_page_source *src, pmr_impl_page *pg) {
+  if (src->free_tail == pg) src->free_tail = pg->prev;
+  if (src->clean_from == pg) src->clean_from = pg->next;
   page_unlink(&src->free_pages, pg);
   src->free_count--;
   pmr_impl_page *seg = pg->segment;
@@ -126,7 +155,10 @@ static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
   size_t bytes = segment_bytes(seg);
   char *mem = pmr_impl_page_base(seg);
   PMR_IMPL_UNDEFINED(mem, bytes);
-  pmr_deallocate(src->upstream, mem, bytes, PMR_IMPL_PAGE_SIZE);
+  if (src->os)
+    pmr_impl_os_unmap(mem, bytes);
+  else
+    pmr_deallocate(src->upstream, mem, bytes, PMR_IMPL_PAGE_SIZE);
 }
 
 /* A new segment from upstream, its pages in the free set (under no lock). */
@@ -137,8 +169,10 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   src_unlock(src);
   char *mem = NULL;
   for (; n >= 1; n /= 2) {
-    mem = (char *)pmr_allocate(src->upstream, (size_t)n * PMR_IMPL_PAGE_SIZE,
-                               PMR_IMPL_PAGE_SIZE);
+    size_t bytes = (size_t)n * PMR_IMPL_PAGE_SIZE;
+    mem = src->os
+              ? (char *)pmr_impl_os_map(bytes, PMR_IMPL_PAGE_SIZE)
+              : (char *)pmr_allocate(src->upstream, bytes, PMR_IMPL_PAGE_SIZE);
     if (mem != NULL) break;
   }
   if (mem == NULL) return NULL; /* errno as the last attempt left it */
@@ -163,7 +197,7 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->segment_bytes += segment_bytes(seg);
   src->last_grow_ns = now_ns();
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_push(src, seg_page(seg, i));
+    free_set_push(src, seg_page(seg, i), false, src->last_grow_ns);
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
@@ -176,15 +210,80 @@ bool pmr_impl_source_grow(pmr_impl_page_source *src) {
   return true;
 }
 
+/* ---- purge: the memory of pages long free goes back to the OS ---------- */
+
+/* Pages taken out of the free set in one go, so the lock is not held
+ * through many system calls. */
+#define PURGE_BATCH 16u
+
+/* Under the lock: up to min(max, PURGE_BATCH) dirty free pages, oldest
+ * first, that entered the free set at least PMR_IMPL_PURGE_DELAY_NS before
+ * now (all: any), out of the free set (their segments cannot go back
+ * meanwhile), linked by delayed_next. */
+static pmr_impl_page *purge_take(pmr_impl_page_source *src, uint64_t now,
+                                 bool all, size_t max) {
+  pmr_impl_page *out = NULL;
+  size_t n = 0;
+  if (max > PURGE_BATCH) max = PURGE_BATCH;
+  pmr_impl_page *pg =
+      src->clean_from != NULL ? src->clean_from->prev : src->free_tail;
+  /* Before clean_from the set is in the order pages entered it: the walk
+   * from the oldest stops at the first page freed too recently. */
+  while (pg != NULL && n < max &&
+         (all || now - pg->freed_ns >= PMR_IMPL_PURGE_DELAY_NS)) {
+    pmr_impl_page *prev = pg->prev;
+    if (pg->dirty) {
+      free_set_remove(src, pg);
+      pg->delayed_next = out;
+      out = pg;
+      ++n;
+    } else {
+      src->clean_from = pg;
+    }
+    pg = prev;
+  }
+  return out;
+}
+
+/* With no lock held: gives the OS the memory of the pages purge_take took
+ * (all but the OS page of the descriptor) and puts them back, clean, at the
+ * free set's tail. */
+static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
+  for (pmr_impl_page *pg = list; pg != NULL; pg = pg->delayed_next) {
+    char *base = pmr_impl_page_base(pg);
+    char *after = (char *)pg + PMR_IMPL_PAGE_SLOT;
+    pmr_impl_os_decommit(after, (size_t)(base + PMR_IMPL_PAGE_SIZE - after));
+  }
+  src_lock(src);
+  while (list != NULL) {
+    pmr_impl_page *next = list->delayed_next;
+    free_set_append_clean(src, list);
+    pmr_impl_page *seg = list->segment;
+    if (seg->seg_free == seg->seg_pages &&
+        src->free_count >= src->retain_pages + seg->seg_pages)
+      atomic_store_explicit(&src->shrink_wanted, true, memory_order_relaxed);
+    list = next;
+  }
+  src_unlock(src);
+}
+
+/* Purges what is due (lock held); the caller calls purge_finish unlocked. */
+static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
+  return src->os ? purge_take(src, now, false, PURGE_BATCH) : NULL;
+}
+
 /* A free page, from the free set or (grow) a new segment; NULL if there is
  * none or upstream fails. */
 static pmr_impl_page *source_take(pmr_impl_page_source *src, bool grow) {
+  uint64_t now = src->os ? now_ns() : 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     src_lock(src);
     pmr_impl_page *pg = src->free_pages;
     if (pg != NULL) {
       free_set_remove(src, pg);
+      pmr_impl_page *purge = purge_due(src, now);
       src_unlock(src);
+      if (purge != NULL) purge_finish(src, purge);
       return pg;
     }
     src_unlock(src);
@@ -208,16 +307,31 @@ size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
     }
     if (seg != NULL) segment_unlink(src, seg);
     src_unlock(src);
-    if (seg == NULL) return given;
+    if (seg == NULL) break;
     given += segment_bytes(seg);
     segment_free(src, seg);
+  }
+  if (keep == 0) pmr_impl_source_purge(src, SIZE_MAX);
+  return given;
+}
+
+void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {
+  size_t pages = bytes / PMR_IMPL_PAGE_SIZE + (bytes % PMR_IMPL_PAGE_SIZE != 0);
+  while (src->os && pages != 0) {
+    src_lock(src);
+    pmr_impl_page *purge = purge_take(src, 0, true, pages);
+    src_unlock(src);
+    if (purge == NULL) break;
+    for (pmr_impl_page *pg = purge; pg != NULL; pg = pg->delayed_next) --pages;
+    purge_finish(src, purge);
   }
 }
 
 static void source_give(pmr_impl_page_source *src, pmr_impl_page *pg,
                         bool give_back) {
+  uint64_t now = src->os ? now_ns() : 0;
   src_lock(src);
-  free_set_push(src, pg);
+  free_set_push(src, pg, true, now);
   pmr_impl_page *seg = pg->segment;
   bool release = seg->seg_free == seg->seg_pages &&
                  src->free_count >= src->retain_pages + seg->seg_pages;
@@ -226,8 +340,10 @@ static void source_give(pmr_impl_page_source *src, pmr_impl_page *pg,
     release = false;
   }
   if (release) segment_unlink(src, seg);
+  pmr_impl_page *purge = purge_due(src, now);
   src_unlock(src);
   if (release) segment_free(src, seg);
+  if (purge != NULL) purge_finish(src, purge);
 }
 
 void pmr_impl_source_shrink(pmr_impl_page_source *src) {
@@ -247,7 +363,7 @@ void pmr_impl_source_release(pmr_impl_page_source *src) {
     seg = next;
   }
   src->segments = NULL;
-  src->free_pages = NULL;
+  src->free_pages = src->free_tail = src->clean_from = NULL;
   src->free_count = 0;
   src->empty_segments = 0;
   src->segment_bytes = 0;

@@ -22,6 +22,15 @@
  * A segment whose pages are all free goes back to upstream once the free
  * pages exceed the retention bound, or on trim.
  *
+ * When the pool maps its segments itself (os_mem.h: its upstream is the
+ * malloc resource), a page free for PMR_IMPL_PURGE_DELAY_NS gives its
+ * memory back to the OS (all but the OS page of its descriptor) and stays in
+ * the free set; trim does so for every free page at once. The delay lets a
+ * page that empties and fills again, as a round of work ends and the next
+ * begins, skip the system call and the page faults. Before an oversize
+ * block is mapped, free pages give back as much memory as it takes, so a
+ * program moving from small blocks to large buffers does not hold both.
+ *
  *   source (segments, free pages; one per pool resource, shared by shards)
  *     <- heap (size classes: current page + partial pages; one per shard)
  *
@@ -56,6 +65,8 @@
 /* Segments beyond the retention bound go back once no segment was taken
  * from upstream for this long. */
 #define PMR_IMPL_GIVE_BACK_DELAY_NS ((uint64_t)1000000000u)
+/* How long a page stays free before its memory goes back to the OS. */
+#define PMR_IMPL_PURGE_DELAY_NS ((uint64_t)10000000u)
 /* Free pages kept by default before segments go back to upstream. */
 #define PMR_IMPL_DEFAULT_RETAINED_BYTES ((size_t)1 << 20)
 
@@ -84,6 +95,7 @@ typedef struct pmr_impl_page {
   uint32_t edges;
   uint8_t cls;
   uint8_t state;
+  bool dirty; /* free page whose memory may be resident (os sources) */
   /* Blocks never handed out: [carve, end) in the region being carved, then
    * (while carve is below the descriptor) the region after it. */
   char *carve;
@@ -98,13 +110,17 @@ typedef struct pmr_impl_page {
   /* First page of a segment only. */
   uint32_t seg_pages, seg_free;
   struct pmr_impl_page *seg_prev, *seg_next;
+  uint64_t freed_ns; /* when it entered the free set */
 } pmr_impl_page;
 
 typedef struct pmr_impl_page_source {
   pmr_impl_spin lock; /* taken only when shared */
   bool shared;
   pmr_mem_resource *upstream;
-  pmr_impl_page *free_pages; /* doubly linked through prev/next */
+  bool os; /* maps its segments itself (pmr_impl_os_direct) */
+  /* Doubly linked through prev/next, most recently freed first; from
+   * clean_from (when not NULL) to free_tail no page is dirty. */
+  pmr_impl_page *free_pages, *free_tail, *clean_from;
   size_t free_count;
   pmr_impl_page *segments; /* doubly linked through seg_prev/seg_next */
   size_t segment_bytes;    /* held from upstream for pages */
@@ -161,8 +177,13 @@ void pmr_impl_source_shrink(pmr_impl_page_source *src);
  * fails. */
 bool pmr_impl_source_grow(pmr_impl_page_source *src);
 /* Gives back segments whose pages are all free while more than `keep` free
- * pages would remain; returns the bytes given back. */
+ * pages would remain; returns the bytes given back. With keep 0 it also
+ * gives the OS the memory of every other free page (os sources). */
 size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep);
+
+/* Gives the OS the memory of free pages, the longest free first, at least
+ * `bytes` of it if there is that much (os sources; no lock held). */
+void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes);
 
 /* ---- heap ---- */
 void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "resources/internal/debug_track.h"
+#include "resources/internal/os_mem.h"
+#include "resources/internal/page_heap.h"
 #include "resources/internal/spin_lock.h"
 
 /* Class of each size s <= 1024, indexed by (s + 7) / 8. Built by hand from
@@ -168,12 +170,25 @@ static pmr_impl_big_block *evict(pmr_impl_big_list *list, size_t bound) {
   return out;
 }
 
+/* Whether a block of `size` bytes (its trailer included) is mapped. */
+static bool big_mapped(const pmr_mem_resource *upstream, size_t size) {
+  return size >= PMR_IMPL_OS_BIG_MIN && pmr_impl_os_direct(upstream);
+}
+
+static void big_free_memory(pmr_mem_resource *upstream,
+                            const pmr_impl_big_block *b) {
+  if (big_mapped(upstream, b->size))
+    pmr_impl_os_unmap(b->start, b->size);
+  else
+    pmr_deallocate(upstream, b->start, b->size, b->alignment);
+}
+
 static size_t give_back(pmr_mem_resource *upstream, pmr_impl_big_block *b) {
   size_t given = 0;
   while (b != NULL) {
     pmr_impl_big_block *next = b->next;
     given += b->size;
-    pmr_deallocate(upstream, b->start, b->size, b->alignment);
+    big_free_memory(upstream, b);
     b = next;
   }
   return given;
@@ -186,7 +201,8 @@ void pmr_impl_big_init(pmr_impl_big_list *list, size_t retain) {
 }
 
 void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
-                         pmr_mem_resource *upstream, size_t bytes,
+                         pmr_mem_resource *upstream,
+                         struct pmr_impl_page_source *pages, size_t bytes,
                          size_t alignment) {
   if (bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER - alignment) {
     errno = ENOMEM;
@@ -207,7 +223,12 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
     p = k->start;
     size = k->size;
   } else {
-    p = (char *)pmr_allocate(upstream, size, align);
+    if (big_mapped(upstream, size)) {
+      if (pages != NULL) pmr_impl_source_purge(pages, size);
+      p = (char *)pmr_impl_os_map(size, align);
+    } else {
+      p = (char *)pmr_allocate(upstream, size, align);
+    }
     if (p == NULL) return NULL;
   }
   b = (pmr_impl_big_block *)(void *)(p + off);
@@ -263,9 +284,10 @@ void pmr_impl_big_release(pmr_impl_big_list *list, pmr_mem_resource *upstream) {
   pmr_impl_big_block *b = list->live.next;
   while (b != &list->live) {
     pmr_impl_big_block *next = b->next;
-    pmr_deallocate(upstream, b->start, b->size, b->alignment);
+    big_free_memory(upstream, b);
     b = next;
   }
   give_back(upstream, evict(list, 0));
-  pmr_impl_big_init(list, list->retain);
+  list->live.prev = list->live.next = &list->live;
+  list->live.size = 0;
 }

@@ -4,6 +4,7 @@
 #ifndef PMR_IMPL_POOL_CORE_H
 #define PMR_IMPL_POOL_CORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mem_resource/pmr_mem_resource.h"
@@ -76,7 +77,11 @@ pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts);
  * the same large buffers over and over (a request's arrays, an
  * interpreter's tables) then stops trading them with malloc, which would
  * give them back to the OS and fault them in again. trim and release give
- * back every kept block. */
+ * back every kept block.
+ *
+ * Over the malloc resource (pmr_impl_os_direct, os_mem.h), blocks of at
+ * least PMR_IMPL_OS_BIG_MIN bytes are mapped from the OS and unmapped when
+ * they go back, instead of leaving holes in malloc's heap. */
 typedef struct pmr_impl_big_block {
   struct pmr_impl_big_block *prev, *next; /* kept: next links its bin */
   size_t size;      /* total bytes asked of upstream, trailer included;
@@ -106,9 +111,13 @@ void pmr_impl_big_init(pmr_impl_big_list *list, size_t retain);
 /* A kept block or one from upstream, linked into list; NULL when upstream
  * fails. lock (a pmr_impl_spin *, from spin_lock.h, which this header does
  * not include so that C++ tests can; NULL: none) guards the list; it is
- * held only while the list changes, never while upstream runs. */
+ * held only while the list changes, never while upstream runs. pages: the
+ * pool's page source, whose free pages give memory back before a block is
+ * mapped (NULL: none). */
+struct pmr_impl_page_source;
 void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
-                         pmr_mem_resource *upstream, size_t bytes,
+                         pmr_mem_resource *upstream,
+                         struct pmr_impl_page_source *pages, size_t bytes,
                          size_t alignment);
 /* Unlinks p (under lock, NULL: none) and keeps it or gives it back to
  * upstream (with any kept block beyond the bound). */

@@ -1,0 +1,133 @@
+/* The pools' platform layer (see os_mem.h). */
+/* madvise and MAP_ANONYMOUS are outside strict POSIX. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE
+#endif
+#ifndef _DARWIN_C_SOURCE
+#define _DARWIN_C_SOURCE
+#endif
+#include "resources/internal/os_mem.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "resources/internal/mem_check.h"
+#include "resources/internal/page_heap.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+#if defined(MAP_ANONYMOUS)
+#define PMR_IMPL_OS_MMAP 1
+#endif
+#endif
+
+#if defined(PMR_IMPL_MEM_CHECK_ASAN)
+/* Mapped memory is no heap block: LeakSanitizer must scan it for pointers
+ * to the heap (a pooled block may hold the only one). */
+#include <sanitizer/lsan_interface.h>
+#define ROOT_ADD(p, n) __lsan_register_root_region((p), (n))
+#define ROOT_REMOVE(p, n) __lsan_unregister_root_region((p), (n))
+#else
+#define ROOT_ADD(p, n) ((void)(p), (void)(n))
+#define ROOT_REMOVE(p, n) ((void)(p), (void)(n))
+#endif
+
+static atomic_size_t page_size_cache;
+
+size_t pmr_impl_os_page_size(void) {
+  size_t s = atomic_load_explicit(&page_size_cache, memory_order_relaxed);
+  if (s == 0) {
+    s = 4096;
+#if defined(PMR_IMPL_OS_MMAP)
+    int saved = errno;
+    long v = sysconf(_SC_PAGESIZE);
+    errno = saved;
+    if (v > 0 && ((unsigned long)v & ((unsigned long)v - 1)) == 0)
+      s = (size_t)v;
+#endif
+    atomic_store_explicit(&page_size_cache, s, memory_order_relaxed);
+  }
+  return s;
+}
+
+bool pmr_impl_os_direct(const pmr_mem_resource *upstream) {
+#if defined(PMR_IMPL_OS_MMAP)
+  return upstream == pmr_malloc_resource() &&
+         pmr_impl_os_page_size() <= PMR_IMPL_PAGE_SIZE;
+#else
+  (void)upstream;
+  return false;
+#endif
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) & ~(to - 1); }
+
+void *pmr_impl_os_map(size_t bytes, size_t alignment) {
+#if defined(PMR_IMPL_OS_MMAP)
+  size_t ps = pmr_impl_os_page_size();
+  if (alignment < ps) alignment = ps;
+  if (bytes > SIZE_MAX - 2 * alignment) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  size_t len = round_up(bytes, ps);
+  size_t span = len + (alignment - ps); /* room to align within */
+  int saved = errno;
+  char *m = (char *)mmap(NULL, span, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == (char *)MAP_FAILED) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  char *a = (char *)round_up((size_t)(uintptr_t)m, alignment);
+  if (a != m) munmap(m, (size_t)(a - m));
+  if (a + len != m + span) munmap(a + len, (size_t)(m + span - (a + len)));
+  errno = saved;
+  ROOT_ADD(a, len);
+  return a;
+#else
+  (void)bytes;
+  (void)alignment;
+  errno = ENOMEM; /* unreachable: pmr_impl_os_direct is false */
+  return NULL;
+#endif
+}
+
+void pmr_impl_os_unmap(void *p, size_t bytes) {
+#if defined(PMR_IMPL_OS_MMAP)
+  size_t len = round_up(bytes, pmr_impl_os_page_size());
+  int saved = errno;
+  ROOT_REMOVE(p, len);
+  munmap(p, len);
+  errno = saved;
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+void pmr_impl_os_decommit(void *p, size_t bytes) {
+#if defined(PMR_IMPL_OS_MMAP)
+  size_t ps = pmr_impl_os_page_size();
+  uintptr_t lo = round_up((uintptr_t)p, ps);
+  uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(ps - 1);
+  if (hi <= lo) return;
+  int saved = errno;
+#if defined(__linux__)
+  /* Frees the pages now (MADV_FREE would leave them counted resident until
+   * memory runs short). */
+  madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#elif defined(MADV_FREE)
+  madvise((void *)lo, hi - lo, MADV_FREE);
+#endif
+  errno = saved;
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}

@@ -1,0 +1,270 @@
+// The pools over the malloc resource map their memory themselves and give
+// the OS back the memory of free pages (resources/internal/os_mem.h); over
+// any other upstream they never do. Residency is read with mincore.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
+#include "tests/testkit/counting_resource.h"
+
+namespace {
+
+constexpr uintptr_t kPage = 64 * 1024;         // the pools' page size
+constexpr size_t kMapped = size_t{128} << 10;  // PMR_IMPL_OS_BIG_MIN
+
+uintptr_t PageOf(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
+}
+
+// Resident OS pages in [p, p + n) (whole OS pages), or -1 when some part of
+// it is not mapped. errno untouched.
+long Resident(uintptr_t p, size_t n) {
+  const uintptr_t os = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t lo = p & ~(os - 1), hi = (p + n + os - 1) & ~(os - 1);
+  std::vector<unsigned char> v((hi - lo) / os);
+  int saved = errno;
+  int rc = mincore(reinterpret_cast<void*>(lo), hi - lo, v.data());
+  int err = errno;
+  errno = saved;
+  if (rc != 0) return err == ENOMEM ? -1 : -2;
+  long r = 0;
+  for (unsigned char c : v) r += c & 1;
+  return r;
+}
+
+// The bookkeeping a pool may hold from upstream with nothing in use (the
+// synchronized pool's and the thread cache's shards).
+constexpr size_t kBookkeeping = 4096;
+
+// Everything of a page but its first 4 KiB (the descriptor's OS page).
+long ResidentBody(uintptr_t page) {
+  return Resident(page + 4096, kPage - 4096);
+}
+
+class Pool {
+ public:
+  virtual ~Pool() = default;
+  virtual pmr_mem_resource* get() = 0;
+  virtual size_t trim() = 0;
+  virtual pmr_pool_stats stats() = 0;
+};
+
+class Unsync : public Pool {
+ public:
+  explicit Unsync(pmr_mem_resource* up) {
+    pmr_unsynchronized_pool_init(&p_, nullptr, up);
+  }
+  ~Unsync() override { pmr_unsynchronized_pool_destroy(&p_); }
+  pmr_mem_resource* get() override { return &p_.base; }
+  size_t trim() override { return pmr_unsynchronized_pool_trim(&p_); }
+  pmr_pool_stats stats() override {
+    return pmr_unsynchronized_pool_get_stats(&p_);
+  }
+
+ private:
+  pmr_unsynchronized_pool p_;
+};
+
+class Sync : public Pool {
+ public:
+  explicit Sync(pmr_mem_resource* up) {
+    pmr_synchronized_pool_init(&p_, nullptr, up);
+  }
+  ~Sync() override { pmr_synchronized_pool_destroy(&p_); }
+  pmr_mem_resource* get() override { return &p_.base; }
+  size_t trim() override { return pmr_synchronized_pool_trim(&p_); }
+  pmr_pool_stats stats() override {
+    return pmr_synchronized_pool_get_stats(&p_);
+  }
+
+ private:
+  pmr_synchronized_pool p_;
+};
+
+// Blocks of one size filling one page of their class (`full`) and starting
+// the next (`next`, the class's current page).
+struct TwoPages {
+  std::vector<void*> full, next;
+  uintptr_t page = 0;
+};
+
+TwoPages FillAPage(pmr_mem_resource* r, size_t size) {
+  TwoPages t;
+  void* first = pmr_allocate(r, size, 8);
+  t.page = PageOf(first);
+  t.full.push_back(first);
+  for (;;) {
+    void* b = pmr_allocate(r, size, 8);
+    if (b == nullptr) break;
+    if (PageOf(b) != t.page) {
+      t.next.push_back(b);
+      break;
+    }
+    t.full.push_back(b);
+  }
+  for (void* b : t.full) memset(b, 0x5a, size);  // resident
+  return t;
+}
+
+void FreeAll(pmr_mem_resource* r, std::vector<void*>& v, size_t size) {
+  for (void* b : v) pmr_deallocate(r, b, size, 8);
+  v.clear();
+}
+
+class PoolOsMemoryTest : public ::testing::TestWithParam<bool> {
+ protected:
+  std::unique_ptr<Pool> Make(pmr_mem_resource* up) {
+    if (GetParam()) return std::unique_ptr<Pool>(new Sync(up));
+    return std::unique_ptr<Pool>(new Unsync(up));
+  }
+};
+
+TEST_P(PoolOsMemoryTest, AFreePageGivesItsMemoryBackOnceFreeForAWhile) {
+  auto p = Make(pmr_malloc_resource());
+  pmr_mem_resource* r = p->get();
+  TwoPages a = FillAPage(r, 64);
+  TwoPages c = FillAPage(r, 4096);
+  errno = 1234;
+  FreeAll(r, a.full, 64);  // page a.page is free now
+  // Just freed: kept resident, the next class to need a page takes it warm.
+  EXPECT_GT(ResidentBody(a.page), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  FreeAll(r, c.full, 4096);  // the next page event gives a.page back
+  EXPECT_EQ(ResidentBody(a.page), 0);
+  EXPECT_GT(ResidentBody(c.page), 0);
+  EXPECT_GT(Resident(a.page, 4096), 0);  // the descriptor's OS page stays
+  EXPECT_EQ(errno, 1234);
+  // Still held, and it serves again.
+  EXPECT_GE(p->stats().free_page_bytes, 2 * kPage);
+  std::vector<void*> again;
+  for (int i = 0; i < 4000; ++i) {
+    void* b = pmr_allocate(r, 256, 8);
+    ASSERT_NE(b, nullptr);
+    memset(b, i & 0xff, 256);
+    again.push_back(b);
+  }
+  for (size_t i = 0; i < again.size(); ++i)
+    ASSERT_EQ(static_cast<unsigned char*>(again[i])[255], i & 0xff);
+  FreeAll(r, again, 256);
+  FreeAll(r, a.next, 64);
+  FreeAll(r, c.next, 4096);
+}
+
+TEST_P(PoolOsMemoryTest, MemoryFromAnotherUpstreamIsNeverGivenToTheOs) {
+  pmrtest::CountingResource up;
+  {
+    auto p = Make(up.get());
+    pmr_mem_resource* r = p->get();
+    TwoPages a = FillAPage(r, 64);
+    TwoPages c = FillAPage(r, 4096);
+    FreeAll(r, a.full, 64);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    FreeAll(r, c.full, 4096);
+    p->trim();
+    // a.page's segment holds live blocks: still held, and untouched.
+    EXPECT_EQ(ResidentBody(a.page), static_cast<long>((kPage - 4096) / 4096));
+    void* big = pmr_allocate(r, 2 * kMapped, 8);  // from upstream
+    ASSERT_NE(big, nullptr);
+    EXPECT_GE(up.outstanding_blocks(), 2u);
+    pmr_deallocate(r, big, 2 * kMapped, 8);
+    FreeAll(r, a.next, 64);
+    FreeAll(r, c.next, 4096);
+  }
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST_P(PoolOsMemoryTest, TrimGivesTheMemoryOfEveryFreePageBackAtOnce) {
+  auto p = Make(pmr_malloc_resource());
+  pmr_mem_resource* r = p->get();
+  TwoPages a = FillAPage(r, 64);
+  FreeAll(r, a.full, 64);
+  EXPECT_GT(ResidentBody(a.page), 0);
+  size_t held = p->stats().held_bytes;
+  p->trim();  // a.next keeps the segment
+  EXPECT_EQ(ResidentBody(a.page), 0);
+  EXPECT_EQ(p->stats().held_bytes, held);
+  FreeAll(r, a.next, 64);
+  p->trim();
+  EXPECT_LT(p->stats().held_bytes, kBookkeeping);
+}
+
+TEST_P(PoolOsMemoryTest, MappingALargeBlockFirstGivesBackFreePages) {
+  auto p = Make(pmr_malloc_resource());
+  pmr_mem_resource* r = p->get();
+  TwoPages a = FillAPage(r, 64);
+  FreeAll(r, a.full, 64);  // freed just now: no delay has passed
+  EXPECT_GT(ResidentBody(a.page), 0);
+  void* big = pmr_allocate(r, 2 * kMapped, 8);
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(ResidentBody(a.page), 0);
+  pmr_deallocate(r, big, 2 * kMapped, 8);
+  FreeAll(r, a.next, 64);
+}
+
+TEST_P(PoolOsMemoryTest, LargeBlocksAreMappedAndUnmapped) {
+  auto p = Make(pmr_malloc_resource());
+  pmr_mem_resource* r = p->get();
+  const size_t n = size_t{4} << 20;  // more than max_free_bytes: not kept
+  errno = 1234;
+  for (size_t align : {size_t{16}, size_t{4096}, size_t{1} << 20}) {
+    char* b = static_cast<char*>(pmr_allocate(r, n, align));
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % align, 0u);
+    EXPECT_EQ(Resident(reinterpret_cast<uintptr_t>(b), n), 0);  // untouched
+    memset(b, 1, n);
+    EXPECT_EQ(b[n - 1], 1);
+    EXPECT_GE(p->stats().oversize_bytes, n);
+    pmr_deallocate(r, b, n, align);
+    EXPECT_EQ(Resident(reinterpret_cast<uintptr_t>(b), n), -1);  // unmapped
+  }
+  EXPECT_EQ(errno, 1234);
+  EXPECT_LT(p->stats().held_bytes, kBookkeeping);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pools, PoolOsMemoryTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "synchronized" : "unsynchronized";
+                         });
+
+TEST(ThreadCacheOsMemoryTest, LargeBlocksAreMappedAndTrimEmptiesFreePages) {
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
+  pmr_mem_resource* r = &tc.base;
+  const size_t n = size_t{4} << 20;
+  char* b = static_cast<char*>(pmr_allocate(r, n, 16));
+  ASSERT_NE(b, nullptr);
+  memset(b, 1, n);
+  pmr_deallocate(r, b, n, 16);
+  EXPECT_EQ(Resident(reinterpret_cast<uintptr_t>(b), n), -1);
+  std::vector<void*> v;
+  for (int i = 0; i < 3000; ++i) {
+    void* x = pmr_allocate(r, 64, 8);
+    ASSERT_NE(x, nullptr);
+    memset(x, 2, 64);
+    v.push_back(x);
+  }
+  void* keep = v.back();  // keeps its segment held
+  v.pop_back();
+  uintptr_t first = PageOf(v.front());
+  ASSERT_NE(first, PageOf(keep));
+  FreeAll(r, v, 64);
+  pmr_thread_cache_trim(&tc);
+  EXPECT_EQ(ResidentBody(first), 0);
+  pmr_deallocate(r, keep, 64, 8);
+  pmr_thread_cache_trim(&tc);
+  EXPECT_LT(pmr_thread_cache_get_stats(&tc).held_bytes, kBookkeeping);
+  pmr_thread_cache_destroy(&tc);
+}
+
+}  // namespace
