@@ -71,7 +71,7 @@ void *pmr_impl_os_map(size_t bytes, size_t alignment) {
 #if defined(PMR_IMPL_OS_MMAP)
   size_t ps = pmr_impl_os_page_size();
   if (alignment < ps) alignment = ps;
-  if (bytes > SIZE_MAX - 2 * alignment) {
+  if (alignment > SIZE_MAX / 4 || bytes > SIZE_MAX - 2 * alignment) {
     errno = ENOMEM;
     return NULL;
   }

@@ -68,6 +68,7 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   memset(src, 0, sizeof *src);
   atomic_init(&src->lock, 0);
   atomic_init(&src->shrink_wanted, false);
+  atomic_init(&src->purge_wanted, false);
   src->shared = shared;
   src->upstream = pmr_resource_or_default(up);
   src->os = pmr_impl_os_direct(src->upstream);
@@ -216,6 +217,12 @@ bool pmr_impl_source_grow(pmr_impl_page_source *src) {
  * through many system calls. */
 #define PURGE_BATCH 16u
 
+/* Whether pg entered the free set at least PMR_IMPL_PURGE_DELAY_NS before
+ * now (a time read before the lock may be older than pg's). */
+static bool purge_is_due(const pmr_impl_page *pg, uint64_t now) {
+  return pg->freed_ns <= now && now - pg->freed_ns >= PMR_IMPL_PURGE_DELAY_NS;
+}
+
 /* Under the lock: up to min(max, PURGE_BATCH) dirty free pages, oldest
  * first, that entered the free set at least PMR_IMPL_PURGE_DELAY_NS before
  * now (all: any), out of the free set (their segments cannot go back
@@ -227,10 +234,9 @@ static pmr_impl_page *purge_take(pmr_impl_page_source *src, uint64_t now,
   if (max > PURGE_BATCH) max = PURGE_BATCH;
   pmr_impl_page *pg =
       src->clean_from != NULL ? src->clean_from->prev : src->free_tail;
-  /* Before clean_from the set is in the order pages entered it: the walk
-   * from the oldest stops at the first page freed too recently. */
-  while (pg != NULL && n < max &&
-         (all || now - pg->freed_ns >= PMR_IMPL_PURGE_DELAY_NS)) {
+  /* Before clean_from the set is (about) in the order pages entered it:
+   * the walk from the oldest stops at the first page freed too recently. */
+  while (pg != NULL && n < max && (all || purge_is_due(pg, now))) {
     pmr_impl_page *prev = pg->prev;
     if (pg->dirty) {
       free_set_remove(src, pg);
@@ -267,9 +273,21 @@ static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
   src_unlock(src);
 }
 
-/* Purges what is due (lock held); the caller calls purge_finish unlocked. */
+/* Under the lock, for an os source: the pages due, for the caller to pass
+ * to purge_finish once unlocked. A shared source may be called under a
+ * shard's lock: it only sets purge_wanted, for pmr_impl_source_shrink. */
 static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
-  return src->os ? purge_take(src, now, false, PURGE_BATCH) : NULL;
+  if (!src->os) return NULL;
+  if (!src->shared) return purge_take(src, now, false, PURGE_BATCH);
+  pmr_impl_page *pg =
+      src->clean_from != NULL ? src->clean_from->prev : src->free_tail;
+  while (pg != NULL && !pg->dirty && purge_is_due(pg, now)) {
+    src->clean_from = pg;
+    pg = pg->prev;
+  }
+  if (pg != NULL && pg->dirty && purge_is_due(pg, now))
+    atomic_store_explicit(&src->purge_wanted, true, memory_order_relaxed);
+  return NULL;
 }
 
 /* A free page, from the free set or (grow) a new segment; NULL if there is
@@ -316,8 +334,12 @@ size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
 }
 
 void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {
-  size_t pages = bytes / PMR_IMPL_PAGE_SIZE + (bytes % PMR_IMPL_PAGE_SIZE != 0);
-  while (src->os && pages != 0) {
+  if (!src->os) return;
+  size_t os_page = pmr_impl_os_page_size();
+  if (os_page >= PMR_IMPL_PAGE_SIZE) return;      /* nothing but descriptors */
+  size_t per_page = PMR_IMPL_PAGE_SIZE - os_page; /* what a page gives */
+  size_t pages = bytes / per_page + (bytes % per_page != 0);
+  while (pages != 0) {
     src_lock(src);
     pmr_impl_page *purge = purge_take(src, 0, true, pages);
     src_unlock(src);
@@ -347,6 +369,18 @@ static void source_give(pmr_impl_page_source *src, pmr_impl_page *pg,
 }
 
 void pmr_impl_source_shrink(pmr_impl_page_source *src) {
+  if (atomic_load_explicit(&src->purge_wanted, memory_order_relaxed)) {
+    atomic_store_explicit(&src->purge_wanted, false, memory_order_relaxed);
+    uint64_t now = now_ns();
+    for (;;) {
+      src_lock(src);
+      pmr_impl_page *purge = purge_take(src, now, false, PURGE_BATCH);
+      src_unlock(src);
+      if (purge == NULL) break;
+      purge_finish(src, purge);
+    }
+  }
+  if (!atomic_load_explicit(&src->shrink_wanted, memory_order_relaxed)) return;
   src_lock(src);
   bool due = quiet_since_grow(src);
   if (due)

@@ -133,6 +133,11 @@ typedef struct pmr_impl_page_source {
    * taken less than PMR_IMPL_GIVE_BACK_DELAY_NS ago); allocation slow paths
    * then call pmr_impl_source_shrink. */
   atomic_bool shrink_wanted;
+  /* Set, for a shared os source, when a free page became due to give its
+   * memory to the OS under a lock that must not be held through system
+   * calls (a shard's); the slow paths that check shrink_wanted then call
+   * pmr_impl_source_shrink, which does it. */
+  atomic_bool purge_wanted;
   uint64_t last_grow_ns; /* when the last segment came from upstream */
 } pmr_impl_page_source;
 
@@ -169,8 +174,9 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
 /* Gives every segment back to upstream. */
 void pmr_impl_source_release(pmr_impl_page_source *src);
 /* Gives segments beyond the retention bound back to upstream if no segment
- * was taken for PMR_IMPL_GIVE_BACK_DELAY_NS (call with no lock held, when
- * shrink_wanted is set). */
+ * was taken for PMR_IMPL_GIVE_BACK_DELAY_NS, and the OS the memory of the
+ * pages due (call with no lock held, when shrink_wanted or purge_wanted is
+ * set). */
 void pmr_impl_source_shrink(pmr_impl_page_source *src);
 /* Adds a segment from upstream to the free pages; call with no lock held
  * (upstream may take locks of its own, or wait). False when upstream

@@ -138,10 +138,12 @@ static inline void pmr_impl_sharded_free_home(pmr_impl_sharded_heap *h,
 void pmr_impl_sharded_free_many(void *const *blocks, size_t n);
 
 /* Gives segments that deallocation left beyond the retention bound back to
- * upstream (call with no lock held). */
+ * upstream, and the OS the memory of pages free long enough (call with no
+ * lock held). */
 static inline void pmr_impl_sharded_shrink(pmr_impl_sharded_heap *h) {
   if (PMR_UNLIKELY(
-          atomic_load_explicit(&h->src.shrink_wanted, memory_order_relaxed)))
+          atomic_load_explicit(&h->src.shrink_wanted, memory_order_relaxed) ||
+          atomic_load_explicit(&h->src.purge_wanted, memory_order_relaxed)))
     pmr_impl_source_shrink(&h->src);
 }
 
