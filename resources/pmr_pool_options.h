@@ -44,7 +44,7 @@ typedef struct pmr_pool_options {
  * unless a program sets another), the pools and the thread cache map their
  * segments, and oversize blocks of 128 KiB or more, from the OS themselves
  * (malloc never sees them), so that free memory can go back to the OS while
- * the pool keeps its addresses: a page free for 10 ms gives its memory
+ * the pool keeps its addresses: a page free for a second gives its memory
  * back (all but its first 4 KiB; it reads as zeros when used again), every
  * free page does on trim, and free pages give back as much as an oversize
  * block takes before it is mapped. Over any other upstream nothing goes to

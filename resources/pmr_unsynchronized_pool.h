@@ -21,7 +21,7 @@
  *     second (so a program that frees everything and allocates it again
  *     keeps its pages), and pmr_unsynchronized_pool_trim gives
  *     back every segment with no block in use now. Over the malloc
- *     resource, a page free for 10 ms also gives its memory back to the OS
+ *     resource, a page free for a second also gives its memory back to the OS
  *     (pmr_pool_options.h).
  *   - Requests above the largest class (see pmr_pool_options), or aligned
  *     above 4096, are blocks of their own from upstream, freed in O(1); a

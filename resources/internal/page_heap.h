@@ -66,7 +66,7 @@
  * from upstream for this long. */
 #define PMR_IMPL_GIVE_BACK_DELAY_NS ((uint64_t)1000000000u)
 /* How long a page stays free before its memory goes back to the OS. */
-#define PMR_IMPL_PURGE_DELAY_NS ((uint64_t)10000000u)
+#define PMR_IMPL_PURGE_DELAY_NS ((uint64_t)1000000000u)
 /* Free pages kept by default before segments go back to upstream. */
 #define PMR_IMPL_DEFAULT_RETAINED_BYTES ((size_t)1 << 20)
 

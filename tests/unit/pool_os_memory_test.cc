@@ -139,7 +139,7 @@ TEST_P(PoolOsMemoryTest, AFreePageGivesItsMemoryBackOnceFreeForAWhile) {
   FreeAll(r, a.full, 64);  // page a.page is free now
   // Just freed: kept resident, the next class to need a page takes it warm.
   EXPECT_GT(ResidentBody(a.page), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   FreeAll(r, c.full, 4096);  // c.page: free, the newest
   // The next page event gives a.page back: in the synchronized pool the
   // allocation slow path that follows it, with no lock held. A new class
@@ -176,7 +176,7 @@ TEST_P(PoolOsMemoryTest, MemoryFromAnotherUpstreamIsNeverGivenToTheOs) {
     TwoPages a = FillAPage(r, 64);
     TwoPages c = FillAPage(r, 4096);
     FreeAll(r, a.full, 64);
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     FreeAll(r, c.full, 4096);
     p->trim();
     // a.page's segment holds live blocks: still held, and untouched.
