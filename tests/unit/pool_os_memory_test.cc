@@ -17,6 +17,7 @@
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
+#include "tests/testkit/pools.h"
 
 namespace {
 
@@ -52,45 +53,7 @@ long ResidentBody(uintptr_t page) {
   return Resident(page + 4096, kPage - 4096);
 }
 
-class Pool {
- public:
-  virtual ~Pool() = default;
-  virtual pmr_mem_resource* get() = 0;
-  virtual size_t trim() = 0;
-  virtual pmr_pool_stats stats() = 0;
-};
-
-class Unsync : public Pool {
- public:
-  explicit Unsync(pmr_mem_resource* up) {
-    pmr_unsynchronized_pool_init(&p_, nullptr, up);
-  }
-  ~Unsync() override { pmr_unsynchronized_pool_destroy(&p_); }
-  pmr_mem_resource* get() override { return &p_.base; }
-  size_t trim() override { return pmr_unsynchronized_pool_trim(&p_); }
-  pmr_pool_stats stats() override {
-    return pmr_unsynchronized_pool_get_stats(&p_);
-  }
-
- private:
-  pmr_unsynchronized_pool p_;
-};
-
-class Sync : public Pool {
- public:
-  explicit Sync(pmr_mem_resource* up) {
-    pmr_synchronized_pool_init(&p_, nullptr, up);
-  }
-  ~Sync() override { pmr_synchronized_pool_destroy(&p_); }
-  pmr_mem_resource* get() override { return &p_.base; }
-  size_t trim() override { return pmr_synchronized_pool_trim(&p_); }
-  pmr_pool_stats stats() override {
-    return pmr_synchronized_pool_get_stats(&p_);
-  }
-
- private:
-  pmr_synchronized_pool p_;
-};
+using pmrtest::Pool;
 
 // Blocks of one size filling one page of their class (`full`) and starting
 // the next (`next`, the class's current page).
@@ -125,8 +88,9 @@ void FreeAll(pmr_mem_resource* r, std::vector<void*>& v, size_t size) {
 class PoolOsMemoryTest : public ::testing::TestWithParam<bool> {
  protected:
   std::unique_ptr<Pool> Make(pmr_mem_resource* up) {
-    if (GetParam()) return std::unique_ptr<Pool>(new Sync(up));
-    return std::unique_ptr<Pool>(new Unsync(up));
+    if (GetParam())
+      return std::unique_ptr<Pool>(new pmrtest::SyncPool(nullptr, up));
+    return std::unique_ptr<Pool>(new pmrtest::UnsyncPool(nullptr, up));
   }
 };
 

@@ -19,6 +19,7 @@
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
+#include "tests/testkit/pools.h"
 
 namespace {
 
@@ -27,69 +28,14 @@ using pmrtest::CountingResource;
 
 uintptr_t U(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
-// The two pools behind one interface.
-class Pool {
- public:
-  virtual ~Pool() = default;
-  virtual pmr_mem_resource* get() = 0;
-  virtual void release() = 0;
-  virtual pmr_pool_options options() = 0;
-  virtual pmr_mem_resource* upstream() = 0;
-  virtual size_t trim() = 0;
-  virtual pmr_pool_stats stats() = 0;
-};
-
-class Unsync : public Pool {
- public:
-  Unsync(const pmr_pool_options* o, pmr_mem_resource* up) {
-    pmr_unsynchronized_pool_init(&p_, o, up);
-  }
-  ~Unsync() override { pmr_unsynchronized_pool_destroy(&p_); }
-  pmr_mem_resource* get() override { return &p_.base; }
-  void release() override { pmr_unsynchronized_pool_release(&p_); }
-  pmr_pool_options options() override {
-    return pmr_unsynchronized_pool_get_options(&p_);
-  }
-  pmr_mem_resource* upstream() override {
-    return pmr_unsynchronized_pool_upstream(&p_);
-  }
-  size_t trim() override { return pmr_unsynchronized_pool_trim(&p_); }
-  pmr_pool_stats stats() override {
-    return pmr_unsynchronized_pool_get_stats(&p_);
-  }
-
- private:
-  pmr_unsynchronized_pool p_;
-};
-
-class Sync : public Pool {
- public:
-  Sync(const pmr_pool_options* o, pmr_mem_resource* up) {
-    pmr_synchronized_pool_init(&p_, o, up);
-  }
-  ~Sync() override { pmr_synchronized_pool_destroy(&p_); }
-  pmr_mem_resource* get() override { return &p_.base; }
-  void release() override { pmr_synchronized_pool_release(&p_); }
-  pmr_pool_options options() override {
-    return pmr_synchronized_pool_get_options(&p_);
-  }
-  pmr_mem_resource* upstream() override {
-    return pmr_synchronized_pool_upstream(&p_);
-  }
-  size_t trim() override { return pmr_synchronized_pool_trim(&p_); }
-  pmr_pool_stats stats() override {
-    return pmr_synchronized_pool_get_stats(&p_);
-  }
-
- private:
-  pmr_synchronized_pool p_;
-};
+using pmrtest::Pool;
 
 class PoolTest : public ::testing::TestWithParam<bool> {
  protected:
   std::unique_ptr<Pool> Make(const pmr_pool_options* o = nullptr) {
-    if (GetParam()) return std::unique_ptr<Pool>(new Sync(o, up_.get()));
-    return std::unique_ptr<Pool>(new Unsync(o, up_.get()));
+    if (GetParam())
+      return std::unique_ptr<Pool>(new pmrtest::SyncPool(o, up_.get()));
+    return std::unique_ptr<Pool>(new pmrtest::UnsyncPool(o, up_.get()));
   }
   void TearDown() override {
     EXPECT_EQ(up_.outstanding_blocks(), 0u);

@@ -1,0 +1,70 @@
+// Test kit: the two pool resources behind one interface, for tests that run
+// the same checks on both.
+#ifndef PMR_TESTS_TESTKIT_POOLS_H
+#define PMR_TESTS_TESTKIT_POOLS_H
+
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_unsynchronized_pool.h"
+
+namespace pmrtest {
+
+class Pool {
+ public:
+  virtual ~Pool() = default;
+  virtual pmr_mem_resource* get() = 0;
+  virtual void release() = 0;
+  virtual pmr_pool_options options() = 0;
+  virtual pmr_mem_resource* upstream() = 0;
+  virtual size_t trim() = 0;
+  virtual pmr_pool_stats stats() = 0;
+};
+
+class UnsyncPool : public Pool {
+ public:
+  UnsyncPool(const pmr_pool_options* o, pmr_mem_resource* up) {
+    pmr_unsynchronized_pool_init(&p_, o, up);
+  }
+  ~UnsyncPool() override { pmr_unsynchronized_pool_destroy(&p_); }
+  pmr_mem_resource* get() override { return &p_.base; }
+  void release() override { pmr_unsynchronized_pool_release(&p_); }
+  pmr_pool_options options() override {
+    return pmr_unsynchronized_pool_get_options(&p_);
+  }
+  pmr_mem_resource* upstream() override {
+    return pmr_unsynchronized_pool_upstream(&p_);
+  }
+  size_t trim() override { return pmr_unsynchronized_pool_trim(&p_); }
+  pmr_pool_stats stats() override {
+    return pmr_unsynchronized_pool_get_stats(&p_);
+  }
+
+ private:
+  pmr_unsynchronized_pool p_;
+};
+
+class SyncPool : public Pool {
+ public:
+  SyncPool(const pmr_pool_options* o, pmr_mem_resource* up) {
+    pmr_synchronized_pool_init(&p_, o, up);
+  }
+  ~SyncPool() override { pmr_synchronized_pool_destroy(&p_); }
+  pmr_mem_resource* get() override { return &p_.base; }
+  void release() override { pmr_synchronized_pool_release(&p_); }
+  pmr_pool_options options() override {
+    return pmr_synchronized_pool_get_options(&p_);
+  }
+  pmr_mem_resource* upstream() override {
+    return pmr_synchronized_pool_upstream(&p_);
+  }
+  size_t trim() override { return pmr_synchronized_pool_trim(&p_); }
+  pmr_pool_stats stats() override {
+    return pmr_synchronized_pool_get_stats(&p_);
+  }
+
+ private:
+  pmr_synchronized_pool p_;
+};
+
+}  // namespace pmrtest
+
+#endif  // PMR_TESTS_TESTKIT_POOLS_H
