@@ -57,7 +57,11 @@
  * Failure: NULL when upstream fails; nothing leaks, and the resource works
  * again once upstream does. A success leaves errno as it was, also when a
  * side allocation failed on the way (a magazine) and blocks came anyway;
- * deallocation never changes errno. */
+ * deallocation never changes errno.
+ * Debug builds (-DPMR_DEBUG): as the pools, double free (also when another
+ * thread frees the block again), wrong size or alignment, and pointers the
+ * instance never gave out are reported through pmr_report_misuse and
+ * ignored; every call then takes the checked slow path, under a lock. */
 #ifndef PMR_RESOURCES_THREAD_CACHE_H
 #define PMR_RESOURCES_THREAD_CACHE_H
 

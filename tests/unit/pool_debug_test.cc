@@ -1,12 +1,15 @@
-// Debug builds of the pools (PMR_DEBUG) name misuse that C cannot prevent,
-// and ignore the bad operation so the pool stays consistent.
+// Debug builds of the pools and the thread cache (PMR_DEBUG) name misuse that
+// C cannot prevent, and ignore the bad operation so the resource stays
+// consistent.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 
@@ -23,27 +26,61 @@ void Capture(const char* message, void* context) {
   static_cast<std::vector<std::string>*>(context)->push_back(message);
 }
 
-class PoolDebugTest : public ::testing::TestWithParam<bool> {
+enum class Kind { kUnsynchronized, kSynchronized, kThreadCache };
+
+class PoolDebugTest : public ::testing::TestWithParam<Kind> {
  protected:
   void SetUp() override {
     prev_ = pmr_set_misuse_handler(Capture, &messages_);
-    if (GetParam())
-      pmr_synchronized_pool_init(&sync_, nullptr, up_.get());
-    else
-      pmr_unsynchronized_pool_init(&unsync_, nullptr, up_.get());
+    switch (GetParam()) {
+      case Kind::kUnsynchronized:
+        pmr_unsynchronized_pool_init(&unsync_, nullptr, up_.get());
+        break;
+      case Kind::kSynchronized:
+        pmr_synchronized_pool_init(&sync_, nullptr, up_.get());
+        break;
+      case Kind::kThreadCache:
+        ASSERT_TRUE(pmr_thread_cache_init(&tc_, nullptr, up_.get()));
+        break;
+    }
   }
   void TearDown() override {
-    if (GetParam())
-      pmr_synchronized_pool_destroy(&sync_);
-    else
-      pmr_unsynchronized_pool_destroy(&unsync_);
+    switch (GetParam()) {
+      case Kind::kUnsynchronized:
+        pmr_unsynchronized_pool_destroy(&unsync_);
+        break;
+      case Kind::kSynchronized:
+        pmr_synchronized_pool_destroy(&sync_);
+        break;
+      case Kind::kThreadCache:
+        pmr_thread_cache_destroy(&tc_);
+        break;
+    }
     pmr_set_misuse_handler(prev_, nullptr);
     EXPECT_EQ(up_.outstanding_blocks(), 0u);
     EXPECT_EQ(up_.mismatches(), 0u) << up_.last_mismatch();
   }
-  pmr_mem_resource* r() { return GetParam() ? &sync_.base : &unsync_.base; }
+  pmr_mem_resource* r() {
+    switch (GetParam()) {
+      case Kind::kUnsynchronized:
+        return &unsync_.base;
+      case Kind::kSynchronized:
+        return &sync_.base;
+      case Kind::kThreadCache:
+        break;
+    }
+    return &tc_.base;
+  }
   std::string Name() const {
-    return GetParam() ? "synchronized_pool" : "unsynchronized_pool";
+    switch (GetParam()) {
+      case Kind::kUnsynchronized:
+        return "unsynchronized_pool";
+      case Kind::kSynchronized:
+        return "synchronized_pool";
+      case Kind::kThreadCache:
+        break;
+    }
+    return "thread_cache";
   }
   static std::string Ptr(const void* p) {
     char buf[32];
@@ -54,6 +91,7 @@ class PoolDebugTest : public ::testing::TestWithParam<bool> {
   pmrtest::CountingResource up_;
   pmr_unsynchronized_pool unsync_;
   pmr_synchronized_pool sync_;
+  pmr_thread_cache tc_;
   std::vector<std::string> messages_;
   pmr_misuse_handler prev_;
 };
@@ -116,6 +154,18 @@ TEST_P(PoolDebugTest, ForeignPointerIsNamed) {
       << messages_[1];
 }
 
+// A block freed by one thread and again by another (a thread cache parks
+// the first free in that thread's cache) is still one double free.
+TEST_P(PoolDebugTest, DoubleFreeAcrossThreadsIsNamed) {
+  void* p = pmr_allocate(r(), 48, 16);
+  std::thread([&] { pmr_deallocate(r(), p, 48, 16); }).join();
+  pmr_deallocate(r(), p, 48, 16);
+  ASSERT_EQ(messages_.size(), 1u);
+  EXPECT_NE(messages_[0].find("double free"), std::string::npos)
+      << messages_[0];
+  EXPECT_NE(messages_[0].find(Ptr(p)), std::string::npos) << messages_[0];
+}
+
 TEST_P(PoolDebugTest, DefaultHandlerPrintsToStderr) {
   pmr_set_misuse_handler(nullptr, nullptr);
   void* p = pmr_allocate(r(), 32, 8);
@@ -127,10 +177,20 @@ TEST_P(PoolDebugTest, DefaultHandlerPrintsToStderr) {
   EXPECT_NE(err.find("double free"), std::string::npos) << err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Pools, PoolDebugTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "synchronized"
-                                             : "unsynchronized";
+INSTANTIATE_TEST_SUITE_P(Pools, PoolDebugTest,
+                         ::testing::Values(Kind::kUnsynchronized,
+                                           Kind::kSynchronized,
+                                           Kind::kThreadCache),
+                         [](const ::testing::TestParamInfo<Kind>& info) {
+                           switch (info.param) {
+                             case Kind::kUnsynchronized:
+                               return "unsynchronized";
+                             case Kind::kSynchronized:
+                               return "synchronized";
+                             case Kind::kThreadCache:
+                               break;
+                           }
+                           return "thread_cache";
                          });
 
 }  // namespace
