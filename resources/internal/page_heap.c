@@ -432,8 +432,12 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
       largest < PMR_IMPL_HEAP_LARGEST ? largest : PMR_IMPL_HEAP_LARGEST;
   h->give_back = give_back;
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
-    h->classes[i].block = (uint32_t)pmr_impl_pool_class_size(i);
+    uint32_t block = (uint32_t)pmr_impl_pool_class_size(i);
+    h->classes[i].block = block;
     h->classes[i].index = i;
+    h->classes[i].carve_bytes = block >= PMR_IMPL_CARVE_BYTES
+                                    ? block
+                                    : PMR_IMPL_CARVE_BYTES / block * block;
   }
   memset(&h->empty, 0, sizeof h->empty);
   pmr_impl_heap_reset(h);
@@ -572,23 +576,27 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   }
 }
 
-/* Up to 4 KiB of new blocks (at least one) onto pg's free list; moves past
- * the descriptor when the region below it is used up. */
-static void carve(pmr_impl_page *pg) {
+/* Up to k->carve_bytes of new blocks (at least one) onto pg's free list,
+ * in address order; moves past the descriptor when the region below it is
+ * used up. */
+static void carve(pmr_impl_page *pg, const pmr_impl_page_class *k) {
   size_t block = pg->block;
-  size_t n = (size_t)(pg->end - pg->carve) / block;
-  size_t want = 4096 / block;
-  if (want == 0) want = 1;
-  if (n > want) n = want;
   char *b = pg->carve;
-  pg->carve += n * block;
-  void *next = NULL;
-  for (size_t i = n; i-- > 0;) {
-    pmr_impl_link_set(b + i * block, next);
-    next = b + i * block;
+  size_t avail = (size_t)(pg->end - b);
+  char *lim = b + (avail < k->carve_bytes ? avail : k->carve_bytes);
+  char *last = lim - block, *q = b;
+  /* Four links a turn: the loop costs little more than its stores. */
+  for (size_t four = 4 * block; (size_t)(last - q) >= four; q += four) {
+    pmr_impl_link_set(q, q + block);
+    pmr_impl_link_set(q + block, q + 2 * block);
+    pmr_impl_link_set(q + 2 * block, q + 3 * block);
+    pmr_impl_link_set(q + 3 * block, q + four);
   }
-  pg->free = next;
-  if (pg->carve == pg->end && pg->end <= (char *)pg) {
+  for (; q != last; q += block) pmr_impl_link_set(q, q + block);
+  pmr_impl_link_set(last, NULL);
+  pg->free = b;
+  pg->carve = lim;
+  if (lim == pg->end && pg->end <= (char *)pg) {
     size_t before, past;
     char *after;
     page_layout(pg, block, pg->heap->src->max_blocks, &before, &after, &past);
@@ -605,7 +613,7 @@ static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   for (;;) {
     pmr_impl_page *pg = k->current;
     if (pg != &h->no_page) {
-      if (pg->free == NULL && pg->carve < pg->end) carve(pg);
+      if (pg->free == NULL && pg->carve < pg->end) carve(pg, k);
       if (pg->free != NULL) return pmr_impl_heap_alloc(h, k);
       pg->state = PMR_IMPL_PAGE_FULL; /* exhausted */
       pg->limit = pg->edges;          /* frees take the slow path again */

@@ -67,6 +67,9 @@
 #define PMR_IMPL_GIVE_BACK_DELAY_NS ((uint64_t)1000000000u)
 /* How long a page stays free before its memory goes back to the OS. */
 #define PMR_IMPL_PURGE_DELAY_NS ((uint64_t)1000000000u)
+/* How much of a page's untouched blocks a class lays out at a time: what
+ * it will touch soon, in L1 while it does. */
+#define PMR_IMPL_CARVE_BYTES 4096u
 /* Free pages kept by default before segments go back to upstream. */
 #define PMR_IMPL_DEFAULT_RETAINED_BYTES ((size_t)1 << 20)
 
@@ -146,6 +149,8 @@ typedef struct pmr_impl_page_class {
   pmr_impl_page *partial; /* other pages with free blocks */
   uint32_t block;         /* block size (0 for the empty class) */
   uint32_t index;
+  uint32_t carve_bytes; /* blocks laid out at a time: whole blocks in
+                           PMR_IMPL_CARVE_BYTES, at least one */
 } pmr_impl_page_class;
 
 typedef struct pmr_impl_page_heap {
