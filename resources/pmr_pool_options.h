@@ -45,7 +45,8 @@ typedef struct pmr_pool_options {
  * segments, and oversize blocks of 128 KiB or more, from the OS themselves
  * (malloc never sees them), so that free memory can go back to the OS while
  * the pool keeps its addresses: a page free for a second gives its memory
- * back (all but its first 4 KiB; it reads as zeros when used again), every
+ * back (all but the OS page of its segment's descriptors, in a segment's
+ * first page; it reads as zeros when used again), every
  * free page does on trim, and free pages give back as much as an oversize
  * block takes before it is mapped. Over any other upstream nothing goes to
  * the OS (the pool cannot know what that memory is: locked, registered with

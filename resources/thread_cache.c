@@ -419,8 +419,8 @@ static size_t mag_bytes(const tc_state *s, unsigned idx) {
 }
 
 static void empty_shards(tc_state *s);
-static void flush_blocks(tc_mag *m, size_t n);
-static void free_mag(tc_mag *m);
+static void flush_blocks(tc_state *s, tc_mag *m, size_t n);
+static void free_mag(tc_state *s, tc_mag *m);
 
 /* The calling thread's magazines of every class but `except` (TC_CLASSES:
  * none) back to the central pool: their blocks to their pages, the
@@ -433,12 +433,12 @@ static void flush_own(tc_state *s, unsigned except) {
     tc_class *k = &c->cls[idx];
     tc_mag *m = loaded_of(k);
     if (m != NULL) {
-      flush_blocks(m, loaded_count(k));
-      free_mag(m);
+      flush_blocks(s, m, loaded_count(k));
+      free_mag(s, m);
     }
     if (k->prev != NULL) {
-      flush_blocks(k->prev, get_count(&k->prev_count));
-      free_mag(k->prev);
+      flush_blocks(s, k->prev, get_count(&k->prev_count));
+      free_mag(s, k->prev);
     }
     load_mag(k, NULL, 0);
     k->prev = NULL;
@@ -492,11 +492,13 @@ static tc_mag *new_mag(tc_state *s, unsigned home, unsigned idx, bool grow) {
 }
 
 /* Back to its page: never waits, never calls upstream. */
-static void free_mag(tc_mag *m) { pmr_impl_sharded_free(m); }
+static void free_mag(tc_state *s, tc_mag *m) {
+  pmr_impl_sharded_free(&s->central, m);
+}
 
 /* The n blocks of m back to their pages; m is then empty. */
-static void flush_blocks(tc_mag *m, size_t n) {
-  pmr_impl_sharded_free_many(&m->slot[1], n);
+static void flush_blocks(tc_state *s, tc_mag *m, size_t n) {
+  pmr_impl_sharded_free_many(&s->central, &m->slot[1], n);
 }
 
 static tc_mag *full_head(struct tc_stack *st) {
@@ -515,9 +517,9 @@ static void set_empty_head(struct tc_stack *st, tc_mag *m) {
 /* Pushes magazine m (holding n blocks) onto stack st (locked). Beyond the
  * limits, its blocks go back to their pages and m to its own page, so what
  * the central pool parks stays bounded and pages can empty. */
-static void push_mag(struct tc_stack *st, tc_mag *m, size_t n) {
+static void push_mag(tc_state *s, struct tc_stack *st, tc_mag *m, size_t n) {
   if (n != 0 && st->nfull >= FULL_LIMIT) {
-    flush_blocks(m, n);
+    flush_blocks(s, m, n);
     n = 0;
   }
   m->count = n;
@@ -530,7 +532,7 @@ static void push_mag(struct tc_stack *st, tc_mag *m, size_t n) {
     set_empty_head(st, m);
     st->nempty++;
   } else {
-    free_mag(m);
+    free_mag(s, m);
   }
 }
 
@@ -693,7 +695,7 @@ static void unpack_all(tc_state *s) {
       size_t block = pmr_impl_pool_class_size(j);
       while (head != NULL) {
         void *next = pmr_impl_word_get(head, HEAD_LINK);
-        pmr_impl_sharded_free_many(buf, unpack(head, buf, block));
+        pmr_impl_sharded_free_many(&s->central, buf, unpack(head, buf, block));
         head = next;
       }
     }
@@ -704,7 +706,7 @@ static void put_mag(tc_state *s, unsigned home, unsigned idx, tc_mag *m,
                     size_t n) {
   struct tc_stack *st = &s->shards[home].cls[idx];
   pmr_impl_spin_lock(&st->lock);
-  push_mag(st, m, n);
+  push_mag(s, st, m, n);
   pmr_impl_spin_unlock(&st->lock);
 }
 
@@ -721,7 +723,7 @@ static tc_mag *find_empty(tc_state *s, unsigned home, unsigned idx,
     if (empty_head(st) == NULL) continue;
     pmr_impl_spin_lock(&st->lock);
     e = pop_empty(st);
-    if (e != NULL && give != NULL) push_mag(st, give, n);
+    if (e != NULL && give != NULL) push_mag(s, st, give, n);
     pmr_impl_spin_unlock(&st->lock);
   }
   return e;
@@ -739,7 +741,7 @@ static tc_mag *trade_for_empty(tc_state *s, unsigned home, unsigned idx,
     if (block >= CHAIN_MIN_BLOCK)
       park(s, home, idx, give, n);
     else
-      flush_blocks(give, n);
+      flush_blocks(s, give, n);
     m = give;
   }
   return m;
@@ -763,7 +765,7 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
     if (m != NULL) {
       set_full_head(h, m->next);
       h->nfull--;
-      if (*spare != NULL) push_mag(h, *spare, 0);
+      if (*spare != NULL) push_mag(s, h, *spare, 0);
       *spare = NULL;
     }
     pmr_impl_spin_unlock(&h->lock);
@@ -780,7 +782,7 @@ static tc_mag *take_full(tc_state *s, unsigned home, unsigned idx,
       set_full_head(h, m->next);
       v->nfull = nh;
       h->nfull = nv - 1;
-      if (*spare != NULL) push_mag(v, *spare, 0);
+      if (*spare != NULL) push_mag(s, v, *spare, 0);
       *spare = NULL;
     }
     unlock_pair(h, v);
@@ -890,7 +892,7 @@ static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx,
     }
   }
   if (tc_push(k, p)) return;
-  pmr_impl_sharded_free(p);
+  pmr_impl_sharded_free(&s->central, p);
 }
 
 /* Every magazine of cache c goes to its instance's central pool. */
@@ -1029,7 +1031,7 @@ static void deallocate_slow(tc_state *s, void *p, size_t bytes,
   tc_cache *c = find_cache(s);
   if (c == NULL && (c = get_cache(s)) == NULL) {
     /* No cache (malloc failed): straight to the block's page. */
-    pmr_impl_sharded_free(p);
+    pmr_impl_sharded_free(&s->central, p);
     return;
   }
   tc_class *k = &c->cls[idx];
@@ -1129,12 +1131,12 @@ static void empty_shards(tc_state *s) {
       pmr_impl_spin_unlock(&st->lock);
       for (tc_mag *m = full, *next; m != NULL; m = next) {
         next = m->next;
-        flush_blocks(m, m->count);
-        free_mag(m);
+        flush_blocks(s, m, m->count);
+        free_mag(s, m);
       }
       for (tc_mag *m = empty, *next; m != NULL; m = next) {
         next = m->next;
-        free_mag(m);
+        free_mag(s, m);
       }
     }
 }

@@ -79,7 +79,7 @@ static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
 PMR_NOINLINE static void unsync_deallocate_slow(state *s, void *p, size_t bytes,
                                                 size_t alignment) {
   if (pmr_impl_heap_class(&s->heap, bytes, alignment) != &s->heap.empty)
-    pmr_impl_heap_free(p);
+    pmr_impl_heap_free(&s->src, p);
   else
     pmr_impl_big_free(&s->big, NULL, s->src.upstream, p, bytes, alignment);
 }
@@ -95,7 +95,7 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
     return;
 #endif
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit))
-    pmr_impl_heap_free(p);
+    pmr_impl_heap_free(&s->src, p);
   else
     unsync_deallocate_slow(s, p, bytes, alignment);
 }

@@ -27,18 +27,38 @@ _Static_assert(PMR_IMPL_PAGE_SLOT % PMR_MAX_ALIGN == 0,
                "blocks after the descriptor keep the basic alignment");
 
 /* Page i of segment seg. */
-static pmr_impl_page *seg_page(const pmr_impl_page *seg, size_t i) {
-  return pmr_impl_page_at((uintptr_t)pmr_impl_page_base(seg) +
-                          i * PMR_IMPL_PAGE_SIZE);
+static pmr_impl_page *seg_page(const pmr_impl_page_source *src,
+                               const pmr_impl_page *seg, size_t i) {
+  return pmr_impl_page_of(
+      src, pmr_impl_page_base(src, seg) + i * PMR_IMPL_PAGE_SIZE);
 }
 
-/* Marks pg's blocks (all but its descriptor) as not to be touched. */
-static void page_noaccess(pmr_impl_page *pg) {
-  char *base = pmr_impl_page_base(pg), *after = (char *)pg + PMR_IMPL_PAGE_SLOT;
+/* The bytes of pg's page around its frame's table of descriptors: blocks
+ * lie in [*base, *table) and [*past, *base + PMR_IMPL_PAGE_SIZE). A page
+ * that is not its frame's first has no table: *table and *past are its
+ * end. */
+static void page_span(const pmr_impl_page_source *src, const pmr_impl_page *pg,
+                      char **base, char **table, char **past) {
+  char *b = pmr_impl_page_base(src, pg);
+  *base = b;
+  if (((uintptr_t)b & ~src->frame_mask) == 0) {
+    *table = (char *)pmr_impl_page_of(src, b); /* page 0's: the table's */
+    *past = *table + PMR_IMPL_PAGE_SLOT * ((~src->frame_mask >> 16) + 1);
+  } else {
+    *table = *past = b + PMR_IMPL_PAGE_SIZE;
+  }
+}
+
+/* Marks pg's blocks (all but its frame's table) as not to be touched. */
+static void page_noaccess(const pmr_impl_page_source *src,
+                          const pmr_impl_page *pg) {
+  char *base, *table, *past;
+  page_span(src, pg, &base, &table, &past);
   (void)base;
-  (void)after;
-  PMR_IMPL_NOACCESS(base, (size_t)((char *)pg - base));
-  PMR_IMPL_NOACCESS(after, (size_t)(base + PMR_IMPL_PAGE_SIZE - after));
+  (void)table;
+  (void)past;
+  PMR_IMPL_NOACCESS(base, (size_t)(table - base));
+  PMR_IMPL_NOACCESS(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
 }
 
 static uint64_t now_ns(void) {
@@ -72,6 +92,15 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   src->shared = shared;
   src->upstream = pmr_resource_or_default(up);
   src->os = pmr_impl_os_direct(src->upstream);
+  unsigned frame_shift =
+      src->os ? PMR_IMPL_OS_FRAME_SHIFT : PMR_IMPL_PAGE_SHIFT;
+  unsigned index_bits = frame_shift - PMR_IMPL_PAGE_SHIFT;
+  src->frame_mask = ~(((uintptr_t)1 << frame_shift) - 1);
+  /* (address >> 9): page index bits land on 128 (PMR_IMPL_PAGE_SLOT), and
+   * the colour bits above them on multiples of the table's size. */
+  src->color_mask =
+      (uint32_t)(((((uintptr_t)1 << index_bits) - 1) << 7) |
+                 ((uintptr_t)(PMR_IMPL_PAGE_COLORS - 1) << (7 + index_bits)));
   src->max_blocks = max_blocks > UINT32_MAX ? UINT32_MAX : (unsigned)max_blocks;
   if (retained_bytes == 0) retained_bytes = PMR_IMPL_DEFAULT_RETAINED_BYTES;
   src->retain_pages = retained_bytes / PMR_IMPL_PAGE_SIZE;
@@ -143,7 +172,7 @@ static size_t segment_bytes(const pmr_impl_page *seg) {
 /* Unlinks segment seg (all pages free) from src; the caller frees it. */
 static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_remove(src, seg_page(seg, i));
+    free_set_remove(src, seg_page(src, seg, i));
   if (seg->seg_prev != NULL)
     seg->seg_prev->seg_next = seg->seg_next;
   else
@@ -154,7 +183,7 @@ static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
 
 static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
   size_t bytes = segment_bytes(seg);
-  char *mem = pmr_impl_page_base(seg);
+  char *mem = pmr_impl_page_base(src, seg);
   PMR_IMPL_UNDEFINED(mem, bytes);
   if (src->os)
     pmr_impl_os_unmap(mem, bytes);
@@ -171,20 +200,20 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   char *mem = NULL;
   for (; n >= 1; n /= 2) {
     size_t bytes = (size_t)n * PMR_IMPL_PAGE_SIZE;
-    mem = src->os
-              ? (char *)pmr_impl_os_map(bytes, PMR_IMPL_PAGE_SIZE)
-              : (char *)pmr_allocate(src->upstream, bytes, PMR_IMPL_PAGE_SIZE);
+    mem = src->os ? (char *)pmr_impl_os_map(bytes, ~src->frame_mask + 1)
+                  : (char *)pmr_allocate(src->upstream, bytes,
+                                         ~src->frame_mask + 1);
     if (mem != NULL) break;
   }
   if (mem == NULL) return NULL; /* errno as the last attempt left it */
   errno = saved;
-  pmr_impl_page *seg = pmr_impl_page_at((uintptr_t)mem);
+  pmr_impl_page *seg = pmr_impl_page_of(src, mem);
   for (unsigned i = 0; i < n; ++i) {
-    pmr_impl_page *pg = seg_page(seg, i);
+    pmr_impl_page *pg = seg_page(src, seg, i);
     memset(pg, 0, sizeof *pg);
     atomic_init(&pg->remote, NULL);
     pg->segment = seg;
-    page_noaccess(pg);
+    page_noaccess(src, pg);
   }
   seg->seg_pages = n;
   return seg;
@@ -198,7 +227,7 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->segment_bytes += segment_bytes(seg);
   src->last_grow_ns = now_ns();
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_push(src, seg_page(seg, i), false, src->last_grow_ns);
+    free_set_push(src, seg_page(src, seg, i), false, src->last_grow_ns);
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
@@ -252,13 +281,14 @@ static pmr_impl_page *purge_take(pmr_impl_page_source *src, uint64_t now,
 }
 
 /* With no lock held: gives the OS the memory of the pages purge_take took
- * (all but the OS page of the descriptor) and puts them back, clean, at the
- * free set's tail. */
+ * (all but the OS page of a frame's table) and puts them back, clean, at
+ * the free set's tail. */
 static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
   for (pmr_impl_page *pg = list; pg != NULL; pg = pg->delayed_next) {
-    char *base = pmr_impl_page_base(pg);
-    char *after = (char *)pg + PMR_IMPL_PAGE_SLOT;
-    pmr_impl_os_decommit(after, (size_t)(base + PMR_IMPL_PAGE_SIZE - after));
+    char *base, *table, *past;
+    page_span(src, pg, &base, &table, &past);
+    pmr_impl_os_decommit(base, (size_t)(table - base));
+    pmr_impl_os_decommit(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
   }
   src_lock(src);
   while (list != NULL) {
@@ -463,7 +493,7 @@ static void partial_remove(pmr_impl_page_class *k, pmr_impl_page *pg) {
 static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   if (pg->state == PMR_IMPL_PAGE_PARTIAL)
     partial_remove(&h->classes[pg->cls], pg);
-  page_noaccess(pg);
+  page_noaccess(h->src, pg);
   pg->block = 0;
   pg->heap = NULL;
   source_give(h->src, pg, h->give_back);
@@ -479,8 +509,7 @@ void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
   }
 }
 
-void pmr_impl_heap_free_remote(void *p) {
-  pmr_impl_page *pg = pmr_impl_page_of(p);
+void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
   PMR_IMPL_NOACCESS(p, pg->block);
   void *head = atomic_load_explicit(&pg->remote, memory_order_relaxed);
   do {
@@ -526,24 +555,27 @@ static size_t collect(pmr_impl_page_heap *h) {
   return retired;
 }
 
-/* Where blocks of size `block` lie in pg's page: n_before below the
- * descriptor (from the page start), then n_after from *after on; at most
- * max_blocks in all (at least one). */
-static void page_layout(const pmr_impl_page *pg, size_t block,
-                        size_t max_blocks, size_t *n_before, char **after,
-                        size_t *n_after) {
-  char *base = pmr_impl_page_base(pg);
+/* Where blocks of size `block` lie in pg's page: n_before from the page
+ * start (below its frame's table, if it holds it), then n_after from *after
+ * on; at most max_blocks in all (at least one). */
+static void page_layout(const pmr_impl_page_source *src,
+                        const pmr_impl_page *pg, size_t block,
+                        size_t max_blocks, char **start, size_t *n_before,
+                        char **after, size_t *n_after) {
+  char *base, *table, *past;
+  page_span(src, pg, &base, &table, &past);
   size_t align = block_alignment(block);
-  uintptr_t a = ((uintptr_t)pg + PMR_IMPL_PAGE_SLOT + align - 1) &
-                ~(uintptr_t)(align - 1);
-  size_t before = (size_t)((const char *)pg - base) / block;
-  size_t past = (size_t)(base + PMR_IMPL_PAGE_SIZE - (char *)a) / block;
+  uintptr_t a = ((uintptr_t)past + align - 1) & ~(uintptr_t)(align - 1);
+  char *end = base + PMR_IMPL_PAGE_SIZE;
+  size_t before = (size_t)(table - base) / block;
+  size_t n_past = a < (uintptr_t)end ? (size_t)(end - (char *)a) / block : 0;
   if (max_blocks == 0) max_blocks = 1;
   if (before > max_blocks) before = max_blocks;
-  if (past > max_blocks - before) past = max_blocks - before;
+  if (n_past > max_blocks - before) n_past = max_blocks - before;
+  *start = base;
   *n_before = before;
   *after = (char *)a;
-  *n_after = past;
+  *n_after = n_past;
 }
 
 /* pg becomes its class's current page, whose frees need no slow path. */
@@ -563,13 +595,14 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
    * in the order the blocks were freed, and handing a page out in address
    * order keeps the next allocations sequential (prefetch, TLB). */
   size_t before, past;
-  char *after;
-  page_layout(pg, k->block, h->src->max_blocks, &before, &after, &past);
+  char *start, *after;
+  page_layout(h->src, pg, k->block, h->src->max_blocks, &start, &before, &after,
+              &past);
   pg->edges = (uint32_t)(before + past) - 2; /* wraps below 2: always slow */
   pg->free = NULL;
   if (before != 0) {
-    pg->carve = pmr_impl_page_base(pg);
-    pg->end = pg->carve + before * k->block;
+    pg->carve = start;
+    pg->end = start + before * k->block;
   } else {
     pg->carve = after;
     pg->end = after + past * k->block;
@@ -596,10 +629,15 @@ static void carve(pmr_impl_page *pg, const pmr_impl_page_class *k) {
   pmr_impl_link_set(last, NULL);
   pg->free = b;
   pg->carve = lim;
+  /* The region below the frame's table (pg, the table's first descriptor,
+   * when pg's page holds it; a page that does not lies above pg) is used
+   * up: the one past the table. */
   if (lim == pg->end && pg->end <= (char *)pg) {
+    const pmr_impl_page_source *src = pg->heap->src;
     size_t before, past;
-    char *after;
-    page_layout(pg, block, pg->heap->src->max_blocks, &before, &after, &past);
+    char *start, *after;
+    page_layout(src, pg, block, src->max_blocks, &start, &before, &after,
+                &past);
     pg->carve = after;
     pg->end = after + past * block;
   }

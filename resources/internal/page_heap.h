@@ -9,11 +9,19 @@
  * they were freed in. Blocks are carved lazily, a few KiB at a time, so
  * untouched memory stays untouched.
  *
- * The descriptor sits at one of PMR_IMPL_PAGE_COLORS offsets from the page
- * start, chosen by the page's address, with blocks before and after it.
- * Descriptors all at page starts (multiples of 64 KiB) would compete for
- * one set of every cache level; a program freeing into a few dozen pages
- * would miss on the descriptor at every free.
+ * Descriptors live in frames: aligned runs of pages whose descriptors sit
+ * side by side in a table inside the frame's first page, at one of
+ * PMR_IMPL_PAGE_COLORS offsets chosen by the frame's address, with blocks
+ * before and after it; a frame's other pages are all blocks. A source whose
+ * segments it maps itself (os_mem.h) uses frames of a whole segment
+ * (PMR_IMPL_SEGMENT_PAGES pages, aligned to that): a program freeing blocks
+ * across many pages touches one small table per MiB, not one OS page per
+ * page (a TLB miss at every free in a shuffled free). Over any other
+ * upstream a frame is one page (segments then need only page alignment, so
+ * a pool works over a small buffer): its descriptor sits in the page. Tables
+ * all at frame starts would compete for one set of every cache level; a
+ * program freeing into a few dozen pages would miss on the descriptor at
+ * every free.
  *
  * A page whose blocks are all free leaves its class for the source's set of
  * free pages, where any class (of any heap sharing the source) can take it;
@@ -117,20 +125,14 @@ typedef struct pmr_impl_page {
 } pmr_impl_page;
 
 typedef struct pmr_impl_page_source {
+  /* Frame geometry (pmr_impl_page_of): ~(frame size - 1), and the bits of
+   * (address >> 9) that give a page's descriptor its offset in the frame
+   * (its index in the table, and the frame's colour). */
+  uintptr_t frame_mask;
+  uint32_t color_mask;
   pmr_impl_spin lock; /* taken only when shared */
   bool shared;
-  pmr_mem_resource *upstream;
   bool os; /* maps its segments itself (pmr_impl_os_direct) */
-  /* Doubly linked through prev/next, most recently freed first; from
-   * clean_from (when not NULL) to free_tail no page is dirty. */
-  pmr_impl_page *free_pages, *free_tail, *clean_from;
-  size_t free_count;
-  pmr_impl_page *segments; /* doubly linked through seg_prev/seg_next */
-  size_t segment_bytes;    /* held from upstream for pages */
-  size_t retain_pages;     /* free pages kept before segments go back */
-  size_t empty_segments;   /* segments whose pages are all free */
-  unsigned next_pages;     /* pages of the next segment */
-  unsigned max_blocks;     /* most blocks a page serves (option) */
   /* Set when a segment became all free beyond the retention bound while
    * it could not go back (deallocation of a shared source, or a segment
    * taken less than PMR_IMPL_GIVE_BACK_DELAY_NS ago); allocation slow paths
@@ -141,7 +143,18 @@ typedef struct pmr_impl_page_source {
    * calls (a shard's); the slow paths that check shrink_wanted then call
    * pmr_impl_source_shrink, which does it. */
   atomic_bool purge_wanted;
-  uint64_t last_grow_ns; /* when the last segment came from upstream */
+  unsigned next_pages; /* pages of the next segment */
+  unsigned max_blocks; /* most blocks a page serves (option) */
+  pmr_mem_resource *upstream;
+  /* Doubly linked through prev/next, most recently freed first; from
+   * clean_from (when not NULL) to free_tail no page is dirty. */
+  pmr_impl_page *free_pages, *free_tail, *clean_from;
+  size_t free_count;
+  pmr_impl_page *segments; /* doubly linked through seg_prev/seg_next */
+  size_t segment_bytes;    /* held from upstream for pages */
+  size_t retain_pages;     /* free pages kept before segments go back */
+  size_t empty_segments;   /* segments whose pages are all free */
+  uint64_t last_grow_ns;   /* when the last segment came from upstream */
 } pmr_impl_page_source;
 
 typedef struct pmr_impl_page_class {
@@ -229,26 +242,28 @@ static inline pmr_impl_page_class *pmr_impl_heap_small(pmr_impl_page_heap *h,
   return (pmr_impl_page_class *)(void *)((char *)h + h->small[key >> 3]);
 }
 
-/* Descriptor offsets: multiples of PMR_IMPL_PAGE_SLOT below
- * PMR_IMPL_PAGE_COLORS * PMR_IMPL_PAGE_SLOT, by address bits above the
- * page size. */
+/* Descriptors are PMR_IMPL_PAGE_SLOT bytes; a frame's table sits at one of
+ * PMR_IMPL_PAGE_COLORS multiples of its size, by address bits above the
+ * frame size. */
 #define PMR_IMPL_PAGE_COLORS 8u
 #define PMR_IMPL_PAGE_SLOT 128u
+/* Frames of a source that maps its segments: one segment. */
+#define PMR_IMPL_OS_FRAME_SHIFT 20
 
-/* The descriptor of the page that starts at base. */
-static inline pmr_impl_page *pmr_impl_page_at(uintptr_t base) {
-  uintptr_t color = (base >> PMR_IMPL_PAGE_SHIFT) & (PMR_IMPL_PAGE_COLORS - 1);
-  return (pmr_impl_page *)(base + color * PMR_IMPL_PAGE_SLOT);
+/* The descriptor of the page holding p (or starting at p): the frame's
+ * start plus (table colour, index in the table) from the bits above. */
+static inline pmr_impl_page *pmr_impl_page_of(const pmr_impl_page_source *src,
+                                              const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  return (pmr_impl_page *)((a & src->frame_mask) +
+                           ((a >> 9) & src->color_mask));
 }
 
 /* The start of pg's page. */
-static inline char *pmr_impl_page_base(const pmr_impl_page *pg) {
-  return (char *)((uintptr_t)pg & ~(uintptr_t)(PMR_IMPL_PAGE_SIZE - 1));
-}
-
-/* The descriptor of the page holding p. */
-static inline pmr_impl_page *pmr_impl_page_of(const void *p) {
-  return pmr_impl_page_at((uintptr_t)p & ~(uintptr_t)(PMR_IMPL_PAGE_SIZE - 1));
+static inline char *pmr_impl_page_base(const pmr_impl_page_source *src,
+                                       const pmr_impl_page *pg) {
+  uintptr_t d = (uintptr_t)pg, index_mask = ~src->frame_mask >> 16;
+  return (char *)((d & src->frame_mask) + (((d >> 7) & index_mask) << 16));
 }
 
 /* A block of class k, or NULL when upstream fails (k != &h->empty). */
@@ -295,14 +310,17 @@ static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
   return PMR_UNLIKELY((uint32_t)(used - 1) >= pg->limit);
 }
 
-/* Gives back pooled block p; the caller owns pg->heap (its lock). */
-static inline void pmr_impl_heap_free(void *p) {
-  pmr_impl_page *pg = pmr_impl_page_of(p);
+/* Gives back pooled block p of src's pages; the caller owns the page's
+ * heap (its lock). */
+static inline void pmr_impl_heap_free(const pmr_impl_page_source *src,
+                                      void *p) {
+  pmr_impl_page *pg = pmr_impl_page_of(src, p);
   if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
 }
 
-/* Gives back pooled block p from a thread that does not own pg->heap. */
-void pmr_impl_heap_free_remote(void *p);
+/* Gives back pooled block p (of the page pg) from a thread that does not
+ * own pg->heap. */
+void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p);
 
 /* Whether (old_bytes -> new_bytes, alignment) stays in one pooled class. */
 static inline bool pmr_impl_heap_same_class(pmr_impl_page_heap *h,

@@ -123,19 +123,21 @@ void pmr_impl_sharded_free_slow(pmr_impl_shard *sh, pmr_impl_page *pg) {
   pmr_impl_spin_unlock(&sh->lock);
 }
 
-void pmr_impl_sharded_free_many(void *const *blocks, size_t n) {
+void pmr_impl_sharded_free_many(const pmr_impl_sharded_heap *h,
+                                void *const *blocks, size_t n) {
   pmr_impl_shard *held = NULL;
   for (size_t i = 0; i < n; ++i) {
     void *p = blocks[i];
-    pmr_impl_shard *sh = pmr_impl_shard_of(pmr_impl_page_of(p)->heap);
+    pmr_impl_page *pg = pmr_impl_page_of(&h->src, p);
+    pmr_impl_shard *sh = pmr_impl_shard_of(pg->heap);
     if (sh != held) {
       if (held != NULL) pmr_impl_spin_unlock(&held->lock);
       held = pmr_impl_spin_try_lock(&sh->lock) ? sh : NULL;
     }
     if (held != NULL)
-      pmr_impl_heap_free(p);
+      pmr_impl_heap_free(&h->src, p);
     else
-      pmr_impl_heap_free_remote(p);
+      pmr_impl_heap_free_remote(pg, p);
   }
   if (held != NULL) pmr_impl_spin_unlock(&held->lock);
 }

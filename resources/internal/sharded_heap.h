@@ -99,9 +99,11 @@ void *pmr_impl_sharded_alloc(pmr_impl_sharded_heap *h, pmr_impl_shard **shp,
  * pmr_impl_sharded_free needs no stack frame). */
 void pmr_impl_sharded_free_slow(pmr_impl_shard *sh, pmr_impl_page *pg);
 
-/* Gives back pooled block p: never waits for a lock, never calls upstream. */
-static inline void pmr_impl_sharded_free(void *p) {
-  pmr_impl_page *pg = pmr_impl_page_of(p);
+/* Gives back pooled block p of h: never waits for a lock, never calls
+ * upstream. */
+static inline void pmr_impl_sharded_free(const pmr_impl_sharded_heap *h,
+                                         void *p) {
+  pmr_impl_page *pg = pmr_impl_page_of(&h->src, p);
   pmr_impl_shard *sh = pmr_impl_shard_of(pg->heap);
   if (PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
     if (pmr_impl_page_push(pg, p)) {
@@ -111,7 +113,7 @@ static inline void pmr_impl_sharded_free(void *p) {
     pmr_impl_spin_unlock(&sh->lock);
     return;
   }
-  pmr_impl_heap_free_remote(p);
+  pmr_impl_heap_free_remote(pg, p);
 }
 
 /* Like pmr_impl_sharded_free, for a block a thread frees through the
@@ -123,19 +125,25 @@ static inline void pmr_impl_sharded_free(void *p) {
  * own busy). */
 static inline void pmr_impl_sharded_free_home(pmr_impl_sharded_heap *h,
                                               void *p) {
-  pmr_impl_page *pg = pmr_impl_page_of(p);
+  pmr_impl_page *pg = pmr_impl_page_of(&h->src, p);
+  pmr_impl_shard *sh = pmr_impl_shard_of(pg->heap);
   if (PMR_LIKELY(atomic_load_explicit(&h->slot[pmr_impl_tl_shard],
-                                      memory_order_relaxed) ==
-                 pmr_impl_shard_of(pg->heap))) {
-    pmr_impl_sharded_free(p);
+                                      memory_order_relaxed) == sh) &&
+      PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
+    if (pmr_impl_page_push(pg, p)) {
+      pmr_impl_sharded_free_slow(sh, pg);
+      return;
+    }
+    pmr_impl_spin_unlock(&sh->lock);
     return;
   }
-  pmr_impl_heap_free_remote(p);
+  pmr_impl_heap_free_remote(pg, p);
 }
 
-/* Gives back n pooled blocks, holding each owning shard's lock across
+/* Gives back n pooled blocks of h, holding each owning shard's lock across
  * consecutive blocks of that shard (a magazine's worth in one go). */
-void pmr_impl_sharded_free_many(void *const *blocks, size_t n);
+void pmr_impl_sharded_free_many(const pmr_impl_sharded_heap *h,
+                                void *const *blocks, size_t n);
 
 /* Gives segments that deallocation left beyond the retention bound back to
  * upstream, and the OS the memory of pages free long enough (call with no

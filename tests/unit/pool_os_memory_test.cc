@@ -5,11 +5,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -48,9 +51,12 @@ long Resident(uintptr_t p, size_t n) {
 // synchronized pool's and the thread cache's shards).
 constexpr size_t kBookkeeping = 4096;
 
-// Everything of a page but its first 4 KiB (the descriptor's OS page).
+// The resident OS pages of a pool page but one: a free page gives the OS
+// all its memory but the OS page holding its frame's table of descriptors,
+// when it holds it (page_heap.h).
 long ResidentBody(uintptr_t page) {
-  return Resident(page + 4096, kPage - 4096);
+  long r = Resident(page, kPage);
+  return r > 0 ? r - 1 : r;
 }
 
 using pmrtest::Pool;
@@ -114,7 +120,6 @@ TEST_P(PoolOsMemoryTest, AFreePageGivesItsMemoryBackOnceFreeForAWhile) {
   EXPECT_EQ(ResidentBody(a.page), 0);
   EXPECT_GT(ResidentBody(c.page), 0);
   pmr_deallocate(r, x, 2000, 8);
-  EXPECT_GT(Resident(a.page, 4096), 0);  // the descriptor's OS page stays
   EXPECT_EQ(errno, 1234);
   // Still held, and it serves again.
   EXPECT_GE(p->stats().free_page_bytes, kPage);
@@ -200,6 +205,59 @@ TEST_P(PoolOsMemoryTest, LargeBlocksAreMappedAndUnmapped) {
     EXPECT_EQ(Resident(reinterpret_cast<uintptr_t>(b), n), -1);  // unmapped
   }
   EXPECT_EQ(errno, 1234);
+  EXPECT_LT(p->stats().held_bytes, kBookkeeping);
+}
+
+// Over the malloc resource a segment is one frame (page_heap.h): aligned to
+// 1 MiB, its pages' descriptors side by side in one 2 KiB table inside its
+// first page, at an offset below 16 KiB that moves from segment to segment;
+// every other page is all blocks. 64-byte blocks fill those pages wholly and
+// leave one 2 KiB hole in each first page.
+TEST_P(PoolOsMemoryTest, ASegmentKeepsItsDescriptorsInOneTableInItsFirstPage) {
+  auto p = Make(pmr_malloc_resource());
+  pmr_mem_resource* r = p->get();
+  constexpr uintptr_t kFrame = uintptr_t{1} << 20;
+  std::vector<void*> live;
+  for (size_t i = 0; i < 28 * (kPage / 64); ++i) {  // segments of 4, 8, 16
+    void* b = pmr_allocate(r, 64, 8);
+    ASSERT_NE(b, nullptr);
+    memset(b, 0xA5, 64);  // a block over a descriptor would break it
+    live.push_back(b);
+  }
+  std::map<uintptr_t, std::vector<size_t>> by_page;
+  for (void* b : live)
+    by_page[PageOf(b)].push_back(reinterpret_cast<uintptr_t>(b) - PageOf(b));
+  std::set<size_t> holes;
+  size_t firsts = 0, others = 0;
+  for (auto& [page, offs] : by_page) {
+    std::sort(offs.begin(), offs.end());
+    if (page % kFrame != 0) {
+      if (offs.size() != kPage / 64) continue;  // the last page, partly used
+      ++others;
+      for (size_t i = 0; i < offs.size(); ++i) ASSERT_EQ(offs[i], i * 64);
+      continue;
+    }
+    if (offs.size() != (kPage - 2048) / 64) continue;
+    ++firsts;
+    size_t pos = 0, hole = kPage;
+    for (size_t o : offs) {
+      if (o != pos) {
+        EXPECT_EQ(hole, kPage) << "a second hole in page " << page;
+        EXPECT_EQ(o - pos, 2048u);
+        hole = pos;
+      }
+      pos = o + 64;
+    }
+    EXPECT_EQ(pos, kPage);  // the last block ends the page
+    EXPECT_LT(hole, 16384u);
+    EXPECT_EQ(hole % 2048, 0u);
+    holes.insert(hole);
+  }
+  EXPECT_GE(firsts, 2u);
+  EXPECT_GE(others, 20u);
+  EXPECT_GE(holes.size(), 2u);
+  for (void* b : live) pmr_deallocate(r, b, 64, 8);
+  p->trim();  // needs every descriptor intact
   EXPECT_LT(p->stats().held_bytes, kBookkeeping);
 }
 
