@@ -1,8 +1,8 @@
 /* PRIVATE: the page-based core under the pool resources.
  *
  * Memory comes from upstream in segments: runs of pages of 64 KiB, each page
- * aligned to 64 KiB and starting with its own descriptor, so the page of any
- * pooled block is found by masking its address (no per-block header). A page
+ * aligned to 64 KiB and described by a descriptor found from the address of
+ * any of its blocks (no per-block header; see frames below). A page
  * serves one size class at a time and keeps its own free list; allocation
  * works through one page (the class's current page) before it moves to the
  * next, so blocks allocated close in time lie close in memory whatever order
@@ -32,7 +32,8 @@
  *
  * When the pool maps its segments itself (os_mem.h: its upstream is the
  * malloc resource), a page free for PMR_IMPL_PURGE_DELAY_NS gives its
- * memory back to the OS (all but the OS page of its descriptor) and stays in
+ * memory back to the OS (all but the OS page of its frame's table, if it
+ * holds it) and stays in
  * the free set; trim does so for every free page at once. The delay lets a
  * page that empties and fills again, as a round of work ends and the next
  * begins, skip the system call and the page faults. Before an oversize
@@ -90,7 +91,7 @@ enum {
 
 struct pmr_impl_page_heap;
 
-/* The descriptor at the start of every page. The first page of a segment
+/* A page's descriptor, in its frame's table. The first page of a segment
  * also describes the segment. */
 typedef struct pmr_impl_page {
   void *free;     /* free blocks, most recently freed first */
@@ -108,7 +109,7 @@ typedef struct pmr_impl_page {
   uint8_t state;
   bool dirty; /* free page whose memory may be resident (os sources) */
   /* Blocks never handed out: [carve, end) in the region being carved, then
-   * (while carve is below the descriptor) the region after it. */
+   * (while carve is below the frame's table) the region after it. */
   char *carve;
   char *end;
   struct pmr_impl_page_heap *heap;   /* owner while the page serves a class */
