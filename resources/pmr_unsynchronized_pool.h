@@ -11,11 +11,11 @@
  *     below that, at most 7 bytes.
  *   - Pages: memory comes from upstream in segments of up to 1 MiB (16 pages
  *     of 64 KiB, aligned to 64 KiB; fewer pages when upstream cannot give
- *     that much; mapped at 1 MiB alignment over the malloc resource). A page
- * serves one class at a time, with its own free list, and allocation works
- * through one page before the next: blocks allocated together lie together,
- * whatever order they were freed in. No per-block header: a block's page is
- * found from its address.
+ *     that much; mapped at 1 MiB alignment over the malloc resource). A
+ *     page serves one class at a time, with its own free list, and
+ *     allocation works through one page before the next: blocks allocated
+ *     together lie together, whatever order they were freed in. No
+ *     per-block header: a block's page is found from its address.
  *   - Memory goes back: a page whose blocks are all free can serve any class;
  *     free pages beyond max_free_bytes (see pmr_pool_options) go back to
  *     upstream a segment at a time, once no new segment was needed for a
