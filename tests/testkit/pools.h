@@ -3,10 +3,32 @@
 #ifndef PMR_TESTS_TESTKIT_POOLS_H
 #define PMR_TESTS_TESTKIT_POOLS_H
 
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_unsynchronized_pool.h"
 
 namespace pmrtest {
+
+// The gaps (start, size) that blocks of `block` bytes at offsets `offs`
+// (sorted here) leave in a page of `page` bytes, in address order: where a
+// page's descriptors are, for tests of its layout.
+inline std::vector<std::pair<size_t, size_t>> GapsIn(std::vector<size_t>& offs,
+                                                     size_t block,
+                                                     size_t page) {
+  std::sort(offs.begin(), offs.end());
+  std::vector<std::pair<size_t, size_t>> gaps;
+  size_t pos = 0;
+  for (size_t o : offs) {
+    if (o != pos) gaps.emplace_back(pos, o - pos);
+    pos = o + block;
+  }
+  if (pos != page) gaps.emplace_back(pos, page - pos);
+  return gaps;
+}
 
 class Pool {
  public:

@@ -27,6 +27,9 @@ void Capture(const char* message, void* context) {
 }
 
 enum class Kind { kUnsynchronized, kSynchronized, kThreadCache };
+// What each reports itself as, by Kind.
+const char* const kNames[] = {"unsynchronized_pool", "synchronized_pool",
+                              "thread_cache"};
 
 class PoolDebugTest : public ::testing::TestWithParam<Kind> {
  protected:
@@ -61,27 +64,10 @@ class PoolDebugTest : public ::testing::TestWithParam<Kind> {
     EXPECT_EQ(up_.mismatches(), 0u) << up_.last_mismatch();
   }
   pmr_mem_resource* r() {
-    switch (GetParam()) {
-      case Kind::kUnsynchronized:
-        return &unsync_.base;
-      case Kind::kSynchronized:
-        return &sync_.base;
-      case Kind::kThreadCache:
-        break;
-    }
-    return &tc_.base;
+    pmr_mem_resource* all[] = {&unsync_.base, &sync_.base, &tc_.base};
+    return all[static_cast<int>(GetParam())];
   }
-  std::string Name() const {
-    switch (GetParam()) {
-      case Kind::kUnsynchronized:
-        return "unsynchronized_pool";
-      case Kind::kSynchronized:
-        return "synchronized_pool";
-      case Kind::kThreadCache:
-        break;
-    }
-    return "thread_cache";
-  }
+  std::string Name() const { return kNames[static_cast<int>(GetParam())]; }
   static std::string Ptr(const void* p) {
     char buf[32];
     snprintf(buf, sizeof buf, "%p", p);
@@ -182,15 +168,8 @@ INSTANTIATE_TEST_SUITE_P(Pools, PoolDebugTest,
                                            Kind::kSynchronized,
                                            Kind::kThreadCache),
                          [](const ::testing::TestParamInfo<Kind>& info) {
-                           switch (info.param) {
-                             case Kind::kUnsynchronized:
-                               return "unsynchronized";
-                             case Kind::kSynchronized:
-                               return "synchronized";
-                             case Kind::kThreadCache:
-                               break;
-                           }
-                           return "thread_cache";
+                           return std::string(
+                               kNames[static_cast<int>(info.param)]);
                          });
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -230,28 +229,20 @@ TEST_P(PoolOsMemoryTest, ASegmentKeepsItsDescriptorsInOneTableInItsFirstPage) {
   std::set<size_t> holes;
   size_t firsts = 0, others = 0;
   for (auto& [page, offs] : by_page) {
-    std::sort(offs.begin(), offs.end());
     if (page % kFrame != 0) {
       if (offs.size() != kPage / 64) continue;  // the last page, partly used
       ++others;
-      for (size_t i = 0; i < offs.size(); ++i) ASSERT_EQ(offs[i], i * 64);
+      EXPECT_TRUE(pmrtest::GapsIn(offs, 64, kPage).empty()) << "page " << page;
       continue;
     }
     if (offs.size() != (kPage - 2048) / 64) continue;
     ++firsts;
-    size_t pos = 0, hole = kPage;
-    for (size_t o : offs) {
-      if (o != pos) {
-        EXPECT_EQ(hole, kPage) << "a second hole in page " << page;
-        EXPECT_EQ(o - pos, 2048u);
-        hole = pos;
-      }
-      pos = o + 64;
-    }
-    EXPECT_EQ(pos, kPage);  // the last block ends the page
-    EXPECT_LT(hole, 16384u);
-    EXPECT_EQ(hole % 2048, 0u);
-    holes.insert(hole);
+    auto gaps = pmrtest::GapsIn(offs, 64, kPage);
+    ASSERT_EQ(gaps.size(), 1u) << "page " << page;
+    EXPECT_EQ(gaps[0].second, 2048u);
+    EXPECT_LT(gaps[0].first, 16384u);
+    EXPECT_EQ(gaps[0].first % 2048, 0u);
+    holes.insert(gaps[0].first);
   }
   EXPECT_GE(firsts, 2u);
   EXPECT_GE(others, 20u);

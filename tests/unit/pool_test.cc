@@ -186,19 +186,11 @@ TEST_P(PoolTest, BlocksFillEachPageAroundADescriptorThatMovesFromPageToPage) {
   for (auto& [page, offs] : by_page) {
     if (offs.size() != per_page) continue;  // the last page, partly used
     ++full;
-    std::sort(offs.begin(), offs.end());
-    size_t pos = 0, hole = kPage;
-    for (size_t o : offs) {
-      if (o != pos) {
-        EXPECT_EQ(hole, kPage) << "a second hole in page " << page;
-        EXPECT_EQ(o - pos, 128u);
-        hole = pos;
-      }
-      pos = o + 64;
-    }
-    EXPECT_EQ(pos, kPage);  // the last block ends the page
-    EXPECT_LT(hole, 1024u);
-    holes.insert(hole);
+    auto gaps = pmrtest::GapsIn(offs, 64, kPage);
+    ASSERT_EQ(gaps.size(), 1u) << "page " << page;
+    EXPECT_EQ(gaps[0].second, 128u);
+    EXPECT_LT(gaps[0].first, 1024u);
+    holes.insert(gaps[0].first);
   }
   EXPECT_GE(full, 15u);
   EXPECT_GE(holes.size(), 4u);
