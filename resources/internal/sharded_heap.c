@@ -134,10 +134,10 @@ void pmr_impl_sharded_free_many(const pmr_impl_sharded_heap *h,
       if (held != NULL) pmr_impl_spin_unlock(&held->lock);
       held = pmr_impl_spin_try_lock(&sh->lock) ? sh : NULL;
     }
-    if (held != NULL)
-      pmr_impl_heap_free(&h->src, p);
-    else
+    if (held == NULL)
       pmr_impl_heap_free_remote(pg, p);
+    else if (pmr_impl_page_push(pg, p))
+      pmr_impl_heap_free_slow(pg);
   }
   if (held != NULL) pmr_impl_spin_unlock(&held->lock);
 }

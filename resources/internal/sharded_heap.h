@@ -99,11 +99,9 @@ void *pmr_impl_sharded_alloc(pmr_impl_sharded_heap *h, pmr_impl_shard **shp,
  * pmr_impl_sharded_free needs no stack frame). */
 void pmr_impl_sharded_free_slow(pmr_impl_shard *sh, pmr_impl_page *pg);
 
-/* Gives back pooled block p of h: never waits for a lock, never calls
+/* Gives back pooled block p of page pg: never waits for a lock, never calls
  * upstream. */
-static inline void pmr_impl_sharded_free(const pmr_impl_sharded_heap *h,
-                                         void *p) {
-  pmr_impl_page *pg = pmr_impl_page_of(&h->src, p);
+static inline void pmr_impl_sharded_free_at(pmr_impl_page *pg, void *p) {
   pmr_impl_shard *sh = pmr_impl_shard_of(pg->heap);
   if (PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
     if (pmr_impl_page_push(pg, p)) {
@@ -116,6 +114,12 @@ static inline void pmr_impl_sharded_free(const pmr_impl_sharded_heap *h,
   pmr_impl_heap_free_remote(pg, p);
 }
 
+/* Gives back pooled block p of h (pmr_impl_sharded_free_at). */
+static inline void pmr_impl_sharded_free(const pmr_impl_sharded_heap *h,
+                                         void *p) {
+  pmr_impl_sharded_free_at(pmr_impl_page_of(&h->src, p), p);
+}
+
 /* Like pmr_impl_sharded_free, for a block a thread frees through the
  * synchronized pool: when the block's shard is not the calling thread's
  * own, it goes onto its page's remote list without touching that shard's
@@ -126,15 +130,10 @@ static inline void pmr_impl_sharded_free(const pmr_impl_sharded_heap *h,
 static inline void pmr_impl_sharded_free_home(pmr_impl_sharded_heap *h,
                                               void *p) {
   pmr_impl_page *pg = pmr_impl_page_of(&h->src, p);
-  pmr_impl_shard *sh = pmr_impl_shard_of(pg->heap);
   if (PMR_LIKELY(atomic_load_explicit(&h->slot[pmr_impl_tl_shard],
-                                      memory_order_relaxed) == sh) &&
-      PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
-    if (pmr_impl_page_push(pg, p)) {
-      pmr_impl_sharded_free_slow(sh, pg);
-      return;
-    }
-    pmr_impl_spin_unlock(&sh->lock);
+                                      memory_order_relaxed) ==
+                 pmr_impl_shard_of(pg->heap))) {
+    pmr_impl_sharded_free_at(pg, p);
     return;
   }
   pmr_impl_heap_free_remote(pg, p);
