@@ -610,8 +610,8 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
 }
 
 /* Up to k->carve_bytes of new blocks (at least one) onto pg's free list,
- * in address order; moves past the descriptor when the region below it is
- * used up. */
+ * in address order; moves past the frame's table when the region below it
+ * is used up. */
 static void carve(pmr_impl_page *pg, const pmr_impl_page_class *k) {
   size_t block = pg->block;
   char *b = pg->carve;
@@ -629,9 +629,9 @@ static void carve(pmr_impl_page *pg, const pmr_impl_page_class *k) {
   pmr_impl_link_set(last, NULL);
   pg->free = b;
   pg->carve = lim;
-  /* The region below the frame's table (pg, the table's first descriptor,
-   * when pg's page holds it; a page that does not lies above pg) is used
-   * up: the one past the table. */
+  /* The region below the frame's table is used up (pg, the table's first
+   * descriptor, when pg's page holds the table; any other page lies wholly
+   * above pg): on to the region past the table. */
   if (lim == pg->end && pg->end <= (char *)pg) {
     const pmr_impl_page_source *src = pg->heap->src;
     size_t before, past;
