@@ -245,8 +245,10 @@ static inline pmr_impl_page_class *pmr_impl_heap_small(pmr_impl_page_heap *h,
 
 /* Descriptors are PMR_IMPL_PAGE_SLOT bytes; a frame's table sits at one of
  * PMR_IMPL_PAGE_COLORS multiples of its size, by address bits above the
- * frame size. */
-#define PMR_IMPL_PAGE_COLORS 8u
+ * frame size. 32 spreads the tables of 32 consecutive frames over a whole
+ * 64 KiB page, so their descriptors' first lines (the ones every free
+ * touches) fall into 512 distinct sets of a 1024-set L2 instead of 128. */
+#define PMR_IMPL_PAGE_COLORS 32u
 #define PMR_IMPL_PAGE_SLOT 128u
 /* Frames of a source that maps its segments: one segment. */
 #define PMR_IMPL_OS_FRAME_SHIFT 20
