@@ -166,9 +166,9 @@ TEST_P(PoolTest, SegmentsArePageAlignedAndGrowToOneMebibyte) {
 }
 
 // A page's descriptor sits at one of 32 offsets below 4 KiB (by the page's
-// address; PMR_IMPL_PAGE_COLORS), and blocks fill the page before and after it: 64-byte
-// blocks leave exactly one 128-byte hole per page, and not at the same offset
-// in every page (descriptors all at page starts would share cache sets).
+// address; PMR_IMPL_PAGE_COLORS), and blocks fill the page before and after it:
+// 64-byte blocks leave exactly one 128-byte hole per page, and not at the same
+// offset in every page (descriptors all at page starts would share cache sets).
 TEST_P(PoolTest, BlocksFillEachPageAroundADescriptorThatMovesFromPageToPage) {
   auto p = Make();
   std::vector<void*> live;
