@@ -611,6 +611,8 @@ static size_t unpack(void *head, void **dst, size_t block) {
   dst[0] = h;
   memcpy(&dst[1], &h[HEAD_FIRST], nodes * sizeof *dst);
   PMR_IMPL_NOACCESS(h, block);
+  for (size_t j = 0; j < nodes; ++j) /* their misses overlap */
+    PMR_IMPL_PREFETCH(dst[1 + j]);
   size_t i = 1 + nodes;
   for (size_t j = 0; j < nodes; ++j) {
     void **node = (void **)dst[1 + j];
@@ -672,10 +674,18 @@ static void *take_chain(tc_state *s, unsigned home, unsigned idx) {
       set_chains(h, chains_of(v));
       set_chains(v, NULL);
     }
-    void *head = chains_of(h);
-    if (head != NULL) set_chains(h, pmr_impl_word_get(head, HEAD_LINK));
+    void *head = chains_of(h), *next = NULL;
+    if (head != NULL) {
+      next = pmr_impl_word_get(head, HEAD_LINK);
+      set_chains(h, next);
+    }
     unlock_pair(h, v);
-    if (head != NULL) return head;
+    if (head != NULL) {
+      /* The next take reads next's link (and unpacks it): its line comes
+       * in while this chain is unpacked. */
+      if (next != NULL) PMR_IMPL_PREFETCH(next);
+      return head;
+    }
   }
   return NULL;
 }

@@ -15,6 +15,14 @@
 extern "C" {
 #endif
 
+/* Asks for the line at p ahead of a read that would miss (free blocks are
+ * cold: a pool reads them long after they were written). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PMR_IMPL_PREFETCH(p) __builtin_prefetch((p))
+#else
+#define PMR_IMPL_PREFETCH(p) ((void)(p))
+#endif
+
 /* Size classes: multiples of 8 up to 64, then four classes per power of two
  * (2^k + j * 2^(k-2), j = 1..4) up to 1 MiB: 64 classes in all. */
 #define PMR_IMPL_POOL_CLASSES 64
