@@ -24,7 +24,8 @@
  * never called with a lock of the instance held (it may be another thread
  * cache). Requests above the largest class (or aligned above 4096) are
  * oversize blocks from upstream, kept for reuse once freed as in the pools
- * (pmr_pool_options.h).
+ * (pmr_pool_options.h). try_resize (pmr_try_resize, pmr_reallocate)
+ * succeeds in place when the new size stays in the block's class.
  *
  * Memory: per size class a thread's cache holds at most
  * min(max_cached_blocks, max_cached_bytes / block size) (at least 2)
@@ -41,12 +42,14 @@
  * Several instances may live at once, each with its own per-thread caches;
  * their number is not limited by pthread keys (the library uses one key).
  *
- * Thread safety: allocate, deallocate, is_equal, stats and upstream from any
- * threads at once. init, release and destroy not concurrently with any other
- * use of the same instance. A thread may exit at any time, also during or
- * after destroy of an instance it used.
+ * Thread safety: allocate, deallocate, try_resize, is_equal, stats and
+ * upstream from any threads at once. init, release and destroy not
+ * concurrently with any other use of the same instance. A thread may exit at
+ * any time, also during or after destroy of an instance it used.
+ *
  * The upstream must be thread-safe (the malloc resource, a synchronized
  * pool): segments and oversize blocks are asked of it from many threads.
+ *
  * fork(): an instance stays usable and destroyable in the child of a
  * multi-threaded parent. Handlers installed with pthread_atfork take the
  * instance's locks before fork() (waiting for threads inside a critical
@@ -54,10 +57,12 @@
  * threads that do not exist there are taken back into the central pool.
  * Blocks a vanished thread was handing over at that instant may stay
  * unused until release/destroy.
+ *
  * Failure: NULL when upstream fails; nothing leaks, and the resource works
  * again once upstream does. A success leaves errno as it was, also when a
  * side allocation failed on the way (a magazine) and blocks came anyway;
  * deallocation never changes errno.
+ *
  * Debug builds (-DPMR_DEBUG): as the pools, double free (also when another
  * thread frees the block again), wrong size or alignment, and pointers the
  * instance never gave out are reported through pmr_report_misuse and

@@ -1110,9 +1110,30 @@ static void tc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   tc_deallocate_slow(self, p, bytes, alignment);
 }
 
+/* In place when both sizes fall in one pooled class: the block already has
+ * the class's size, wherever it sits (a thread's magazine hands out blocks
+ * of exactly its class). */
+static bool tc_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
+                          size_t new_bytes, size_t alignment) {
+  tc_state *s = state_of(self);
+  int a = class_of(s, old_bytes, alignment);
+  if (a < 0 || a != class_of(s, new_bytes, alignment)) return false;
+#ifdef PMR_DEBUG
+  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock, "thread_cache",
+                                       self, p, old_bytes, alignment, true))
+    return false;
+  pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, new_bytes,
+                                 alignment);
+#else
+  (void)p;
+#endif
+  return true;
+}
+
 static const pmr_mem_resource_ops tc_ops = {
     .allocate = tc_allocate,
     .deallocate = tc_deallocate,
+    .try_resize = tc_try_resize,
 };
 
 static void clear_shards(tc_state *s) {

@@ -126,6 +126,23 @@ TEST_P(PoolDebugTest, WrongSizeOrAlignmentIsNamedWithBothSizes) {
   EXPECT_EQ(messages_.size(), 2u);
 }
 
+// A block resized in place is tracked with its new size: freeing it with
+// the new size is silent, with the old one a misuse; a resize given the
+// wrong old size is a misuse and changes nothing.
+TEST_P(PoolDebugTest, TryResizeKeepsTheTrackedSize) {
+  void* p = pmr_allocate(r(), 100, 8);
+  ASSERT_TRUE(pmr_try_resize(r(), p, 100, 110, 8));
+  EXPECT_TRUE(messages_.empty());
+  EXPECT_FALSE(pmr_try_resize(r(), p, 100, 105, 8));  // it has 110 now
+  ASSERT_EQ(messages_.size(), 1u);
+  EXPECT_NE(messages_[0].find("allocated with 110 bytes"), std::string::npos)
+      << messages_[0];
+  pmr_deallocate(r(), p, 100, 8);
+  ASSERT_EQ(messages_.size(), 2u);
+  pmr_deallocate(r(), p, 110, 8);
+  EXPECT_EQ(messages_.size(), 2u);
+}
+
 TEST_P(PoolDebugTest, ForeignPointerIsNamed) {
   alignas(16) char local[64];
   pmr_deallocate(r(), local, 64, 16);

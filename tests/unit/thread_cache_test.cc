@@ -284,6 +284,36 @@ TEST(ThreadCache, SizesAboveTheLargestBlockGoStraightToUpstream) {
   EXPECT_EQ(t.stats().cached_blocks, cached);
 }
 
+// try_resize keeps a block in place while the new size stays in its class,
+// from any thread; the block then goes back with its new size.
+TEST(ThreadCache, TryResizeStaysInTheBlocksClass) {
+  CountingResource up;
+  pmr_thread_cache_options o;
+  memset(&o, 0, sizeof o);
+  o.pool.largest_required_pool_block = 256;
+  TC t(up.get(), &o);
+  void* b = pmr_allocate(t.r(), 100, 8);  // class 112
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(pmr_try_resize(t.r(), b, 100, 112, 8));
+  EXPECT_TRUE(pmr_try_resize(t.r(), b, 112, 97, 8));
+  EXPECT_FALSE(pmr_try_resize(t.r(), b, 97, 113, 8));  // class 128
+  EXPECT_FALSE(pmr_try_resize(t.r(), b, 97, 96, 8));   // class 96
+  bool other = false;
+  std::thread([&] { other = pmr_try_resize(t.r(), b, 97, 100, 8); }).join();
+  EXPECT_TRUE(other);
+  EXPECT_EQ(pmr_reallocate(t.r(), b, 100, 111, 8), b);
+  memset(b, 1, 111);
+  pmr_deallocate(t.r(), b, 111, 8);
+  EXPECT_EQ(pmr_allocate(t.r(), 105, 8), b);  // back in class 112's cache
+  pmr_deallocate(t.r(), b, 105, 8);
+  void* big = pmr_allocate(t.r(), 200, 8);
+  EXPECT_FALSE(pmr_try_resize(t.r(), big, 200, 257, 8));  // oversize
+  pmr_deallocate(t.r(), big, 200, 8);
+  void* over = pmr_allocate(t.r(), 300, 8);  // oversize: never in place
+  EXPECT_FALSE(pmr_try_resize(t.r(), over, 300, 301, 8));
+  pmr_deallocate(t.r(), over, 300, 8);
+}
+
 // Stats read the owners' magazine tops while they move: every snapshot
 // stays within the bound (and TSan sees no race).
 TEST(ThreadCache, StatsReadWhileThreadsRunStayWithinTheBound) {
