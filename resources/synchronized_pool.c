@@ -76,7 +76,7 @@ static void *sync_allocate(pmr_mem_resource *self, size_t bytes,
   size_t key = pmr_impl_heap_key(bytes, alignment);
   if (PMR_LIKELY(key < s->small_limit)) {
     pmr_impl_shard *sh = pmr_impl_sharded_mine(&s->heap);
-    if (PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
+    if (PMR_LIKELY(pmr_impl_spin_try_lock_own(&sh->lock))) {
       void *b = pmr_impl_heap_pop(pmr_impl_heap_small(&sh->heap, key));
       pmr_impl_spin_unlock(&sh->lock);
       if (PMR_LIKELY(b != NULL)) return b;

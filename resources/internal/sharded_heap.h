@@ -27,7 +27,8 @@ typedef struct pmr_impl_shard {
 /* The stand-in for "no shard": in slot 0 of every table (a thread that has
  * no shard yet) and in the slots of shards not made yet. Its lock is always
  * taken, so a fast path's one try_lock fails on it and goes to the slow
- * path, with no test of its own. Never locked, never written. */
+ * path, with no test of its own. Never unlocked (an exchange writes its 1
+ * over 1); nothing else in it is ever written. */
 extern pmr_impl_shard pmr_impl_no_shard;
 
 typedef struct pmr_impl_sharded_heap {
@@ -100,10 +101,13 @@ void *pmr_impl_sharded_alloc(pmr_impl_sharded_heap *h, pmr_impl_shard **shp,
 void pmr_impl_sharded_free_slow(pmr_impl_shard *sh, pmr_impl_page *pg);
 
 /* Gives back pooled block p of page pg: never waits for a lock, never calls
- * upstream. */
-static inline void pmr_impl_sharded_free_at(pmr_impl_page *pg, void *p) {
+ * upstream. own: pg's shard is the calling thread's, whose lock is almost
+ * always free (pmr_impl_spin_try_lock_own). */
+static inline void pmr_impl_sharded_free_to(pmr_impl_page *pg, void *p,
+                                            bool own) {
   pmr_impl_shard *sh = pmr_impl_shard_of(pg->heap);
-  if (PMR_LIKELY(pmr_impl_spin_try_lock(&sh->lock))) {
+  if (PMR_LIKELY(own ? pmr_impl_spin_try_lock_own(&sh->lock)
+                     : pmr_impl_spin_try_lock(&sh->lock))) {
     if (pmr_impl_page_push(pg, p)) {
       pmr_impl_sharded_free_slow(sh, pg);
       return;
@@ -112,6 +116,11 @@ static inline void pmr_impl_sharded_free_at(pmr_impl_page *pg, void *p) {
     return;
   }
   pmr_impl_heap_free_remote(pg, p);
+}
+
+/* Gives back pooled block p of page pg (any shard's). */
+static inline void pmr_impl_sharded_free_at(pmr_impl_page *pg, void *p) {
+  pmr_impl_sharded_free_to(pg, p, false);
 }
 
 /* Gives back pooled block p of h (pmr_impl_sharded_free_at). */
@@ -133,7 +142,7 @@ static inline void pmr_impl_sharded_free_home(pmr_impl_sharded_heap *h,
   if (PMR_LIKELY(atomic_load_explicit(&h->slot[pmr_impl_tl_shard],
                                       memory_order_relaxed) ==
                  pmr_impl_shard_of(pg->heap))) {
-    pmr_impl_sharded_free_at(pg, p);
+    pmr_impl_sharded_free_to(pg, p, true);
     return;
   }
   pmr_impl_heap_free_remote(pg, p);
