@@ -63,8 +63,10 @@ typedef struct tc_mag {
 } tc_mag;
 
 /* A thread's view of one size class: 40 bytes. Allocate takes from
- * `loaded`, deallocate puts into it. An empty `loaded` swaps with a
- * non-empty `prev`, a full one with an empty `prev`; only when both are
+ * `loaded`, deallocate puts into it; every block in `prev` was freed
+ * before every block in `loaded`. An empty `loaded` swaps with a
+ * non-empty `prev`; a full one spills its oldest blocks into `prev` while
+ * `prev` has room (spill_loaded); only when both are
  * empty (or both full) does the thread go to the central pool, which
  * exchanges a whole magazine. So between two trips lie at least cap
  * operations, and a thread parks at most 2 * cap blocks per class.
@@ -409,6 +411,31 @@ static void swap_magazines(tc_class *k) {
   load_mag(k, k->prev, p);
   k->prev = m;
   set_count(&k->prev_count, n);
+}
+
+/* The loaded magazine is full and prev, holding n < cap blocks (all
+ * freed before loaded's), has room: loaded's oldest blocks, up to half a
+ * magazine, go on top of prev's and the rest move down. Swapping with an
+ * empty prev instead would leave loaded empty, and a thread whose count of
+ * blocks hovers around a magazine's size (a request that allocates a few
+ * blocks of a class and frees them) would swap back at its next
+ * allocation and again at its next free, each time through the slow
+ * paths. After a spill loaded has room both ways, the next allocations
+ * still get the blocks freed last, and the thread goes to the central
+ * pool only with both magazines full, as before.
+ * While blocks move, loaded shows none and prev only those it held: a
+ * fork at that instant (fork's child adopts the magazines of vanished
+ * threads) may lose blocks, never see one twice. */
+static void spill_loaded(tc_class *k, size_t n) {
+  size_t cap = k->cap, m = cap - n < cap - cap / 2 ? cap - n : cap - cap / 2;
+  void **slot = loaded_of(k)->slot;
+  set_top(k, &slot[0]);
+  atomic_signal_fence(memory_order_seq_cst);
+  memcpy(&k->prev->slot[1 + n], &slot[1], m * sizeof *slot);
+  memmove(&slot[1], &slot[1 + m], (cap - m) * sizeof *slot);
+  atomic_signal_fence(memory_order_seq_cst);
+  set_count(&k->prev_count, n + m);
+  set_top(k, &slot[cap - m]);
 }
 
 /* ---- the central pool -----------------------------------------------------
@@ -881,8 +908,9 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
  * memory), p goes back to its page. Never calls upstream. */
 static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx,
                      void *p) {
-  if (k->prev != NULL && get_count(&k->prev_count) == 0) {
-    swap_magazines(k);
+  size_t held = get_count(&k->prev_count);
+  if (loaded_of(k) != NULL && k->prev != NULL && held < k->cap) {
+    spill_loaded(k, held);
   } else if (loaded_of(k) != NULL && k->prev != NULL) {
     tc_mag *give = k->prev;
     size_t n = get_count(&k->prev_count);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 #include <vector>
@@ -282,6 +283,48 @@ TEST(ThreadCache, SizesAboveTheLargestBlockGoStraightToUpstream) {
   EXPECT_EQ(up.allocations(), before + 100);
   EXPECT_EQ(up.outstanding_blocks(), before);  // the 257-byte blocks went back
   EXPECT_EQ(t.stats().cached_blocks, cached);
+}
+
+// A thread whose count of cached blocks goes up and down around a
+// magazine's size (both its magazines in play, never both full nor both
+// empty) gets back the blocks it freed last first, and trades no magazine
+// with the central pool.
+TEST(ThreadCache, BlocksFreedLastComeBackFirstAroundAMagazinesEdge) {
+  pmr_thread_cache_options o = {};
+  o.max_cached_blocks = 16;  // magazines of 8
+  TC t(pmr_malloc_resource(), &o);
+  constexpr size_t kCap = 8;
+  std::vector<void*> out;  // blocks the test holds
+  for (size_t i = 0; i < 4 * kCap; ++i)
+    out.push_back(pmr_allocate(t.r(), 64, 8));
+  std::vector<void*> model;  // the thread's cache, last freed at the back
+  auto give = [&] {
+    model.push_back(out.back());
+    out.pop_back();
+    pmr_deallocate(t.r(), model.back(), 64, 8);
+  };
+  for (size_t i = 0; i < kCap + kCap / 2; ++i) give();
+  const pmr_thread_cache_stats before = t.stats();
+  EXPECT_EQ(before.cached_blocks, model.size());
+  std::mt19937 rng(5);
+  for (int step = 0; step < 2000; ++step) {
+    size_t n = 1 + rng() % 3;
+    if (rng() % 2) {
+      for (; n > 0 && model.size() < 2 * kCap - 1; --n) give();
+    } else {
+      for (; n > 0 && model.size() > 1; --n) {
+        void* b = pmr_allocate(t.r(), 64, 8);
+        ASSERT_EQ(b, model.back()) << "step " << step;
+        model.pop_back();
+        out.push_back(b);
+      }
+    }
+  }
+  const pmr_thread_cache_stats after = t.stats();
+  EXPECT_EQ(after.cached_blocks, model.size());
+  EXPECT_EQ(after.refills, before.refills);
+  EXPECT_EQ(after.flushes, before.flushes);
+  for (void* b : out) pmr_deallocate(t.r(), b, 64, 8);
 }
 
 // try_resize keeps a block in place while the new size stays in its class,
