@@ -231,14 +231,15 @@ static inline bool pmr_is_equal(const pmr_mem_resource *a,
  * new_bytes in place. True: p now holds new_bytes (its first
  * min(old_bytes, new_bytes) bytes are unchanged) and must be deallocated with
  * new_bytes. False: nothing changed (the resource cannot resize in place, or
- * not this block, or not by that much, or new_bytes is too large); the caller
+ * not this block, or not by that much, or new_bytes is too large, or the
+ * alignment is not a power of two, refused before any hook runs); the caller
  * typically allocates, copies and deallocates instead. Never fails otherwise.
  */
 static inline bool pmr_try_resize(pmr_mem_resource *r, void *p,
                                   size_t old_bytes, size_t new_bytes,
                                   size_t alignment) {
   if (r == NULL) r = pmr_get_default_resource();
-  if (r->ops->try_resize == NULL || p == NULL ||
+  if (r->ops->try_resize == NULL || p == NULL || !pmr_is_pow2(alignment) ||
       new_bytes > SIZE_MAX - alignment)
     return false;
   return r->ops->try_resize(r, p, old_bytes, new_bytes, alignment);

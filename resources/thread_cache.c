@@ -430,12 +430,13 @@ static void spill_loaded(tc_class *k, size_t n) {
   size_t cap = k->cap, m = cap - n < cap - cap / 2 ? cap - n : cap - cap / 2;
   void **slot = loaded_of(k)->slot;
   set_top(k, &slot[0]);
-  atomic_signal_fence(memory_order_seq_cst);
+  atomic_thread_fence(memory_order_release); /* loaded shows none first */
   memcpy(&k->prev->slot[1 + n], &slot[1], m * sizeof *slot);
   memmove(&slot[1], &slot[1 + m], (cap - m) * sizeof *slot);
-  atomic_signal_fence(memory_order_seq_cst);
-  set_count(&k->prev_count, n + m);
-  set_top(k, &slot[cap - m]);
+  /* Release: a fork's child that sees a count sees the slots it covers. */
+  atomic_store_explicit(&k->prev_count, (uint16_t)(n + m),
+                        memory_order_release);
+  atomic_store_explicit(&k->top, &slot[cap - m], memory_order_release);
 }
 
 /* ---- the central pool -----------------------------------------------------

@@ -353,6 +353,29 @@ TEST(NullResource, DispatchUsesTheDefaultResource) {
   EXPECT_EQ(errno, EINVAL);
 }
 
+// pmr_try_resize rejects an alignment that is not a power of two before
+// any hook runs, as pmr_allocate does: nothing changes, the block stays.
+TEST(TryResize, ABadAlignmentIsRefusedBeforeTheHook) {
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, nullptr);
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, nullptr));
+  pmr_synchronized_pool sp;
+  pmr_synchronized_pool_init(&sp, nullptr, nullptr);
+  for (pmr_mem_resource* r : {&m.base, &tc.base, &sp.base}) {
+    void* p = pmr_allocate(r, 100, 8);
+    ASSERT_NE(p, nullptr);
+    EXPECT_FALSE(pmr_try_resize(r, p, 100, 101, 0));
+    EXPECT_FALSE(pmr_try_resize(r, p, 100, 101, 3));
+    EXPECT_FALSE(pmr_try_resize(r, p, 100, 101, 24));
+    EXPECT_TRUE(pmr_try_resize(r, p, 100, 101, 8));
+    pmr_deallocate(r, p, 101, 8);
+  }
+  pmr_synchronized_pool_destroy(&sp);
+  pmr_thread_cache_destroy(&tc);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
 TEST(NullResource, TryResizeThroughNullReachesTheDefaultsHook) {
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init(&m, nullptr);
