@@ -429,8 +429,9 @@ static void swap_magazines(tc_class *k) {
 static void spill_loaded(tc_class *k, size_t n) {
   size_t cap = k->cap, m = cap - n < cap - cap / 2 ? cap - n : cap - cap / 2;
   void **slot = loaded_of(k)->slot;
-  set_top(k, &slot[0]);
-  atomic_thread_fence(memory_order_release); /* loaded shows none first */
+  /* Loaded shows none before any slot moves (acquire: no later store goes
+   * before it). */
+  (void)atomic_exchange_explicit(&k->top, &slot[0], memory_order_acq_rel);
   memcpy(&k->prev->slot[1 + n], &slot[1], m * sizeof *slot);
   memmove(&slot[1], &slot[1 + m], (cap - m) * sizeof *slot);
   /* Release: a fork's child that sees a count sees the slots it covers. */
