@@ -910,16 +910,17 @@ static void *refill(tc_state *s, tc_cache *c, tc_class *k, unsigned idx) {
  * memory), p goes back to its page. Never calls upstream. */
 static void overflow(tc_state *s, tc_cache *c, tc_class *k, unsigned idx,
                      void *p) {
-  size_t held = get_count(&k->prev_count);
-  if (loaded_of(k) != NULL && k->prev != NULL && held < k->cap) {
-    spill_loaded(k, held);
-  } else if (loaded_of(k) != NULL && k->prev != NULL) {
-    tc_mag *give = k->prev;
-    size_t n = get_count(&k->prev_count);
-    bump(&c->flushes);
-    k->prev = loaded_of(k);
-    set_count(&k->prev_count, loaded_count(k));
-    load_mag(k, trade_for_empty(s, c->home, idx, give, n), 0);
+  if (loaded_of(k) != NULL && k->prev != NULL) {
+    size_t held = get_count(&k->prev_count);
+    if (held < k->cap) {
+      spill_loaded(k, held);
+    } else { /* both full: prev for an empty one from the central pool */
+      tc_mag *give = k->prev;
+      bump(&c->flushes);
+      k->prev = loaded_of(k);
+      set_count(&k->prev_count, loaded_count(k));
+      load_mag(k, trade_for_empty(s, c->home, idx, give, held), 0);
+    }
   } else { /* fewer than two magazines: an empty one the pool holds */
     tc_mag *e = find_empty(s, c->home, idx, NULL, 0);
     if (e == NULL) e = new_mag(s, c->home, idx, false);
