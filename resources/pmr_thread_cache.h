@@ -32,8 +32,9 @@
  * blocks; a magazine holds half of that. The central pool keeps at most 8
  * full and 4 empty magazines per class and shard (beyond, blocks go back to
  * their pages), plus the parked chains. All of it goes back to the pages
- * before the pool asks upstream for memory, and on trim: parked blocks never
- * make the pool grow. Pages whose blocks are all free serve any class, and go
+ * before the pool asks upstream for memory, before (over the malloc
+ * resource) it maps an oversize block, and on trim: parked blocks never make
+ * the pool grow. Pages whose blocks are all free serve any class, and go
  * back to upstream beyond pool.max_free_bytes (see pmr_pool_options.h) or on
  * pmr_thread_cache_trim. A thread's caches go back to the central pool when
  * the thread exits; destroy and release take back every cache, including

@@ -1203,6 +1203,15 @@ static void empty_shards(tc_state *s) {
     }
 }
 
+/* The central pages' reclaim hook (page_heap.h): before an oversize block
+ * is mapped, what the shards park goes back to the pages, so the footprint
+ * grows only by what free pages cannot give. Thread caches stay as they are:
+ * the calling thread is about to use its own. */
+static void reclaim_parked(pmr_impl_page_source *src) {
+  empty_shards(
+      (tc_state *)(void *)((char *)src - offsetof(tc_state, central.src)));
+}
+
 /* ---- fork ------------------------------------------------------------------
  * Before fork(): the registry mutex, then every spin lock of every live
  * instance. In the child, only the forking thread exists: the caches and
@@ -1346,6 +1355,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   pmr_pool_options central = o.pool;
   central.largest_required_pool_block = PMR_POOL_PAGE_LARGEST_BLOCK;
   pmr_impl_sharded_init(&s->central, upstream, &central);
+  s->central.src.reclaim = reclaim_parked;
   s->small_limit = s->largest < PMR_IMPL_POOL_TABLE_LIMIT
                        ? s->largest
                        : PMR_IMPL_POOL_TABLE_LIMIT;

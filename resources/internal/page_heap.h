@@ -156,6 +156,11 @@ typedef struct pmr_impl_page_source {
   size_t retain_pages;     /* free pages kept before segments go back */
   size_t empty_segments;   /* segments whose pages are all free */
   uint64_t last_grow_ns;   /* when the last segment came from upstream */
+  /* Called with no lock held before an oversize block is mapped (os
+   * sources): an owner that parks free blocks away from their pages (the
+   * thread cache's shards) gives them back, so that pages they kept in use
+   * can empty and give their memory to the OS first. NULL: none. */
+  void (*reclaim)(struct pmr_impl_page_source *src);
 } pmr_impl_page_source;
 
 typedef struct pmr_impl_page_class {

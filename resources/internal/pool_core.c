@@ -224,7 +224,10 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
     size = k->size;
   } else {
     if (big_mapped(upstream, size)) {
-      if (pages != NULL) pmr_impl_source_purge(pages, size);
+      if (pages != NULL) {
+        if (pages->reclaim != NULL) pages->reclaim(pages);
+        pmr_impl_source_purge(pages, size);
+      }
       p = (char *)pmr_impl_os_map(size, align);
     } else {
       p = (char *)pmr_allocate(upstream, size, align);

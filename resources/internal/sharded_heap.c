@@ -12,7 +12,7 @@ void pmr_impl_sharded_init(pmr_impl_sharded_heap *h, pmr_mem_resource *up,
   pmr_impl_source_init(&h->src, up, opts->max_blocks_per_chunk,
                        opts->max_free_bytes, true);
   atomic_init(&h->create_lock, 0);
-  h->largest = opts->largest_required_pool_block;
+  h->largest = (uint32_t)opts->largest_required_pool_block;
 }
 
 void pmr_impl_sharded_release(pmr_impl_sharded_heap *h) {

@@ -39,7 +39,7 @@ typedef struct pmr_impl_sharded_heap {
   /* Shards are made under create_lock, so that fork's prepare, holding it,
    * sees every shard. */
   pmr_impl_spin create_lock;
-  size_t largest; /* largest pooled size */
+  uint32_t largest; /* largest pooled size (at most a page's largest block) */
 } pmr_impl_sharded_heap;
 
 /* The calling thread's preferred shard plus one; 0 before its first use

@@ -287,4 +287,41 @@ TEST(ThreadCacheOsMemoryTest, LargeBlocksAreMappedAndTrimEmptiesFreePages) {
   pmr_thread_cache_destroy(&tc);
 }
 
+// Blocks the central pool parks (full magazines, chains) keep their pages
+// in use; before an oversize block is mapped they go back to their pages,
+// so that free pages, not new memory, make room for it.
+TEST(ThreadCacheOsMemoryTest, MappingALargeBlockFirstTakesBackParkedBlocks) {
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
+  pmr_mem_resource* r = &tc.base;
+  std::vector<void*> v;
+  std::set<uintptr_t> pages;
+  for (int i = 0; i < 40000; ++i) {
+    void* x = pmr_allocate(r, 64, 8);
+    ASSERT_NE(x, nullptr);
+    memset(x, 3, 64);
+    v.push_back(x);
+    pages.insert(PageOf(x));
+  }
+  FreeAll(r, v, 64);
+  auto resident = [&] {
+    long sum = 0;
+    for (uintptr_t pg : pages) sum += Resident(pg, kPage);
+    return sum;
+  };
+  const pmr_thread_cache_stats parked = pmr_thread_cache_get_stats(&tc);
+  ASSERT_LT(parked.free_page_bytes, parked.held_bytes / 10);  // parked
+  const long before = resident();
+  void* big = pmr_allocate(r, 2 * kMapped, 8);
+  ASSERT_NE(big, nullptr);
+  const pmr_thread_cache_stats after = pmr_thread_cache_get_stats(&tc);
+  // Only what the thread's own magazines hold still keeps pages in use.
+  EXPECT_GT(after.free_page_bytes, parked.held_bytes / 2);
+  EXPECT_EQ(after.cached_blocks, parked.cached_blocks);
+  const long os_page = sysconf(_SC_PAGESIZE);
+  EXPECT_LE(resident(), before - static_cast<long>(2 * kMapped) / os_page);
+  pmr_deallocate(r, big, 2 * kMapped, 8);
+  pmr_thread_cache_destroy(&tc);
+}
+
 }  // namespace
