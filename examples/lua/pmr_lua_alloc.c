@@ -9,6 +9,6 @@ void *pmr_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     return NULL;
   }
   /* For a new block (ptr == NULL) Lua passes the object's type in osize. */
-  return pmr_reallocate(r, ptr, ptr != NULL ? osize : 0, nsize,
-                        PMR_LUA_ALIGNMENT);
+  if (ptr == NULL) return pmr_allocate(r, nsize, PMR_LUA_ALIGNMENT);
+  return pmr_reallocate(r, ptr, osize, nsize, PMR_LUA_ALIGNMENT);
 }
