@@ -1,5 +1,6 @@
-// Stress for the thread-safe resources: 8 threads, mixed sizes (pooled and
-// oversize), cross-thread frees through shared mailboxes, and thread churn
+// Stress for the thread-safe resources: 8 threads, mixed sizes (pooled,
+// oversize, and over the malloc resource some mapped from the OS), cross-thread
+// frees through shared mailboxes, and thread churn
 // (workers end and new ones start mid-run). Every block carries a pattern
 // written at allocation and checked at free. Also run under TSan and ASan
 // (.ci/run), where the operation count is scaled down (the tools are ~10x
@@ -35,17 +36,36 @@ struct Block {
   uint32_t tag;
 };
 
+// Blocks this large (mapped from the OS over the malloc resource) carry the
+// pattern in their first and last kEdgeWords words only: the mix stays
+// cheap under the sanitizers.
+constexpr size_t kLarge = size_t{128} << 10;
+constexpr size_t kEdgeWords = 1024;
+
+// The words of b that carry its pattern: all, or both ends of a large one.
+template <typename F>
+void ForPatternWords(const Block& b, F f) {
+  size_t words = b.bytes / 4;
+  if (b.bytes < kLarge) {
+    for (size_t i = 0; i < words; ++i) f(i);
+    return;
+  }
+  for (size_t i = 0; i < kEdgeWords; ++i) f(i);
+  for (size_t i = words - kEdgeWords; i < words; ++i) f(i);
+}
+
 // Fills with a tag-derived pattern; the first word is the tag.
 void Fill(const Block& b) {
-  size_t words = b.bytes / 4;
-  for (size_t i = 0; i < words; ++i)
+  ForPatternWords(b, [&](size_t i) {
     b.p[i] = b.tag * 2654435761u + static_cast<uint32_t>(i);
+  });
 }
 bool Intact(const Block& b) {
-  size_t words = b.bytes / 4;
-  for (size_t i = 0; i < words; ++i)
-    if (b.p[i] != b.tag * 2654435761u + static_cast<uint32_t>(i)) return false;
-  return true;
+  bool ok = true;
+  ForPatternWords(b, [&](size_t i) {
+    ok &= b.p[i] == b.tag * 2654435761u + static_cast<uint32_t>(i);
+  });
+  return ok;
 }
 
 class Mailbox {
@@ -94,8 +114,10 @@ TEST_P(Stress, EightThreadsMixedSizesCrossThreadFreesAndChurn) {
     for (long i = 0; i < kOpsPerThread; ++i) {
       unsigned dice = rng() % 100;
       if (dice < 45 || own.empty()) {
-        size_t bytes =
-            rng() % 32 == 0 ? 4100 + rng() % 30000 : 4 + rng() % 1000;
+        unsigned kind = rng() % 1024;
+        size_t bytes = kind == 0        ? kLarge + rng() % (size_t{256} << 10)
+                       : kind % 32 == 0 ? 4100 + rng() % 30000
+                                        : 4 + rng() % 1000;
         size_t alignment = size_t{1} << (2 + rng() % 5);
         auto* p = static_cast<uint32_t*>(pmr_allocate(r, bytes, alignment));
         if (p == nullptr) {
@@ -205,6 +227,28 @@ INSTANTIATE_TEST_SUITE_P(
                                          pmr_thread_cache_init(t, nullptr, up);
                                        },
                                        pmr_thread_cache_destroy);
+                                 }},
+                      // Over the malloc resource (not counted): segments
+                      // and large blocks mapped from the OS, free pages
+                      // given back, parked blocks reclaimed before a
+                      // mapping, all while other threads run.
+                      StressCase{"thread_cache_over_malloc",
+                                 [](pmr_mem_resource*) {
+                                   return Own<pmr_thread_cache>(
+                                       [](pmr_thread_cache* t) {
+                                         pmr_thread_cache_init(
+                                             t, nullptr, pmr_malloc_resource());
+                                       },
+                                       pmr_thread_cache_destroy);
+                                 }},
+                      StressCase{"synchronized_pool_over_malloc",
+                                 [](pmr_mem_resource*) {
+                                   return Own<pmr_synchronized_pool>(
+                                       [](pmr_synchronized_pool* p) {
+                                         pmr_synchronized_pool_init(
+                                             p, nullptr, pmr_malloc_resource());
+                                       },
+                                       pmr_synchronized_pool_destroy);
                                  }},
                       StressCase{
                           "thread_cache_over_synchronized_pool",
