@@ -48,10 +48,14 @@ typedef struct pmr_pool_options {
  * back (all but the OS page of its segment's descriptors, in a segment's
  * first page; it reads as zeros when used again), every
  * free page does on trim, and free pages give back as much as an oversize
- * block takes before it is mapped. Over any other upstream nothing goes to
- * the OS (the pool cannot know what that memory is: locked, registered with
- * a device, a file); memory goes back to upstream only as described above.
- * See resources/README.md. */
+ * block takes before it is mapped. The same holds over a pool or thread
+ * cache that is itself over the malloc resource (a stack such as a thread
+ * cache over a synchronized pool): the segments it gives are such mappings,
+ * and the memory of free pages goes back to the OS in the same way (all but
+ * the OS page of a page's descriptor, which sits in the page there). Over
+ * any other upstream nothing goes to the OS (the pool cannot know what that
+ * memory is: locked, registered with a device, a file); memory goes back to
+ * upstream only as described above. See resources/README.md. */
 
 /* A snapshot of what a pool holds from upstream (over the malloc resource:
  * has mapped, resident or not). */

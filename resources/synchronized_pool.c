@@ -9,6 +9,7 @@
 
 #include "resources/internal/debug_track.h"
 #include "resources/internal/live_registry.h"
+#include "resources/internal/os_mem.h"
 #include "resources/internal/sharded_heap.h"
 
 typedef struct state {
@@ -164,6 +165,12 @@ static bool lock_at(void *instance, size_t k, pmr_impl_live_lock *out) {
 static pmr_impl_live_registry registry =
     PMR_IMPL_LIVE_REGISTRY("synchronized_pool", lock_at, NULL);
 
+static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
+  return pmr_synchronized_pool_upstream((const pmr_synchronized_pool *)r);
+}
+static pmr_impl_pool_kind kind = {&sync_ops, upstream_of, NULL,
+                                  ATOMIC_FLAG_INIT};
+
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,
                                 pmr_mem_resource *upstream) {
@@ -176,6 +183,7 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
     pmr_synchronized_pool_destroy(p);
   }
   p->base.ops = &sync_ops;
+  pmr_impl_os_register_pool(&kind);
   s->opts = pmr_impl_heap_options(opts);
   pmr_impl_sharded_init(&s->heap, upstream, &s->opts);
   s->small_limit =

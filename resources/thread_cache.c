@@ -33,6 +33,7 @@
 #include "resources/internal/debug_track.h"
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/mem_check.h"
+#include "resources/internal/os_mem.h"
 #include "resources/internal/pool_core.h"
 #include "resources/internal/sharded_heap.h"
 #include "resources/internal/spin_lock.h"
@@ -1318,6 +1319,11 @@ static bool is_live(const tc_state *s) {
   return false;
 }
 
+static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
+  return pmr_thread_cache_upstream((const pmr_thread_cache *)r);
+}
+static pmr_impl_pool_kind kind = {&tc_ops, upstream_of, NULL, ATOMIC_FLAG_INIT};
+
 bool pmr_thread_cache_init(pmr_thread_cache *tc,
                            const pmr_thread_cache_options *opts,
                            pmr_mem_resource *upstream) {
@@ -1338,6 +1344,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   }
   pmr_impl_fork_register(&fork_client);
   tc->base.ops = &tc_ops;
+  pmr_impl_os_register_pool(&kind);
   memset(s, 0, sizeof *s);
   pmr_thread_cache_options o;
   memset(&o, 0, sizeof o);

@@ -4,6 +4,7 @@
 
 #include "resources/internal/debug_track.h"
 #include "resources/internal/live_registry.h"
+#include "resources/internal/os_mem.h"
 #include "resources/internal/page_heap.h"
 
 typedef struct {
@@ -124,12 +125,19 @@ static const pmr_mem_resource_ops unsync_ops = {
     .try_resize = unsync_try_resize,
 };
 
+static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
+  return pmr_unsynchronized_pool_upstream((const pmr_unsynchronized_pool *)r);
+}
+static pmr_impl_pool_kind kind = {&unsync_ops, upstream_of, NULL,
+                                  ATOMIC_FLAG_INIT};
+
 bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream) {
   if (pmr_impl_live_debug_init(&registry, p))
     pmr_unsynchronized_pool_destroy(p);
   p->base.ops = &unsync_ops;
+  pmr_impl_os_register_pool(&kind);
   state *s = state_of(&p->base);
   s->opts = pmr_impl_heap_options(opts);
   pmr_impl_source_init(&s->src, upstream, s->opts.max_blocks_per_chunk,

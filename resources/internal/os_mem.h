@@ -3,15 +3,17 @@
  * A pool whose upstream is the malloc resource maps its segments, and its
  * oversize blocks of at least PMR_IMPL_OS_BIG_MIN bytes, itself, so that it
  * can give the OS back the memory of pages that stay free (decommit: the
- * address range stays mapped and reads as zeros when touched again). Memory
- * from any other upstream is never decommitted: the pool cannot know what it
- * is (a buffer registered with a device, a locked region, a file).
+ * address range stays mapped and reads as zeros when touched again). A pool
+ * over such a pool (pmr_impl_os_backed) decommits its free pages as well.
+ * Memory from any other upstream is never decommitted: the pool cannot know
+ * what it is (a buffer registered with a device, a locked region, a file).
  *
  * On a platform without mmap pmr_impl_os_direct is false and decommit does
  * nothing. */
 #ifndef PMR_IMPL_OS_MEM_H
 #define PMR_IMPL_OS_MEM_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -24,6 +26,30 @@
 /* Whether a pool over `upstream` maps its memory itself: upstream is the
  * malloc resource and the OS page size divides the pool's page size. */
 bool pmr_impl_os_direct(const pmr_mem_resource *upstream);
+
+/* A kind of pool resource (its ops) whose oversize blocks of at least
+ * PMR_IMPL_OS_BIG_MIN bytes are mappings from the OS when its upstream is
+ * the malloc resource (or such a pool): the pools and the thread cache. A
+ * pool over one of them may give the OS the memory of its free pages too:
+ * that memory is the pool's to use, and the pool under it never reads
+ * it while it is lent out (its own bookkeeping lies past the block). */
+typedef struct pmr_impl_pool_kind {
+  const pmr_mem_resource_ops *ops;
+  pmr_mem_resource *(*upstream)(const pmr_mem_resource *r); /* r's */
+  struct pmr_impl_pool_kind *next;                          /* registered */
+  atomic_flag listed;
+} pmr_impl_pool_kind;
+
+/* Lists kind k (static, one per pool type; idempotent, thread-safe): a
+ * pool's init calls it, so an instance is known by the time another
+ * resource takes it as upstream. */
+void pmr_impl_os_register_pool(pmr_impl_pool_kind *k);
+
+/* Whether what r gives for a request of `bytes` bytes is memory mapped from
+ * the OS that r does not touch while lent out: r is a registered kind of
+ * pool over the malloc resource (or, in turn, over such a pool), and
+ * bytes >= PMR_IMPL_OS_BIG_MIN. */
+bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes);
 
 /* `bytes` of zeroed memory aligned to `alignment` (a power of two), for a
  * pool with pmr_impl_os_direct; NULL with errno ENOMEM when the OS refuses.

@@ -99,6 +99,8 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   src->shared = shared;
   src->upstream = pmr_resource_or_default(up);
   src->os = pmr_impl_os_direct(src->upstream);
+  src->decommit =
+      src->os || pmr_impl_os_backed(src->upstream, PMR_IMPL_OS_BIG_MIN);
   unsigned frame_shift =
       src->os ? PMR_IMPL_OS_FRAME_SHIFT : PMR_IMPL_PAGE_SHIFT;
   unsigned index_bits = frame_shift - PMR_IMPL_PAGE_SHIFT;
@@ -143,7 +145,7 @@ static void free_set_push(pmr_impl_page_source *src, pmr_impl_page *pg,
                           bool dirty, uint64_t now) {
   page_push(&src->free_pages, pg);
   if (src->free_tail == NULL) src->free_tail = pg;
-  pg->dirty = dirty;
+  pg->dirty = dirty && pg->decommit;
   pg->freed_ns = now;
   free_set_count(src, pg);
 }
@@ -214,12 +216,15 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   }
   if (mem == NULL) return NULL; /* errno as the last attempt left it */
   errno = saved;
+  bool decommit = src->os || (src->decommit && (size_t)n * PMR_IMPL_PAGE_SIZE >=
+                                                   PMR_IMPL_OS_BIG_MIN);
   pmr_impl_page *seg = pmr_impl_page_of(src, mem);
   for (unsigned i = 0; i < n; ++i) {
     pmr_impl_page *pg = seg_page(src, seg, i);
     memset(pg, 0, sizeof *pg);
     atomic_init(&pg->remote, NULL);
     pg->segment = seg;
+    pg->decommit = decommit;
     page_noaccess(src, pg);
   }
   seg->seg_pages = n;
@@ -310,11 +315,11 @@ static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
   src_unlock(src);
 }
 
-/* Under the lock, for an os source: the pages due, for the caller to pass
+/* Under the lock, for a decommit source: the pages due, for the caller to pass
  * to purge_finish once unlocked. A shared source may be called under a
  * shard's lock: it only sets purge_wanted, for pmr_impl_source_shrink. */
 static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
-  if (!src->os) return NULL;
+  if (!src->decommit) return NULL;
   if (!src->shared) return purge_take(src, now, false, PURGE_BATCH);
   pmr_impl_page *pg =
       src->clean_from != NULL ? src->clean_from->prev : src->free_tail;
@@ -330,7 +335,7 @@ static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
 /* A free page, from the free set or (grow) a new segment; NULL if there is
  * none or upstream fails. */
 static pmr_impl_page *source_take(pmr_impl_page_source *src, bool grow) {
-  uint64_t now = src->os ? now_ns() : 0;
+  uint64_t now = src->decommit ? now_ns() : 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     src_lock(src);
     pmr_impl_page *pg = src->free_pages;
@@ -371,7 +376,7 @@ size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
 }
 
 void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {
-  if (!src->os) return;
+  if (!src->decommit) return;
   size_t os_page = pmr_impl_os_page_size();
   if (os_page >= PMR_IMPL_PAGE_SIZE) return;      /* nothing but descriptors */
   size_t per_page = PMR_IMPL_PAGE_SIZE - os_page; /* what a page gives */
@@ -388,7 +393,7 @@ void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {
 
 static void source_give(pmr_impl_page_source *src, pmr_impl_page *pg,
                         bool give_back) {
-  uint64_t now = src->os ? now_ns() : 0;
+  uint64_t now = src->decommit ? now_ns() : 0;
   src_lock(src);
   free_set_push(src, pg, true, now);
   pmr_impl_page *seg = pg->segment;

@@ -31,7 +31,8 @@
  * pages exceed the retention bound, or on trim.
  *
  * When the pool maps its segments itself (os_mem.h: its upstream is the
- * malloc resource), a page free for PMR_IMPL_PURGE_DELAY_NS gives its
+ * malloc resource), or its upstream is a pool that maps them (a pool over
+ * the malloc resource), a page free for PMR_IMPL_PURGE_DELAY_NS gives its
  * memory back to the OS (all but the OS page of its frame's table, if it
  * holds it) and stays in
  * the free set; trim does so for every free page at once. The delay lets a
@@ -107,7 +108,8 @@ typedef struct pmr_impl_page {
   uint32_t edges;
   uint8_t cls;
   uint8_t state;
-  bool dirty; /* free page whose memory may be resident (os sources) */
+  bool dirty;    /* free page whose memory may be resident (decommit) */
+  bool decommit; /* its memory may go back to the OS (see the source's) */
   /* Blocks never handed out: [carve, end) in the region being carved, then
    * (while carve is below the frame's table) the region after it. */
   char *carve;
@@ -134,12 +136,17 @@ typedef struct pmr_impl_page_source {
   pmr_impl_spin lock; /* taken only when shared */
   bool shared;
   bool os; /* maps its segments itself (pmr_impl_os_direct) */
+  /* Gives the OS the memory of free pages: os, or upstream is a pool over
+   * the malloc resource whose blocks as large as segments are mappings
+   * (pmr_impl_os_backed; a segment of less than PMR_IMPL_OS_BIG_MIN bytes,
+   * asked for when upstream failed a larger one, is not). */
+  bool decommit;
   /* Set when a segment became all free beyond the retention bound while
    * it could not go back (deallocation of a shared source, or a segment
    * taken less than PMR_IMPL_GIVE_BACK_DELAY_NS ago); allocation slow paths
    * then call pmr_impl_source_shrink. */
   atomic_bool shrink_wanted;
-  /* Set, for a shared os source, when a free page became due to give its
+  /* Set, for a shared decommit source, when a free page became due to give its
    * memory to the OS under a lock that must not be held through system
    * calls (a shard's); the slow paths that check shrink_wanted then call
    * pmr_impl_source_shrink, which does it. */
@@ -208,11 +215,11 @@ void pmr_impl_source_shrink(pmr_impl_page_source *src);
 bool pmr_impl_source_grow(pmr_impl_page_source *src);
 /* Gives back segments whose pages are all free while more than `keep` free
  * pages would remain; returns the bytes given back. With keep 0 it also
- * gives the OS the memory of every other free page (os sources). */
+ * gives the OS the memory of every other free page (decommit sources). */
 size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep);
 
 /* Gives the OS the memory of free pages, the longest free first, at least
- * `bytes` of it if there is that much (os sources; no lock held). */
+ * `bytes` of it if there is that much (decommit sources; no lock held). */
 void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes);
 
 /* ---- heap ---- */

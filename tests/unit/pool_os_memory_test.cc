@@ -187,6 +187,60 @@ TEST_P(PoolOsMemoryTest, MappingALargeBlockFirstGivesBackFreePages) {
   FreeAll(r, a.next, 64);
 }
 
+// A pool over a pool over the malloc resource: its segments are mappings
+// the pool under it made, so its free pages give their memory back as well.
+TEST_P(PoolOsMemoryTest, OverAPoolOverMallocFreePagesGoBackToTheOsToo) {
+  pmrtest::SyncPool under(nullptr, pmr_malloc_resource());
+  auto p = Make(under.get());
+  pmr_mem_resource* r = p->get();
+  TwoPages a = FillAPage(r, 64);
+  FreeAll(r, a.full, 64);
+  EXPECT_GT(ResidentBody(a.page), 0);
+  p->trim();  // a.next keeps the segment
+  EXPECT_EQ(ResidentBody(a.page), 0);
+  TwoPages c = FillAPage(r, 4096);
+  FreeAll(r, c.full, 4096);
+  EXPECT_GT(ResidentBody(c.page), 0);
+  void* big = pmr_allocate(r, 2 * kMapped, 8);  // the pool under maps it
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(ResidentBody(c.page), 0);
+  // The pages serve again, reading as written.
+  std::vector<void*> again;
+  for (int i = 0; i < 3000; ++i) {
+    void* b = pmr_allocate(r, 64, 8);
+    ASSERT_NE(b, nullptr);
+    memset(b, i & 0xff, 64);
+    again.push_back(b);
+  }
+  for (size_t i = 0; i < again.size(); ++i)
+    ASSERT_EQ(static_cast<unsigned char*>(again[i])[63], i & 0xff);
+  FreeAll(r, again, 64);
+  pmr_deallocate(r, big, 2 * kMapped, 8);
+  FreeAll(r, a.next, 64);
+  FreeAll(r, c.next, 4096);
+  p->trim();
+  EXPECT_LT(p->stats().held_bytes, kBookkeeping);
+}
+
+// The same over a pool whose memory comes from another upstream: untouched.
+TEST_P(PoolOsMemoryTest, OverAPoolOverAnotherUpstreamNothingGoesToTheOs) {
+  pmrtest::CountingResource up;
+  {
+    pmrtest::SyncPool under(nullptr, up.get());
+    auto p = Make(under.get());
+    pmr_mem_resource* r = p->get();
+    TwoPages a = FillAPage(r, 64);
+    FreeAll(r, a.full, 64);
+    p->trim();
+    void* big = pmr_allocate(r, 2 * kMapped, 8);
+    ASSERT_NE(big, nullptr);
+    EXPECT_EQ(ResidentBody(a.page), static_cast<long>((kPage - 4096) / 4096));
+    pmr_deallocate(r, big, 2 * kMapped, 8);
+    FreeAll(r, a.next, 64);
+  }
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
 TEST_P(PoolOsMemoryTest, LargeBlocksAreMappedAndUnmapped) {
   auto p = Make(pmr_malloc_resource());
   pmr_mem_resource* r = p->get();
@@ -284,6 +338,32 @@ TEST(ThreadCacheOsMemoryTest, LargeBlocksAreMappedAndTrimEmptiesFreePages) {
   pmr_deallocate(r, keep, 64, 8);
   pmr_thread_cache_trim(&tc);
   EXPECT_LT(pmr_thread_cache_get_stats(&tc).held_bytes, kBookkeeping);
+  pmr_thread_cache_destroy(&tc);
+}
+
+// The thread cache over a synchronized pool over the malloc resource (the
+// thread-safe stack): trim gives the memory of its free pages to the OS.
+TEST(ThreadCacheOsMemoryTest, OverAPoolOverMallocTrimEmptiesFreePages) {
+  pmrtest::SyncPool under(nullptr, pmr_malloc_resource());
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, under.get()));
+  pmr_mem_resource* r = &tc.base;
+  std::vector<void*> v;
+  for (int i = 0; i < 3000; ++i) {
+    void* x = pmr_allocate(r, 64, 8);
+    ASSERT_NE(x, nullptr);
+    memset(x, 2, 64);
+    v.push_back(x);
+  }
+  void* keep = v.back();  // keeps its segment held
+  v.pop_back();
+  uintptr_t first = PageOf(v.front());
+  ASSERT_NE(first, PageOf(keep));
+  FreeAll(r, v, 64);
+  EXPECT_GT(ResidentBody(first), 0);
+  pmr_thread_cache_trim(&tc);
+  EXPECT_EQ(ResidentBody(first), 0);
+  pmr_deallocate(r, keep, 64, 8);
   pmr_thread_cache_destroy(&tc);
 }
 
