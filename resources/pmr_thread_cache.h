@@ -32,13 +32,14 @@
  * blocks; a magazine holds half of that. The central pool keeps at most 8
  * full and 4 empty magazines per class and shard (beyond, blocks go back to
  * their pages), plus the parked chains. All of it goes back to the pages
- * before the pool asks upstream for memory, before (over the malloc
- * resource) it maps an oversize block, and on trim: parked blocks never make
- * the pool grow. Pages whose blocks are all free serve any class, and go
- * back to upstream beyond pool.max_free_bytes (see pmr_pool_options.h) or on
- * pmr_thread_cache_trim. A thread's caches go back to the central pool when
- * the thread exits; destroy and release take back every cache, including
- * those of threads that are still alive.
+ * before the pool asks upstream for memory, and on trim: parked blocks never
+ * make the pool grow. Where free pages give memory back to the OS (see
+ * pmr_pool_options.h), it also goes back, at most every 10 ms, before an
+ * oversize block of 128 KiB or more is mapped. Pages whose blocks are all free
+ * serve any class, and go back to upstream beyond pool.max_free_bytes (see
+ * pmr_pool_options.h) or on pmr_thread_cache_trim. A thread's caches go back to
+ * the central pool when the thread exits; destroy and release take back every
+ * cache, including those of threads that are still alive.
  *
  * Several instances may live at once, each with its own per-thread caches;
  * their number is not limited by pthread keys (the library uses one key).

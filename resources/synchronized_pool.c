@@ -168,8 +168,8 @@ static pmr_impl_live_registry registry =
 static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
   return pmr_synchronized_pool_upstream((const pmr_synchronized_pool *)r);
 }
-static pmr_impl_pool_kind kind = {&sync_ops, upstream_of, NULL,
-                                  ATOMIC_FLAG_INIT};
+static const pmr_impl_pool_kind kind = {PMR_IMPL_KIND_SYNC_POOL, &sync_ops,
+                                        upstream_of};
 
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,

@@ -46,6 +46,10 @@
 #define FULL_LIMIT 8  /* full magazines a shard keeps per class */
 #define EMPTY_LIMIT 4 /* and empty ones */
 #define SHARDS 8      /* shards of the central pool */
+/* The shards are emptied before an oversize block is mapped at most this
+ * often: a program mapping large blocks at a high rate would otherwise
+ * empty them each time, and its threads would refill from the pages. */
+#define RECLAIM_INTERVAL_NS ((uint64_t)10000000u)
 
 /* A magazine (Bonwick's design, as in Solaris' kmem and vmem): an array of
  * free blocks of one class. Freeing stores a pointer into the array and
@@ -155,6 +159,8 @@ typedef struct tc_state {
       *caches; /* every thread's cache for this instance (registry mutex) */
   size_t gone_refills, gone_flushes; /* of caches freed (registry mutex) */
   atomic_uint next_home;
+  /* When reclaim_parked last emptied the shards (pmr_impl_coarse_ns). */
+  _Atomic uint64_t reclaimed_ns;
   /* A thread gives magazines to and takes them from its home shard; when
    * that has no full one, the home takes over another shard's whole stack.
    * Each shard carves its own chunks: threads carving side by side in one
@@ -1206,11 +1212,21 @@ static void empty_shards(tc_state *s) {
 
 /* The central pages' reclaim hook (page_heap.h): before an oversize block
  * is mapped, what the shards park goes back to the pages, so the footprint
- * grows only by what free pages cannot give. Thread caches stay as they are:
- * the calling thread is about to use its own. */
+ * grows only by what free pages cannot give; at most every
+ * RECLAIM_INTERVAL_NS (one thread wins the exchange). Thread caches stay as
+ * they are: the calling thread is about to use its own. */
 static void reclaim_parked(pmr_impl_page_source *src) {
-  empty_shards(
-      (tc_state *)(void *)((char *)src - offsetof(tc_state, central.src)));
+  tc_state *s =
+      (tc_state *)(void *)((char *)src - offsetof(tc_state, central.src));
+  if (s->shards == NULL) return; /* a failed init */
+  uint64_t now = pmr_impl_coarse_ns();
+  uint64_t last = atomic_load_explicit(&s->reclaimed_ns, memory_order_relaxed);
+  if (now - last < RECLAIM_INTERVAL_NS ||
+      !atomic_compare_exchange_strong_explicit(&s->reclaimed_ns, &last, now,
+                                               memory_order_relaxed,
+                                               memory_order_relaxed))
+    return;
+  empty_shards(s);
 }
 
 /* ---- fork ------------------------------------------------------------------
@@ -1322,7 +1338,8 @@ static bool is_live(const tc_state *s) {
 static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
   return pmr_thread_cache_upstream((const pmr_thread_cache *)r);
 }
-static pmr_impl_pool_kind kind = {&tc_ops, upstream_of, NULL, ATOMIC_FLAG_INIT};
+static const pmr_impl_pool_kind kind = {PMR_IMPL_KIND_THREAD_CACHE, &tc_ops,
+                                        upstream_of};
 
 bool pmr_thread_cache_init(pmr_thread_cache *tc,
                            const pmr_thread_cache_options *opts,
@@ -1362,7 +1379,6 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   pmr_pool_options central = o.pool;
   central.largest_required_pool_block = PMR_POOL_PAGE_LARGEST_BLOCK;
   pmr_impl_sharded_init(&s->central, upstream, &central);
-  s->central.src.reclaim = reclaim_parked;
   s->small_limit = s->largest < PMR_IMPL_POOL_TABLE_LIMIT
                        ? s->largest
                        : PMR_IMPL_POOL_TABLE_LIMIT;
@@ -1384,6 +1400,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
 #endif
   pmr_impl_big_init(&s->big, o.pool.max_free_bytes);
   atomic_init(&s->next_home, 0);
+  atomic_init(&s->reclaimed_ns, 0);
   s->shards =
       (tc_shard *)aligned_alloc(PMR_IMPL_CACHE_LINE, SHARDS * sizeof(tc_shard));
   if (s->shards == NULL) {
@@ -1391,6 +1408,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
     return false;
   }
   clear_shards(s);
+  s->central.src.reclaim = reclaim_parked; /* once there are shards */
 
   /* A slot: the smallest free one, so slots stay below DIRECT_SLOTS while
    * fewer than 64 instances are alive. */

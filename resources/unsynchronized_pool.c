@@ -128,8 +128,8 @@ static const pmr_mem_resource_ops unsync_ops = {
 static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
   return pmr_unsynchronized_pool_upstream((const pmr_unsynchronized_pool *)r);
 }
-static pmr_impl_pool_kind kind = {&unsync_ops, upstream_of, NULL,
-                                  ATOMIC_FLAG_INIT};
+static const pmr_impl_pool_kind kind = {PMR_IMPL_KIND_UNSYNC_POOL, &unsync_ops,
+                                        upstream_of};
 
 bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,

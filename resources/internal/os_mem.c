@@ -65,25 +65,18 @@ bool pmr_impl_os_direct(const pmr_mem_resource *upstream) {
 #endif
 }
 
-static _Atomic(pmr_impl_pool_kind *) pool_kinds;
+static _Atomic(const pmr_impl_pool_kind *) pool_kinds[PMR_IMPL_KINDS];
 
-void pmr_impl_os_register_pool(pmr_impl_pool_kind *k) {
-  if (atomic_flag_test_and_set_explicit(&k->listed, memory_order_relaxed))
-    return;
-  pmr_impl_pool_kind *head =
-      atomic_load_explicit(&pool_kinds, memory_order_relaxed);
-  do {
-    k->next = head;
-  } while (!atomic_compare_exchange_weak_explicit(
-      &pool_kinds, &head, k, memory_order_release, memory_order_relaxed));
+void pmr_impl_os_register_pool(const pmr_impl_pool_kind *k) {
+  atomic_store_explicit(&pool_kinds[k->slot], k, memory_order_release);
 }
 
 bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes) {
   if (r == NULL || bytes < PMR_IMPL_OS_BIG_MIN) return false;
-  for (pmr_impl_pool_kind *k =
-           atomic_load_explicit(&pool_kinds, memory_order_acquire);
-       k != NULL; k = k->next) {
-    if (k->ops != r->ops) continue;
+  for (unsigned i = 0; i < PMR_IMPL_KINDS; ++i) {
+    const pmr_impl_pool_kind *k =
+        atomic_load_explicit(&pool_kinds[i], memory_order_acquire);
+    if (k == NULL || k->ops != r->ops) continue;
     pmr_mem_resource *up = k->upstream(r);
     return pmr_impl_os_direct(up) || pmr_impl_os_backed(up, bytes);
   }

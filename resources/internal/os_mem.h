@@ -13,7 +13,6 @@
 #ifndef PMR_IMPL_OS_MEM_H
 #define PMR_IMPL_OS_MEM_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -34,16 +33,23 @@ bool pmr_impl_os_direct(const pmr_mem_resource *upstream);
  * that memory is the pool's to use, and the pool under it never reads
  * it while it is lent out (its own bookkeeping lies past the block). */
 typedef struct pmr_impl_pool_kind {
+  unsigned slot; /* PMR_IMPL_KIND_... */
   const pmr_mem_resource_ops *ops;
   pmr_mem_resource *(*upstream)(const pmr_mem_resource *r); /* r's */
-  struct pmr_impl_pool_kind *next;                          /* registered */
-  atomic_flag listed;
 } pmr_impl_pool_kind;
 
-/* Lists kind k (static, one per pool type; idempotent, thread-safe): a
+enum {
+  PMR_IMPL_KIND_UNSYNC_POOL,
+  PMR_IMPL_KIND_SYNC_POOL,
+  PMR_IMPL_KIND_THREAD_CACHE,
+  PMR_IMPL_KINDS
+};
+
+/* Records kind k (static, one per pool type) in its slot: one atomic store,
+ * idempotent, thread-safe, with no window a fork could leave half done. A
  * pool's init calls it, so an instance is known by the time another
  * resource takes it as upstream. */
-void pmr_impl_os_register_pool(pmr_impl_pool_kind *k);
+void pmr_impl_os_register_pool(const pmr_impl_pool_kind *k);
 
 /* Whether what r gives for a request of `bytes` bytes is memory mapped from
  * the OS that r does not touch while lent out: r is a registered kind of

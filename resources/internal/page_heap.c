@@ -61,10 +61,7 @@ static void page_noaccess(const pmr_impl_page_source *src,
   PMR_IMPL_NOACCESS(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
 }
 
-/* For delays of a second: a coarse clock (a few ms of resolution) reads in
- * a few ns where the precise one costs tens, and slow paths read it often
- * while a give-back waits for its delay. */
-static uint64_t now_ns(void) {
+uint64_t pmr_impl_coarse_ns(void) {
   struct timespec t;
 #ifdef CLOCK_MONOTONIC_COARSE
   clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
@@ -79,7 +76,8 @@ static uint64_t now_ns(void) {
  * again (a round of work, a request burst) keeps its pages instead of
  * giving them to malloc and faulting them in again. */
 static bool quiet_since_grow(const pmr_impl_page_source *src) {
-  return now_ns() - src->last_grow_ns >= PMR_IMPL_GIVE_BACK_DELAY_NS;
+  return pmr_impl_coarse_ns() - src->last_grow_ns >=
+         PMR_IMPL_GIVE_BACK_DELAY_NS;
 }
 
 static void src_lock(pmr_impl_page_source *src) {
@@ -237,7 +235,7 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   if (src->segments != NULL) src->segments->seg_prev = seg;
   src->segments = seg;
   src->segment_bytes += segment_bytes(seg);
-  src->last_grow_ns = now_ns();
+  src->last_grow_ns = pmr_impl_coarse_ns();
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
     free_set_push(src, seg_page(src, seg, i), false, src->last_grow_ns);
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
@@ -335,7 +333,7 @@ static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
 /* A free page, from the free set or (grow) a new segment; NULL if there is
  * none or upstream fails. */
 static pmr_impl_page *source_take(pmr_impl_page_source *src, bool grow) {
-  uint64_t now = src->decommit ? now_ns() : 0;
+  uint64_t now = src->decommit ? pmr_impl_coarse_ns() : 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     src_lock(src);
     pmr_impl_page *pg = src->free_pages;
@@ -393,7 +391,7 @@ void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {
 
 static void source_give(pmr_impl_page_source *src, pmr_impl_page *pg,
                         bool give_back) {
-  uint64_t now = src->decommit ? now_ns() : 0;
+  uint64_t now = src->decommit ? pmr_impl_coarse_ns() : 0;
   src_lock(src);
   free_set_push(src, pg, true, now);
   pmr_impl_page *seg = pg->segment;
@@ -413,7 +411,7 @@ static void source_give(pmr_impl_page_source *src, pmr_impl_page *pg,
 void pmr_impl_source_shrink(pmr_impl_page_source *src) {
   if (atomic_load_explicit(&src->purge_wanted, memory_order_relaxed)) {
     atomic_store_explicit(&src->purge_wanted, false, memory_order_relaxed);
-    uint64_t now = now_ns();
+    uint64_t now = pmr_impl_coarse_ns();
     for (;;) {
       src_lock(src);
       pmr_impl_page *purge = purge_take(src, now, false, PURGE_BATCH);

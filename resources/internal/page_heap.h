@@ -163,7 +163,7 @@ typedef struct pmr_impl_page_source {
   size_t retain_pages;     /* free pages kept before segments go back */
   size_t empty_segments;   /* segments whose pages are all free */
   uint64_t last_grow_ns;   /* when the last segment came from upstream */
-  /* Called with no lock held before an oversize block is mapped (os
+  /* Called with no lock held before an oversize block is mapped (decommit
    * sources): an owner that parks free blocks away from their pages (the
    * thread cache's shards) gives them back, so that pages they kept in use
    * can empty and give their memory to the OS first. NULL: none. */
@@ -197,6 +197,12 @@ typedef struct pmr_impl_page_heap {
 /* Options with zeros replaced by the defaults, clamped to what pages serve
  * (largest_required_pool_block at most PMR_POOL_PAGE_LARGEST_BLOCK). */
 pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts);
+
+/* A monotonic clock for delays of milliseconds and more, in ns: a coarse
+ * clock (a few ms of resolution) where there is one, which reads in a few
+ * ns where the precise one costs tens; slow paths read it often while a
+ * give-back waits for its delay. */
+uint64_t pmr_impl_coarse_ns(void);
 
 /* ---- source ---- */
 void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,

@@ -223,8 +223,9 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
     p = k->start;
     size = k->size;
   } else {
-    /* New memory for the process (mapped here or by a pool upstream that
-     * maps it): free pages make room first. */
+    /* New memory for the process (mapped here, or by a pool upstream that
+     * maps blocks this large unless it kept one): free pages make room
+     * first. */
     if (pages != NULL && pages->decommit && size >= PMR_IMPL_OS_BIG_MIN) {
       if (pages->reclaim != NULL) pages->reclaim(pages);
       pmr_impl_source_purge(pages, size);

@@ -37,12 +37,14 @@ struct Block {
 };
 
 // Blocks this large (mapped from the OS over the malloc resource) carry the
-// pattern in their first and last kEdgeWords words only: the mix stays
-// cheap under the sanitizers.
+// pattern in their first and last kEdgeWords words and in one word of
+// every 4 KiB between (memory given back to the OS by mistake reads as
+// zeros a whole OS page at a time): the mix stays cheap under the
+// sanitizers.
 constexpr size_t kLarge = size_t{128} << 10;
 constexpr size_t kEdgeWords = 1024;
 
-// The words of b that carry its pattern: all, or both ends of a large one.
+// The words of b that carry its pattern: all, or those of a large one.
 template <typename F>
 void ForPatternWords(const Block& b, F f) {
   size_t words = b.bytes / 4;
@@ -51,6 +53,7 @@ void ForPatternWords(const Block& b, F f) {
     return;
   }
   for (size_t i = 0; i < kEdgeWords; ++i) f(i);
+  for (size_t i = kEdgeWords; i < words - kEdgeWords; i += 1024) f(i);
   for (size_t i = words - kEdgeWords; i < words; ++i) f(i);
 }
 
@@ -191,7 +194,9 @@ std::unique_ptr<pmrtest::ResourceUnderTest> Own(Init init,
       new pmrtest::OwnedResource<T>(init, destroy));
 }
 
-// thread_cache over a synchronized pool: the recommended stack.
+// thread_cache over a synchronized pool: the recommended stack. Over the
+// malloc resource, the cache's free pages (the pool's mappings) go back to
+// the OS too.
 class CacheOverPool : public pmrtest::ResourceUnderTest {
  public:
   explicit CacheOverPool(pmr_mem_resource* up) {
@@ -211,51 +216,55 @@ class CacheOverPool : public pmrtest::ResourceUnderTest {
 
 INSTANTIATE_TEST_SUITE_P(
     ThreadSafe, Stress,
-    ::testing::Values(StressCase{"synchronized_pool",
-                                 [](pmr_mem_resource* up) {
-                                   return Own<pmr_synchronized_pool>(
-                                       [up](pmr_synchronized_pool* p) {
-                                         pmr_synchronized_pool_init(p, nullptr,
-                                                                    up);
-                                       },
-                                       pmr_synchronized_pool_destroy);
-                                 }},
-                      StressCase{"thread_cache",
-                                 [](pmr_mem_resource* up) {
-                                   return Own<pmr_thread_cache>(
-                                       [up](pmr_thread_cache* t) {
-                                         pmr_thread_cache_init(t, nullptr, up);
-                                       },
-                                       pmr_thread_cache_destroy);
-                                 }},
-                      // Over the malloc resource (not counted): segments
-                      // and large blocks mapped from the OS, free pages
-                      // given back, parked blocks reclaimed before a
-                      // mapping, all while other threads run.
-                      StressCase{"thread_cache_over_malloc",
-                                 [](pmr_mem_resource*) {
-                                   return Own<pmr_thread_cache>(
-                                       [](pmr_thread_cache* t) {
-                                         pmr_thread_cache_init(
-                                             t, nullptr, pmr_malloc_resource());
-                                       },
-                                       pmr_thread_cache_destroy);
-                                 }},
-                      StressCase{"synchronized_pool_over_malloc",
-                                 [](pmr_mem_resource*) {
-                                   return Own<pmr_synchronized_pool>(
-                                       [](pmr_synchronized_pool* p) {
-                                         pmr_synchronized_pool_init(
-                                             p, nullptr, pmr_malloc_resource());
-                                       },
-                                       pmr_synchronized_pool_destroy);
-                                 }},
-                      StressCase{
-                          "thread_cache_over_synchronized_pool",
-                          [](pmr_mem_resource* up) {
-                            return std::unique_ptr<pmrtest::ResourceUnderTest>(
-                                new CacheOverPool(up));
-                          }}),
+    ::testing::Values(
+        StressCase{"synchronized_pool",
+                   [](pmr_mem_resource* up) {
+                     return Own<pmr_synchronized_pool>(
+                         [up](pmr_synchronized_pool* p) {
+                           pmr_synchronized_pool_init(p, nullptr, up);
+                         },
+                         pmr_synchronized_pool_destroy);
+                   }},
+        StressCase{"thread_cache",
+                   [](pmr_mem_resource* up) {
+                     return Own<pmr_thread_cache>(
+                         [up](pmr_thread_cache* t) {
+                           pmr_thread_cache_init(t, nullptr, up);
+                         },
+                         pmr_thread_cache_destroy);
+                   }},
+        // Over the malloc resource (not counted): segments
+        // and large blocks mapped from the OS, free pages
+        // given back, parked blocks reclaimed before a
+        // mapping, all while other threads run.
+        StressCase{"thread_cache_over_malloc",
+                   [](pmr_mem_resource*) {
+                     return Own<pmr_thread_cache>(
+                         [](pmr_thread_cache* t) {
+                           pmr_thread_cache_init(t, nullptr,
+                                                 pmr_malloc_resource());
+                         },
+                         pmr_thread_cache_destroy);
+                   }},
+        StressCase{"synchronized_pool_over_malloc",
+                   [](pmr_mem_resource*) {
+                     return Own<pmr_synchronized_pool>(
+                         [](pmr_synchronized_pool* p) {
+                           pmr_synchronized_pool_init(p, nullptr,
+                                                      pmr_malloc_resource());
+                         },
+                         pmr_synchronized_pool_destroy);
+                   }},
+        StressCase{"thread_cache_over_synchronized_pool",
+                   [](pmr_mem_resource* up) {
+                     return std::unique_ptr<pmrtest::ResourceUnderTest>(
+                         new CacheOverPool(up));
+                   }},
+        StressCase{"thread_cache_over_synchronized_pool_over_malloc",
+                   [](pmr_mem_resource*) {
+                     return std::unique_ptr<pmrtest::ResourceUnderTest>(
+                         new CacheOverPool(pmr_malloc_resource()));
+                   }}),
     [](const ::testing::TestParamInfo<StressCase>& info) {
       return info.param.name;
     });

@@ -404,4 +404,44 @@ TEST(ThreadCacheOsMemoryTest, MappingALargeBlockFirstTakesBackParkedBlocks) {
   pmr_thread_cache_destroy(&tc);
 }
 
+// ... but at most every 10 ms: a program mapping large blocks at a high rate
+// does not empty the central pool each time.
+TEST(ThreadCacheOsMemoryTest, ParkedBlocksAreTakenBackAtMostEveryTenMs) {
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
+  pmr_mem_resource* r = &tc.base;
+  auto park = [&] {
+    std::vector<void*> v;
+    for (int i = 0; i < 40000; ++i) v.push_back(pmr_allocate(r, 64, 8));
+    for (void* x : v) ASSERT_NE(x, nullptr);
+    FreeAll(r, v, 64);
+  };
+  park();
+  void* first = pmr_allocate(r, 2 * kMapped, 8);  // takes them back
+  ASSERT_NE(first, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  park();
+  const pmr_thread_cache_stats parked = pmr_thread_cache_get_stats(&tc);
+  ASSERT_LT(parked.free_page_bytes, parked.held_bytes / 10);
+  void* second = pmr_allocate(r, 3 * kMapped, 8);  // mapped, too soon
+  ASSERT_NE(second, nullptr);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
+  // The coarse clock the interval is read with may lag a few ms.
+  if (ms < 5) {
+    EXPECT_LT(pmr_thread_cache_get_stats(&tc).free_page_bytes,
+              parked.held_bytes / 10);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  void* third = pmr_allocate(r, 4 * kMapped, 8);  // in time again
+  ASSERT_NE(third, nullptr);
+  EXPECT_GT(pmr_thread_cache_get_stats(&tc).free_page_bytes,
+            parked.held_bytes / 2);
+  pmr_deallocate(r, first, 2 * kMapped, 8);
+  pmr_deallocate(r, second, 3 * kMapped, 8);
+  pmr_deallocate(r, third, 4 * kMapped, 8);
+  pmr_thread_cache_destroy(&tc);
+}
+
 }  // namespace
