@@ -85,9 +85,37 @@ TwoPages FillAPage(pmr_mem_resource* r, size_t size) {
   return t;
 }
 
+// n blocks of `size` bytes from r, each written (resident); fewer if r
+// fails.
+std::vector<void*> Written(pmr_mem_resource* r, int n, size_t size) {
+  std::vector<void*> v;
+  for (int i = 0; i < n; ++i) {
+    void* x = pmr_allocate(r, size, 8);
+    if (x == nullptr) break;
+    memset(x, 2, size);
+    v.push_back(x);
+  }
+  return v;
+}
+
 void FreeAll(pmr_mem_resource* r, std::vector<void*>& v, size_t size) {
   for (void* b : v) pmr_deallocate(r, b, size, 8);
   v.clear();
+}
+
+// n blocks of `size` bytes from r, each written, read back as written and
+// freed: memory a pool took back from the OS serves again.
+void ServesAgain(pmr_mem_resource* r, int n, size_t size) {
+  std::vector<void*> v;
+  for (int i = 0; i < n; ++i) {
+    void* b = pmr_allocate(r, size, 8);
+    ASSERT_NE(b, nullptr);
+    memset(b, i & 0xff, size);
+    v.push_back(b);
+  }
+  for (size_t i = 0; i < v.size(); ++i)
+    ASSERT_EQ(static_cast<unsigned char*>(v[i])[size - 1], i & 0xff);
+  FreeAll(r, v, size);
 }
 
 class PoolOsMemoryTest : public ::testing::TestWithParam<bool> {
@@ -122,16 +150,7 @@ TEST_P(PoolOsMemoryTest, AFreePageGivesItsMemoryBackOnceFreeForAWhile) {
   EXPECT_EQ(errno, 1234);
   // Still held, and it serves again.
   EXPECT_GE(p->stats().free_page_bytes, kPage);
-  std::vector<void*> again;
-  for (int i = 0; i < 4000; ++i) {
-    void* b = pmr_allocate(r, 256, 8);
-    ASSERT_NE(b, nullptr);
-    memset(b, i & 0xff, 256);
-    again.push_back(b);
-  }
-  for (size_t i = 0; i < again.size(); ++i)
-    ASSERT_EQ(static_cast<unsigned char*>(again[i])[255], i & 0xff);
-  FreeAll(r, again, 256);
+  ServesAgain(r, 4000, 256);
   FreeAll(r, a.next, 64);
   FreeAll(r, c.next, 4096);
 }
@@ -205,16 +224,7 @@ TEST_P(PoolOsMemoryTest, OverAPoolOverMallocFreePagesGoBackToTheOsToo) {
   ASSERT_NE(big, nullptr);
   EXPECT_EQ(ResidentBody(c.page), 0);
   // The pages serve again, reading as written.
-  std::vector<void*> again;
-  for (int i = 0; i < 3000; ++i) {
-    void* b = pmr_allocate(r, 64, 8);
-    ASSERT_NE(b, nullptr);
-    memset(b, i & 0xff, 64);
-    again.push_back(b);
-  }
-  for (size_t i = 0; i < again.size(); ++i)
-    ASSERT_EQ(static_cast<unsigned char*>(again[i])[63], i & 0xff);
-  FreeAll(r, again, 64);
+  ServesAgain(r, 3000, 64);
   pmr_deallocate(r, big, 2 * kMapped, 8);
   FreeAll(r, a.next, 64);
   FreeAll(r, c.next, 4096);
@@ -311,6 +321,23 @@ INSTANTIATE_TEST_SUITE_P(Pools, PoolOsMemoryTest, ::testing::Bool(),
                            return i.param ? "synchronized" : "unsynchronized";
                          });
 
+// A page of 64-byte blocks freed while one block keeps its segment: its
+// memory goes back to the OS on the thread cache's trim.
+void TrimGivesBackTheMemoryOfAFreePage(pmr_thread_cache* tc) {
+  pmr_mem_resource* r = &tc->base;
+  std::vector<void*> v = Written(r, 3000, 64);
+  ASSERT_EQ(v.size(), 3000u);
+  void* keep = v.back();
+  v.pop_back();
+  uintptr_t first = PageOf(v.front());
+  ASSERT_NE(first, PageOf(keep));
+  FreeAll(r, v, 64);
+  EXPECT_GT(ResidentBody(first), 0);
+  pmr_thread_cache_trim(tc);
+  EXPECT_EQ(ResidentBody(first), 0);
+  pmr_deallocate(r, keep, 64, 8);
+}
+
 TEST(ThreadCacheOsMemoryTest, LargeBlocksAreMappedAndTrimEmptiesFreePages) {
   pmr_thread_cache tc;
   ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
@@ -321,21 +348,7 @@ TEST(ThreadCacheOsMemoryTest, LargeBlocksAreMappedAndTrimEmptiesFreePages) {
   memset(b, 1, n);
   pmr_deallocate(r, b, n, 16);
   EXPECT_EQ(Resident(reinterpret_cast<uintptr_t>(b), n), -1);
-  std::vector<void*> v;
-  for (int i = 0; i < 3000; ++i) {
-    void* x = pmr_allocate(r, 64, 8);
-    ASSERT_NE(x, nullptr);
-    memset(x, 2, 64);
-    v.push_back(x);
-  }
-  void* keep = v.back();  // keeps its segment held
-  v.pop_back();
-  uintptr_t first = PageOf(v.front());
-  ASSERT_NE(first, PageOf(keep));
-  FreeAll(r, v, 64);
-  pmr_thread_cache_trim(&tc);
-  EXPECT_EQ(ResidentBody(first), 0);
-  pmr_deallocate(r, keep, 64, 8);
+  TrimGivesBackTheMemoryOfAFreePage(&tc);
   pmr_thread_cache_trim(&tc);
   EXPECT_LT(pmr_thread_cache_get_stats(&tc).held_bytes, kBookkeeping);
   pmr_thread_cache_destroy(&tc);
@@ -347,23 +360,7 @@ TEST(ThreadCacheOsMemoryTest, OverAPoolOverMallocTrimEmptiesFreePages) {
   pmrtest::SyncPool under(nullptr, pmr_malloc_resource());
   pmr_thread_cache tc;
   ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, under.get()));
-  pmr_mem_resource* r = &tc.base;
-  std::vector<void*> v;
-  for (int i = 0; i < 3000; ++i) {
-    void* x = pmr_allocate(r, 64, 8);
-    ASSERT_NE(x, nullptr);
-    memset(x, 2, 64);
-    v.push_back(x);
-  }
-  void* keep = v.back();  // keeps its segment held
-  v.pop_back();
-  uintptr_t first = PageOf(v.front());
-  ASSERT_NE(first, PageOf(keep));
-  FreeAll(r, v, 64);
-  EXPECT_GT(ResidentBody(first), 0);
-  pmr_thread_cache_trim(&tc);
-  EXPECT_EQ(ResidentBody(first), 0);
-  pmr_deallocate(r, keep, 64, 8);
+  TrimGivesBackTheMemoryOfAFreePage(&tc);
   pmr_thread_cache_destroy(&tc);
 }
 
@@ -411,9 +408,8 @@ TEST(ThreadCacheOsMemoryTest, ParkedBlocksAreTakenBackAtMostEveryTenMs) {
   ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
   pmr_mem_resource* r = &tc.base;
   auto park = [&] {
-    std::vector<void*> v;
-    for (int i = 0; i < 40000; ++i) v.push_back(pmr_allocate(r, 64, 8));
-    for (void* x : v) ASSERT_NE(x, nullptr);
+    std::vector<void*> v = Written(r, 40000, 64);
+    ASSERT_EQ(v.size(), 40000u);
     FreeAll(r, v, 64);
   };
   park();
