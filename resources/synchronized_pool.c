@@ -189,7 +189,7 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   s->small_limit =
       pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
   atomic_init(&s->big_lock, 0);
-  pmr_impl_big_init(&s->big, s->opts.max_free_bytes);
+  pmr_impl_big_init(&s->big, s->heap.src.upstream, s->opts.max_free_bytes);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #else

@@ -1398,7 +1398,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #endif
-  pmr_impl_big_init(&s->big, o.pool.max_free_bytes);
+  pmr_impl_big_init(&s->big, s->central.src.upstream, o.pool.max_free_bytes);
   atomic_init(&s->next_home, 0);
   atomic_init(&s->reclaimed_ns, 0);
   s->shards =

@@ -71,16 +71,27 @@ void pmr_impl_os_register_pool(const pmr_impl_pool_kind *k) {
   atomic_store_explicit(&pool_kinds[k->slot], k, memory_order_release);
 }
 
-bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes) {
-  if (r == NULL || bytes < PMR_IMPL_OS_BIG_MIN) return false;
+/* r's kind, or NULL when r is not a registered kind of pool. */
+static const pmr_impl_pool_kind *kind_of(const pmr_mem_resource *r) {
+  if (r == NULL) return NULL;
   for (unsigned i = 0; i < PMR_IMPL_KINDS; ++i) {
     const pmr_impl_pool_kind *k =
         atomic_load_explicit(&pool_kinds[i], memory_order_acquire);
-    if (k == NULL || k->ops != r->ops) continue;
-    pmr_mem_resource *up = k->upstream(r);
-    return pmr_impl_os_direct(up) || pmr_impl_os_backed(up, bytes);
+    if (k != NULL && k->ops == r->ops) return k;
   }
-  return false;
+  return NULL;
+}
+
+bool pmr_impl_os_is_pool(const pmr_mem_resource *r) {
+  return kind_of(r) != NULL;
+}
+
+bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes) {
+  if (bytes < PMR_IMPL_OS_BIG_MIN) return false;
+  const pmr_impl_pool_kind *k = kind_of(r);
+  if (k == NULL) return false;
+  pmr_mem_resource *up = k->upstream(r);
+  return pmr_impl_os_direct(up) || pmr_impl_os_backed(up, bytes);
 }
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) & ~(to - 1); }

@@ -51,6 +51,9 @@ enum {
  * resource takes it as upstream. */
 void pmr_impl_os_register_pool(const pmr_impl_pool_kind *k);
 
+/* Whether r is a registered kind of pool (whatever its upstream). */
+bool pmr_impl_os_is_pool(const pmr_mem_resource *r);
+
 /* Whether what r gives for a request of `bytes` bytes is memory mapped from
  * the OS that r does not touch while lent out: r is a registered kind of
  * pool over the malloc resource (or, in turn, over such a pool), and

@@ -194,10 +194,11 @@ static size_t give_back(pmr_mem_resource *upstream, pmr_impl_big_block *b) {
   return given;
 }
 
-void pmr_impl_big_init(pmr_impl_big_list *list, size_t retain) {
+void pmr_impl_big_init(pmr_impl_big_list *list,
+                       const pmr_mem_resource *upstream, size_t retain) {
   memset(list, 0, sizeof *list);
   list->live.prev = list->live.next = &list->live;
-  list->retain = retain;
+  list->retain = pmr_impl_os_is_pool(upstream) ? 0 : retain;
 }
 
 void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,

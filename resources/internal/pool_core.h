@@ -113,8 +113,12 @@ typedef struct pmr_impl_big_list {
   size_t retain;                               /* at most this many */
 } pmr_impl_big_list;
 
-/* An empty list that keeps up to `retain` bytes of freed blocks. */
-void pmr_impl_big_init(pmr_impl_big_list *list, size_t retain);
+/* An empty list that keeps up to `retain` bytes of freed blocks, or none
+ * when upstream is itself a pool (pmr_impl_os_is_pool): that pool keeps
+ * what it gets back within its own bound, and a stack of pools keeping the
+ * same blocks at two levels would hold twice what either allows. */
+void pmr_impl_big_init(pmr_impl_big_list *list,
+                       const pmr_mem_resource *upstream, size_t retain);
 
 /* A kept block or one from upstream, linked into list; NULL when upstream
  * fails. lock (a pmr_impl_spin *, from spin_lock.h, which this header does

@@ -505,6 +505,49 @@ TEST_P(PoolTest, KeptOversizeBlocksStayWithinMaxFreeBytes) {
   q->trim();
 }
 
+// Over another pool, a pool keeps no freed oversize block: the pool under it
+// keeps it (within its own max_free_bytes) and serves the next request with
+// it. Kept at both levels, a stack would hold twice what either allows.
+TEST_P(PoolTest, OverAPoolOnlyThePoolUnderItKeepsFreedOversizeBlocks) {
+  for (bool lower_sync : {false, true}) {
+    std::unique_ptr<Pool> lower(
+        lower_sync
+            ? static_cast<Pool*>(new pmrtest::SyncPool(nullptr, up_.get()))
+            : static_cast<Pool*>(new pmrtest::UnsyncPool(nullptr, up_.get())));
+    std::unique_ptr<Pool> upper(
+        GetParam()
+            ? static_cast<Pool*>(new pmrtest::SyncPool(nullptr, lower->get()))
+            : static_cast<Pool*>(
+                  new pmrtest::UnsyncPool(nullptr, lower->get())));
+    const size_t n = 40000;
+    auto* a = static_cast<unsigned char*>(pmr_allocate(upper->get(), n, 16));
+    ASSERT_NE(a, nullptr);
+    std::memset(a, 1, n);
+    pmr_deallocate(upper->get(), a, n, 16);
+    EXPECT_EQ(upper->stats().free_oversize_bytes, 0u);
+    EXPECT_EQ(upper->stats().held_bytes, 0u);
+    EXPECT_GE(lower->stats().free_oversize_bytes, n);
+    // The next request gets the block the pool under it kept.
+    size_t calls = up_.calls().size();
+    auto* b = static_cast<unsigned char*>(pmr_allocate(upper->get(), n, 16));
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(up_.calls().size(), calls);
+    EXPECT_EQ(lower->stats().free_oversize_bytes, 0u);
+    std::memset(b, 2, n);
+    pmr_deallocate(upper->get(), b, n, 16);
+    // Over any other upstream the pool keeps it itself (as before).
+    EXPECT_EQ(upper->stats().free_oversize_bytes, 0u);
+    upper.reset();
+    lower->trim();
+    EXPECT_EQ(lower->stats().held_bytes, 0u);
+  }
+  auto p = Make();
+  void* c = pmr_allocate(p->get(), 40000, 16);
+  pmr_deallocate(p->get(), c, 40000, 16);
+  EXPECT_GE(p->stats().free_oversize_bytes, 40000u);
+  p->trim();
+}
+
 TEST_P(PoolTest, ReleaseFreesEverythingIsIdempotentAndLeavesThePoolUsable) {
   auto p = Make();
   for (int i = 0; i < 3000; ++i)  // never deallocated

@@ -115,6 +115,31 @@ TEST(ThreadCache, FreedOversizeBlocksAreKeptForReuseUntilTrim) {
   EXPECT_EQ(up.outstanding_bytes(), t.stats().held_bytes);
 }
 
+// Over a pool, the thread cache keeps no freed oversize block: the pool
+// under it keeps it and serves the next request (pool_test.cc).
+TEST(ThreadCache, OverAPoolOnlyThePoolUnderItKeepsFreedOversizeBlocks) {
+  CountingResource up;
+  pmr_synchronized_pool sp;
+  pmr_synchronized_pool_init(&sp, nullptr, up.get());
+  {
+    TC t(&sp.base);
+    void* a = pmr_allocate(t.r(), 50000, 16);
+    ASSERT_NE(a, nullptr);
+    std::memset(a, 1, 50000);
+    pmr_deallocate(t.r(), a, 50000, 16);
+    EXPECT_EQ(t.stats().free_oversize_bytes, 0u);
+    EXPECT_GE(pmr_synchronized_pool_get_stats(&sp).free_oversize_bytes, 50000u);
+    size_t calls = up.calls().size();
+    void* b = pmr_allocate(t.r(), 50000, 16);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(up.calls().size(), calls);
+    EXPECT_EQ(pmr_synchronized_pool_get_stats(&sp).free_oversize_bytes, 0u);
+    pmr_deallocate(t.r(), b, 50000, 16);
+  }
+  pmr_synchronized_pool_destroy(&sp);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
 TEST(ThreadCache, ParkedMemoryIsBoundedPerClass) {
   CountingResource up;
   pmr_thread_cache_options o = {};
