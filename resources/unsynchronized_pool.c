@@ -41,17 +41,17 @@ static const state *cstate_of(const pmr_unsynchronized_pool *p) {
 #endif
 
 /* Everything but the fast path: page changes, sizes above 1024, 0 bytes,
- * oversize requests. Out of line so the fast path stays a leaf. k: the
- * class of a fast-path size whose current page ran dry, or NULL. */
+ * oversize requests. Out of line so the fast path stays a leaf; it finds
+ * the class again, so that the fast path passes on what it got and keeps
+ * no class pointer for the call. */
 PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
-                                               pmr_impl_page_class *k,
                                                size_t bytes, size_t alignment) {
   state *s = state_of(self);
   void *p;
   if (PMR_UNLIKELY(
           atomic_load_explicit(&s->src.shrink_wanted, memory_order_relaxed)))
     pmr_impl_source_shrink(&s->src);
-  if (k == NULL) k = pmr_impl_heap_class(&s->heap, bytes, alignment);
+  pmr_impl_page_class *k = pmr_impl_heap_class(&s->heap, bytes, alignment);
   if (k == &s->heap.empty)
     p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, &s->src, bytes,
                            alignment);
@@ -66,19 +66,20 @@ static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
   state *s = state_of(self);
   size_t key = pmr_impl_heap_key(bytes, alignment);
   if (PMR_LIKELY(key < s->small_limit)) {
-    pmr_impl_page_class *k = pmr_impl_heap_small(&s->heap, key);
-    void *b = pmr_impl_heap_pop(k);
+    void *b = pmr_impl_heap_pop(pmr_impl_heap_small(&s->heap, key));
     if (PMR_LIKELY(b != NULL)) {
       TRACK(s, b, bytes, alignment);
       return b;
     }
-    return unsync_allocate_slow(self, k, bytes, alignment);
   }
-  return unsync_allocate_slow(self, NULL, bytes, alignment);
+  return unsync_allocate_slow(self, bytes, alignment);
 }
 
-PMR_NOINLINE static void unsync_deallocate_slow(state *s, void *p, size_t bytes,
+/* Takes what the fast path got, as it got it: the call is a jump. */
+PMR_NOINLINE static void unsync_deallocate_slow(pmr_mem_resource *self, void *p,
+                                                size_t bytes,
                                                 size_t alignment) {
+  state *s = state_of(self);
   if (pmr_impl_heap_class(&s->heap, bytes, alignment) != &s->heap.empty)
     pmr_impl_heap_free(&s->src, p);
   else
@@ -98,7 +99,7 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit))
     pmr_impl_heap_free(&s->src, p);
   else
-    unsync_deallocate_slow(s, p, bytes, alignment);
+    unsync_deallocate_slow(self, p, bytes, alignment);
 }
 
 /* In place when the new size stays in the block's class (or both sizes go

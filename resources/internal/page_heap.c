@@ -512,7 +512,7 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
 /* The page was full, became empty, or (capacity <= 2) anything. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
   pmr_impl_page_heap *h = pg->heap;
-  if (pg->used == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
+  if (pmr_impl_page_used(pg) == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
     retire(h, pg);
   } else if (pg->state == PMR_IMPL_PAGE_FULL) {
     partial_push(&h->classes[pg->cls], pg);
@@ -553,8 +553,8 @@ static size_t collect(pmr_impl_page_heap *h) {
     pmr_impl_link_set(tail, pg->free);
     void *had = pg->free;
     pg->free = list;
-    pg->used -= n;
-    if (pg->used == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
+    pg->used_minus_1 -= n;
+    if (pmr_impl_page_used(pg) == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
       retire(h, pg);
       ++retired;
     } else if (had == NULL && pg->state == PMR_IMPL_PAGE_FULL) {
@@ -599,7 +599,7 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   pg->heap = h;
   pg->block = k->block;
   pg->cls = (uint8_t)k->index;
-  pg->used = 0;
+  pg->used_minus_1 = UINT32_MAX; /* none */
   make_current(pg);
   /* Carved again even for the class it last served: its old free list is
    * in the order the blocks were freed, and handing a page out in address
@@ -703,7 +703,7 @@ size_t pmr_impl_heap_trim(pmr_impl_page_heap *h) {
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
     pmr_impl_page_class *k = &h->classes[i];
     pmr_impl_page *pg = k->current;
-    if (pg != &h->no_page && pg->used == 0) {
+    if (pg != &h->no_page && pmr_impl_page_used(pg) == 0) {
       k->current = &h->no_page;
       pg->state = PMR_IMPL_PAGE_FULL; /* in no list */
       retire(h, pg);
