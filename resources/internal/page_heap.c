@@ -105,6 +105,11 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   src->frame_mask = ~(((uintptr_t)1 << frame_shift) - 1);
   /* (address >> 9): page index bits land on 128 (PMR_IMPL_PAGE_SLOT), and
    * the colour bits above them on multiples of the table's size. */
+  _Static_assert(
+      7 + (PMR_IMPL_OS_FRAME_SHIFT - PMR_IMPL_PAGE_SHIFT) + 5 <= 23 &&
+          PMR_IMPL_PAGE_COLORS <= 32,
+      "pmr_impl_page_of takes the mask's bits from the low 32 "
+      "bits of an address");
   src->color_mask =
       (uint32_t)(((((uintptr_t)1 << index_bits) - 1) << 7) |
                  ((uintptr_t)(PMR_IMPL_PAGE_COLORS - 1) << (7 + index_bits)));
