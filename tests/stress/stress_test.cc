@@ -194,6 +194,21 @@ std::unique_ptr<pmrtest::ResourceUnderTest> Own(Init init,
       new pmrtest::OwnedResource<T>(init, destroy));
 }
 
+// Each thread-safe resource over upstream up.
+std::unique_ptr<pmrtest::ResourceUnderTest> SyncPoolOver(pmr_mem_resource* up) {
+  return Own<pmr_synchronized_pool>(
+      [up](pmr_synchronized_pool* p) {
+        pmr_synchronized_pool_init(p, nullptr, up);
+      },
+      pmr_synchronized_pool_destroy);
+}
+std::unique_ptr<pmrtest::ResourceUnderTest> ThreadCacheOver(
+    pmr_mem_resource* up) {
+  return Own<pmr_thread_cache>(
+      [up](pmr_thread_cache* t) { pmr_thread_cache_init(t, nullptr, up); },
+      pmr_thread_cache_destroy);
+}
+
 // thread_cache over a synchronized pool: the recommended stack. Over the
 // malloc resource, the cache's free pages (the pool's mappings) go back to
 // the OS too.
@@ -217,43 +232,19 @@ class CacheOverPool : public pmrtest::ResourceUnderTest {
 INSTANTIATE_TEST_SUITE_P(
     ThreadSafe, Stress,
     ::testing::Values(
-        StressCase{"synchronized_pool",
-                   [](pmr_mem_resource* up) {
-                     return Own<pmr_synchronized_pool>(
-                         [up](pmr_synchronized_pool* p) {
-                           pmr_synchronized_pool_init(p, nullptr, up);
-                         },
-                         pmr_synchronized_pool_destroy);
-                   }},
-        StressCase{"thread_cache",
-                   [](pmr_mem_resource* up) {
-                     return Own<pmr_thread_cache>(
-                         [up](pmr_thread_cache* t) {
-                           pmr_thread_cache_init(t, nullptr, up);
-                         },
-                         pmr_thread_cache_destroy);
-                   }},
+        StressCase{"synchronized_pool", SyncPoolOver},
+        StressCase{"thread_cache", ThreadCacheOver},
         // Over the malloc resource (not counted): segments
         // and large blocks mapped from the OS, free pages
         // given back, parked blocks reclaimed before a
         // mapping, all while other threads run.
         StressCase{"thread_cache_over_malloc",
                    [](pmr_mem_resource*) {
-                     return Own<pmr_thread_cache>(
-                         [](pmr_thread_cache* t) {
-                           pmr_thread_cache_init(t, nullptr,
-                                                 pmr_malloc_resource());
-                         },
-                         pmr_thread_cache_destroy);
+                     return ThreadCacheOver(pmr_malloc_resource());
                    }},
         StressCase{"synchronized_pool_over_malloc",
                    [](pmr_mem_resource*) {
-                     return Own<pmr_synchronized_pool>(
-                         [](pmr_synchronized_pool* p) {
-                           pmr_synchronized_pool_init(p, nullptr,
-                                                      pmr_malloc_resource());
-                         },
-                         pmr_synchronized_pool_destroy);
+                     return SyncPoolOver(pmr_malloc_resource());
                    }},
         StressCase{"thread_cache_over_synchronized_pool",
                    [](pmr_mem_resource* up) {
