@@ -8,6 +8,8 @@
 // left is the exact cost of one operation plus a minimal loop. Instruction
 // counts do not depend on machine load, unlike times: use them to compare
 // single-threaded designs. Timed comparisons are in //benchmarks:all.
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +45,60 @@ LOOP_INLINE void Pairs(long n, Alloc alloc, Free dealloc) {
 template <typename Alloc>
 LOOP_INLINE void Allocs(long n, Alloc alloc) {
   for (long i = 0; i < n; ++i) Sink(alloc());
+}
+
+// Benchmark A's bulk shape: kBulk blocks allocated, then all freed in the
+// order they came, round after round (n: a multiple of kBulk).
+constexpr long kBulk = 100000;
+
+template <typename Alloc, typename Free>
+LOOP_INLINE void Bulk(long n, Alloc alloc, Free dealloc) {
+  static void* blocks[kBulk];
+  for (long round = 0; round < n / kBulk; ++round) {
+    for (long i = 0; i < kBulk; ++i) {
+      blocks[i] = alloc();
+      Sink(blocks[i]);
+    }
+    for (long i = 0; i < kBulk; ++i) dealloc(blocks[i]);
+  }
+}
+
+LOOP_INLINE void PmrBulk(long n, pmr_mem_resource* r) {
+  Bulk(
+      n, [r] { return pmr_allocate(r, kSize, kAlign); },
+      [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
+}
+
+// mimalloc called directly (not as a drop-in malloc): its own entry points,
+// found with dlopen so that it does not replace this program's malloc.
+struct Mimalloc {
+  void* (*malloc)(size_t);
+  void (*free)(void*);
+  void* (*heap_new)();
+  void* (*heap_malloc)(void*, size_t);
+  bool ok = false;
+  Mimalloc() {
+    void* lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return;
+    malloc = reinterpret_cast<void* (*)(size_t)>(dlsym(lib, "mi_malloc"));
+    free = reinterpret_cast<void (*)(void*)>(dlsym(lib, "mi_free"));
+    heap_new = reinterpret_cast<void* (*)()>(dlsym(lib, "mi_heap_new"));
+    heap_malloc = reinterpret_cast<void* (*)(void*, size_t)>(
+        dlsym(lib, "mi_heap_malloc"));
+    ok = malloc && free && heap_new && heap_malloc;
+  }
+};
+
+// Runs fn(mimalloc), or says on stderr that mimalloc is not installed (the
+// count is then that of an empty run: tools/instructions.sh prints it).
+template <typename Fn>
+void WithMimalloc(Fn fn) {
+  static Mimalloc mi;
+  if (!mi.ok) {
+    fprintf(stderr, "libmimalloc.so.2 not found\n");
+    exit(3);
+  }
+  fn(mi);
 }
 
 // Pairs through the abstract interface (pmr_allocate / pmr_deallocate).
@@ -131,6 +187,61 @@ const Scenario kScenarios[] = {
        PmrPairs(n, &tc.base);
        pmr_thread_cache_destroy(&tc);
      }},
+    {"pmr_unsynchronized_pool_bulk",
+     [](long n) {
+       pmr_unsynchronized_pool pool;
+       pmr_unsynchronized_pool_init(&pool, nullptr, nullptr);
+       PmrBulk(n, &pool.base);
+       pmr_unsynchronized_pool_destroy(&pool);
+     }},
+    {"pmr_synchronized_pool_bulk",
+     [](long n) {
+       pmr_synchronized_pool pool;
+       pmr_synchronized_pool_init(&pool, nullptr, nullptr);
+       PmrBulk(n, &pool.base);
+       pmr_synchronized_pool_destroy(&pool);
+     }},
+    {"pmr_thread_cache_bulk",
+     [](long n) {
+       pmr_thread_cache tc;
+       pmr_thread_cache_init(&tc, nullptr, nullptr);
+       PmrBulk(n, &tc.base);
+       pmr_thread_cache_destroy(&tc);
+     }},
+    {"mi_malloc_pair",  // mimalloc's mi_malloc / mi_free, called directly
+     [](long n) {
+       WithMimalloc([n](const Mimalloc& mi) {
+         Pairs(
+             n, [&mi] { return mi.malloc(kSize); },
+             [&mi](void* p) { mi.free(p); });
+       });
+     }},
+    {"mi_malloc_bulk",
+     [](long n) {
+       WithMimalloc([n](const Mimalloc& mi) {
+         Bulk(
+             n, [&mi] { return mi.malloc(kSize); },
+             [&mi](void* p) { mi.free(p); });
+       });
+     }},
+    {"mi_heap_pair",  // a mimalloc heap of its own (mi_heap_malloc / mi_free)
+     [](long n) {
+       WithMimalloc([n](const Mimalloc& mi) {
+         void* heap = mi.heap_new();
+         Pairs(
+             n, [&mi, heap] { return mi.heap_malloc(heap, kSize); },
+             [&mi](void* p) { mi.free(p); });
+       });
+     }},
+    {"mi_heap_bulk",
+     [](long n) {
+       WithMimalloc([n](const Mimalloc& mi) {
+         void* heap = mi.heap_new();
+         Bulk(
+             n, [&mi, heap] { return mi.heap_malloc(heap, kSize); },
+             [&mi](void* p) { mi.free(p); });
+       });
+     }},
     {"malloc_pair",  // glibc, or whatever malloc is preloaded
      [](long n) {
        Pairs(
@@ -139,6 +250,12 @@ const Scenario kScenarios[] = {
      true},
     {"pmr_malloc_resource_pair",
      [](long n) { PmrPairs(n, pmr_malloc_resource()); }},
+    {"malloc_bulk",  // glibc, or whatever malloc is preloaded
+     [](long n) {
+       Bulk(
+           n, [] { return malloc(kSize); }, [](void* p) { free(p); });
+     },
+     true},
     {"std_unsynchronized_pool_pair",
      [](long n) {
        std::pmr::unsynchronized_pool_resource pool;

@@ -3,6 +3,10 @@
 # repeatable: each scenario of //benchmarks:instructions runs under
 # valgrind --tool=callgrind at N1 and N2 operations; the difference of the
 # totals divided by N2 - N1 is the cost of one operation and its loop.
+# Shapes: *_pair allocates and frees one block at a time (steady state);
+# *_bulk allocates 100,000 blocks, then frees them all (benchmark A), and
+# counts per block. mi_* call mimalloc's own functions; PEER:malloc_* run
+# with PEER as the drop-in malloc (LD_PRELOAD, through the PLT).
 #   tools/instructions.sh [SCENARIO...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

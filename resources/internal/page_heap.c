@@ -476,6 +476,7 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
   h->largest =
       largest < PMR_IMPL_HEAP_LARGEST ? largest : PMR_IMPL_HEAP_LARGEST;
   h->give_back = give_back;
+  h->pages_taken = h->pages_returned = 0;
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
     uint32_t block = (uint32_t)pmr_impl_pool_class_size(i);
     h->classes[i].block = block;
@@ -511,6 +512,7 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   page_noaccess(h->src, pg);
   pg->block = 0;
   pg->heap = NULL;
+  h->pages_returned++;
   source_give(h->src, pg, h->give_back);
 }
 
@@ -602,6 +604,7 @@ static void make_current(pmr_impl_page *pg) {
 static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
                        pmr_impl_page *pg) {
   pg->heap = h;
+  h->pages_taken++;
   pg->block = k->block;
   pg->cls = (uint8_t)k->index;
   pg->used_minus_1 = UINT32_MAX; /* none */

@@ -165,11 +165,6 @@ typedef struct pmr_impl_page_source {
   size_t retain_pages;     /* free pages kept before segments go back */
   size_t empty_segments;   /* segments whose pages are all free */
   uint64_t last_grow_ns;   /* when the last segment came from upstream */
-  /* Called with no lock held before an oversize block is mapped (decommit
-   * sources): an owner that parks free blocks away from their pages (the
-   * thread cache's shards) gives them back, so that pages they kept in use
-   * can empty and give their memory to the OS first. NULL: none. */
-  void (*reclaim)(struct pmr_impl_page_source *src);
 } pmr_impl_page_source;
 
 typedef struct pmr_impl_page_class {
@@ -194,6 +189,9 @@ typedef struct pmr_impl_page_heap {
   _Atomic(pmr_impl_page *) delayed; /* pages with remote frees */
   size_t largest;                   /* largest pooled size (a class size) */
   bool give_back;                   /* deallocation may return segments */
+  /* Pages the heap took from its source to serve a class, and gave back
+   * with no block in use (statistics). */
+  size_t pages_taken, pages_returned;
 } pmr_impl_page_heap;
 
 /* Options with zeros replaced by the defaults, clamped to what pages serve

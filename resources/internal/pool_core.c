@@ -228,7 +228,6 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
      * maps blocks this large unless it kept one): free pages make room
      * first. */
     if (pages != NULL && pages->decommit && size >= PMR_IMPL_OS_BIG_MIN) {
-      if (pages->reclaim != NULL) pages->reclaim(pages);
       pmr_impl_source_purge(pages, size);
     }
     if (big_mapped(upstream, size)) {

@@ -124,7 +124,7 @@ void pmr_impl_big_init(pmr_impl_big_list *list,
  * fails. lock (a pmr_impl_spin *, from spin_lock.h, which this header does
  * not include so that C++ tests can; NULL: none) guards the list; it is
  * held only while the list changes, never while upstream runs. pages: the
- * pool's page source, whose reclaim hook runs and whose free pages give
+ * pool's page source, whose free pages give
  * memory back before a block is mapped (NULL: none). */
 struct pmr_impl_page_source;
 void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,

@@ -1,0 +1,193 @@
+/* Page heaps owned by threads (see thread_heap.h). */
+#include "resources/internal/thread_heap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "resources/internal/fork_guard.h"
+#include "resources/internal/thread_slots.h"
+
+_Static_assert(sizeof(pmr_impl_theap) <= PMR_IMPL_SLOT_NONE_BYTES,
+               "the stand-in heap fits pmr_impl_slot_none");
+
+void pmr_impl_theaps_init(pmr_impl_theaps *hs, pmr_mem_resource *up,
+                          const pmr_pool_options *opts) {
+  pmr_impl_source_init(&hs->src, up, opts->max_blocks_per_chunk,
+                       opts->max_free_bytes, true);
+  atomic_init(&hs->lock, 0);
+  hs->all = NULL;
+  atomic_init(&hs->abandoned, NULL);
+  hs->owned = 0;
+  hs->largest = opts->largest_required_pool_block;
+  hs->gone_taken = hs->gone_returned = 0;
+}
+
+void pmr_impl_theap_format_none(void *mem) {
+  pmr_impl_theap *t = (pmr_impl_theap *)mem;
+  pmr_impl_page_heap *h = &t->heap;
+  /* Every class, and every entry of the small table, leads to a class
+   * whose current page (no_page) has no free block. */
+  memset(&h->empty, 0, sizeof h->empty);
+  for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i)
+    memset(&h->classes[i], 0, sizeof h->classes[i]);
+  pmr_impl_heap_reset(h);
+  for (size_t i = 0; i < PMR_IMPL_POOL_TABLE_LIMIT / 8; ++i)
+    h->small[i] = (uint16_t)((const char *)&h->empty - (const char *)h);
+  atomic_init(&t->lock, 1); /* never taken: nothing may change it */
+}
+
+static void lock_heap(pmr_impl_theap *t) { pmr_impl_spin_lock(&t->lock); }
+static void unlock_heap(pmr_impl_theap *t) { pmr_impl_spin_unlock(&t->lock); }
+
+pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
+  pmr_impl_spin_lock(&hs->lock);
+  pmr_impl_theap *t =
+      atomic_load_explicit(&hs->abandoned, memory_order_relaxed);
+  if (t != NULL) {
+    atomic_store_explicit(&hs->abandoned, t->next_abandoned,
+                          memory_order_relaxed);
+    hs->owned++;
+  }
+  pmr_impl_spin_unlock(&hs->lock);
+  if (t != NULL) return t;
+  t = (pmr_impl_theap *)calloc(1, sizeof *t);
+  if (t == NULL) return NULL;
+  atomic_init(&t->lock, 0);
+  t->hs = hs;
+  pmr_impl_heap_init(&t->heap, &hs->src, hs->largest, false);
+  pmr_impl_spin_lock(&hs->lock);
+  t->next_all = hs->all;
+  hs->all = t;
+  hs->owned++;
+  pmr_impl_spin_unlock(&hs->lock);
+  return t;
+}
+
+void pmr_impl_theap_abandon(pmr_impl_theap *t) {
+  pmr_impl_theaps *hs = t->hs;
+  lock_heap(t);
+  pmr_impl_heap_trim(&t->heap);
+  unlock_heap(t);
+  pmr_impl_spin_lock(&hs->lock);
+  t->next_abandoned =
+      atomic_load_explicit(&hs->abandoned, memory_order_relaxed);
+  atomic_store_explicit(&hs->abandoned, t, memory_order_relaxed);
+  hs->owned--;
+  pmr_impl_spin_unlock(&hs->lock);
+}
+
+void pmr_impl_theaps_clear(pmr_impl_theaps *hs) {
+  for (pmr_impl_theap *t = hs->all, *next; t != NULL; t = next) {
+    next = t->next_all;
+    hs->gone_taken += t->heap.pages_taken;
+    hs->gone_returned += t->heap.pages_returned;
+    free(t);
+  }
+  hs->all = NULL;
+  atomic_store_explicit(&hs->abandoned, NULL, memory_order_relaxed);
+  hs->owned = 0;
+}
+
+/* What other threads freed into the abandoned heaps' pages, and their
+ * empty current pages, back to the source; true when a page went. */
+static bool collect_abandoned(pmr_impl_theaps *hs) {
+  if (atomic_load_explicit(&hs->abandoned, memory_order_relaxed) == NULL)
+    return false;
+  bool any = false;
+  pmr_impl_spin_lock(&hs->lock);
+  for (pmr_impl_theap *t =
+           atomic_load_explicit(&hs->abandoned, memory_order_relaxed);
+       t != NULL; t = t->next_abandoned) {
+    lock_heap(t);
+    any |= pmr_impl_heap_trim(&t->heap) != 0;
+    unlock_heap(t);
+  }
+  pmr_impl_spin_unlock(&hs->lock);
+  return any;
+}
+
+void *pmr_impl_theap_alloc(pmr_impl_theap *t, pmr_impl_page_class *k) {
+  pmr_impl_theaps *hs = t->hs;
+  void *b;
+  for (bool first = true;; first = false) {
+    lock_heap(t);
+    b = pmr_impl_heap_alloc_held(&t->heap, k);
+    /* Before new memory, the pages that the thread's other classes keep
+     * current with no block in use. */
+    if (b == NULL && first && pmr_impl_heap_trim(&t->heap) != 0)
+      b = pmr_impl_heap_alloc_held(&t->heap, k);
+    unlock_heap(t);
+    if (b != NULL) break;
+    if (first && collect_abandoned(hs)) continue;
+    if (!pmr_impl_source_grow(&hs->src)) return NULL; /* no lock held */
+  }
+  if (PMR_UNLIKELY(
+          atomic_load_explicit(&hs->src.shrink_wanted, memory_order_relaxed) ||
+          atomic_load_explicit(&hs->src.purge_wanted, memory_order_relaxed)))
+    pmr_impl_source_shrink(&hs->src);
+  return b;
+}
+
+void pmr_impl_theap_free_slow(pmr_impl_theap *t, pmr_impl_page *pg) {
+  lock_heap(t);
+  pmr_impl_heap_free_slow(pg);
+  unlock_heap(t);
+}
+
+void pmr_impl_theaps_trim_heaps(pmr_impl_theaps *hs, pmr_impl_theap *t) {
+  if (t != NULL) {
+    lock_heap(t);
+    pmr_impl_heap_trim(&t->heap);
+    unlock_heap(t);
+  }
+  collect_abandoned(hs);
+}
+
+void pmr_impl_theaps_page_counts(pmr_impl_theaps *hs, size_t *held,
+                                 size_t *taken, size_t *returned) {
+  size_t tk = hs->gone_taken, rt = hs->gone_returned, h = 0;
+  pmr_impl_spin_lock(&hs->lock);
+  for (pmr_impl_theap *t = hs->all; t != NULL; t = t->next_all) {
+    lock_heap(t);
+    tk += t->heap.pages_taken;
+    rt += t->heap.pages_returned;
+    h += t->heap.pages_taken - t->heap.pages_returned;
+    unlock_heap(t);
+  }
+  pmr_impl_spin_unlock(&hs->lock);
+  *held = h;
+  *taken = tk;
+  *returned = rt;
+}
+
+/* ---- fork --------------------------------------------------------------- */
+
+/* Releases the heaps' locks from the first one up to (not including)
+ * `stop` (NULL: all). */
+static void unlock_heaps(pmr_impl_theaps *hs, pmr_impl_theap *stop) {
+  for (pmr_impl_theap *t = hs->all; t != stop; t = t->next_all) unlock_heap(t);
+}
+
+bool pmr_impl_theaps_fork_take(pmr_impl_theaps *hs) {
+  if (!pmr_impl_fork_spin_take(&hs->lock)) return false;
+  for (pmr_impl_theap *t = hs->all; t != NULL; t = t->next_all) {
+    if (pmr_impl_fork_spin_take(&t->lock)) continue;
+    unlock_heaps(hs, t);
+    pmr_impl_spin_unlock(&hs->lock);
+    return false;
+  }
+  if (pmr_impl_fork_spin_take(&hs->src.lock)) return true;
+  unlock_heaps(hs, NULL);
+  pmr_impl_spin_unlock(&hs->lock);
+  return false;
+}
+
+void pmr_impl_theaps_fork_release(pmr_impl_theaps *hs) {
+  pmr_impl_spin_unlock(&hs->src.lock);
+  unlock_heaps(hs, NULL);
+  pmr_impl_spin_unlock(&hs->lock);
+}
+
+void pmr_impl_theaps_fork_child(pmr_impl_theaps *hs) {
+  pmr_impl_theaps_fork_release(hs);
+}

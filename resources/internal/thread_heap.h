@@ -1,0 +1,101 @@
+/* PRIVATE: page heaps owned by threads, over one shared page source: the
+ * core of the thread cache.
+ *
+ * Each thread that uses an instance owns one page heap (page_heap.h): per
+ * size class a current page and partial pages, each page with its own free
+ * list. The owner allocates from its current pages and frees into its own
+ * pages with no lock and no atomic instruction. A block freed by any other
+ * thread goes onto its page's atomic remote list (one compare-and-swap),
+ * and the page is queued once on its heap's `delayed` list; the owner
+ * collects it in its allocation slow path. A page whose blocks are all
+ * free leaves its heap for the shared free pages (any class of any thread
+ * takes it), except a class's current page, which stays until its heap
+ * needs memory: a thread keeps at most one page with no block in use per
+ * class.
+ *
+ * When a thread exits, its heap (with its pages that still hold blocks in
+ * use) is abandoned: remote frees keep landing in it, and the next thread
+ * that needs a heap adopts it whole. Before the source asks upstream for
+ * a segment, the abandoned heaps' remote frees are collected, so their
+ * pages that became free serve first.
+ *
+ * Locks: each heap has a spin lock that its owner takes only in slow paths
+ * (page changes), so that fork's prepare finds no heap half changed and
+ * whoever handles an abandoned heap excludes everyone else; the fast paths
+ * take none. Order: the instance's lock, then a heap's, then the source's;
+ * upstream is called with none held. Heaps are freed only by
+ * pmr_impl_theaps_clear, so a remote free always finds its page's heap. */
+#ifndef PMR_IMPL_THREAD_HEAP_H
+#define PMR_IMPL_THREAD_HEAP_H
+
+#include "resources/internal/page_heap.h"
+#include "resources/internal/spin_lock.h"
+
+struct pmr_impl_theaps;
+
+typedef struct pmr_impl_theap {
+  pmr_impl_page_heap heap; /* first: a page's heap is its theap */
+  pmr_impl_spin lock;
+  struct pmr_impl_theaps *hs;
+  struct pmr_impl_theap *next_all;       /* every heap of the instance */
+  struct pmr_impl_theap *next_abandoned; /* while abandoned */
+} pmr_impl_theap;
+
+typedef struct pmr_impl_theaps {
+  pmr_impl_page_source src;
+  pmr_impl_spin lock; /* all, abandoned, owned */
+  pmr_impl_theap *all;
+  _Atomic(pmr_impl_theap *) abandoned; /* read without the lock as a hint */
+  size_t owned;                        /* heaps that a thread owns */
+  size_t largest;                      /* largest pooled size */
+  /* Of heaps freed by clear: their pages_taken and pages_returned. */
+  size_t gone_taken, gone_returned;
+} pmr_impl_theaps;
+
+/* opts: effective options (pmr_impl_heap_options). Never calls upstream. */
+void pmr_impl_theaps_init(pmr_impl_theaps *hs, pmr_mem_resource *up,
+                          const pmr_pool_options *opts);
+
+/* Sets up `mem` (PMR_IMPL_SLOT_NONE_BYTES, zeroed) as the stand-in heap of
+ * threads without one: every class's current page has no free block, and
+ * no page belongs to it. */
+void pmr_impl_theap_format_none(void *mem);
+
+/* A heap for the calling thread: an abandoned one if any, else a new one
+ * (from malloc). NULL when out of memory. */
+pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs);
+
+/* t's thread is gone: t's empty current pages go back to the source, and
+ * t waits, abandoned, for the next thread. */
+void pmr_impl_theap_abandon(pmr_impl_theap *t);
+
+/* Frees every heap (no thread may use one any more); the pages stay with
+ * the source, for its release. */
+void pmr_impl_theaps_clear(pmr_impl_theaps *hs);
+
+/* A block of class k of t (owned by the calling thread), after the fast
+ * path found none: remote frees, other pages, free pages, the abandoned
+ * heaps' frees, then a segment from upstream. NULL when upstream fails. */
+void *pmr_impl_theap_alloc(pmr_impl_theap *t, pmr_impl_page_class *k);
+
+/* After a free by t's owner into pg left pg full-then-not or empty. */
+void pmr_impl_theap_free_slow(pmr_impl_theap *t, pmr_impl_page *pg);
+
+/* The calling thread's heap: its empty current pages and what other
+ * threads freed into it back to the source; then the same for every
+ * abandoned heap. t may be NULL (the thread has none). */
+void pmr_impl_theaps_trim_heaps(pmr_impl_theaps *hs, pmr_impl_theap *t);
+
+/* Pages that heaps hold now and, since init, took and gave back (a
+ * snapshot: each heap's counts are read under its lock). */
+void pmr_impl_theaps_page_counts(pmr_impl_theaps *hs, size_t *held,
+                                 size_t *taken, size_t *returned);
+
+/* For fork: takes (pmr_impl_fork_spin_take) or releases the instance's
+ * lock, every heap's and the source's; false (none held) when one stays
+ * busy. fork_child makes them free. */
+bool pmr_impl_theaps_fork_take(pmr_impl_theaps *hs);
+void pmr_impl_theaps_fork_release(pmr_impl_theaps *hs);
+void pmr_impl_theaps_fork_child(pmr_impl_theaps *hs);
+
+#endif /* PMR_IMPL_THREAD_HEAP_H */
