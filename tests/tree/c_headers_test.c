@@ -1,6 +1,6 @@
-/* Every public header compiles as strict C11 (-std=c11 -pedantic -Werror) and
- * the basics work from plain C. The other tests compile the same headers as
- * C++. */
+/* Every public header compiles as strict C11 (-std=c11 -pedantic -Werror
+ * -Wredundant-decls) and the basics work from plain C. The other tests compile
+ * the same headers as C++. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include "containers/pmr_hashmap.h"
 #include "containers/pmr_string.h"
 #include "containers/pmr_vector.h"
+#include "mem_resource/pmr_malloc_adapter.h"
 #include "mem_resource/pmr_mem_resource.h"
 #include "resources/pmr_debug_resource.h"
 #include "resources/pmr_monotonic_buffer.h"
