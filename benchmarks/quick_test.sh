@@ -6,7 +6,8 @@
 # in H and H-str, glib in W). The
 # measured values are not asserted. Also checks the charts, the --filter
 # references, and that a missing or non-working LD_PRELOAD peer is reported
-# ("not_installed", "preload_failed"), never an error.
+# ("not_installed", "preload_failed"), never an error, and that the text
+# report and --help fit a 160-column terminal.
 #
 # Usage: quick_test.sh PATH/TO/benchmarks/all
 set -uo pipefail
@@ -62,6 +63,14 @@ for w in $workloads; do
   done
 done
 
+# The text report fits a 160-column terminal (prose is wrapped; the JSON keeps
+# it whole), and so does --help.
+wide=$(awk 'length($0) > 160 { print FILENAME ":" FNR ": " length($0) " columns" }' "$out/stdout.txt" | head -n 3)
+[ -z "$wide" ] || fail "report lines wider than 160 columns: $wide"
+"$bin" --help >"$out/help.txt" 2>&1
+wide=$(awk 'length($0) > 100' "$out/help.txt" | head -n 3)
+[ -z "$wide" ] || fail "--help lines wider than 100 columns: $wide"
+
 # Every record's status is a known one, and none is an error.
 bad=$(grep '^{"workload"' "$json" |
   grep -v -E '"status": "(ok|not_installed|not_applicable|skipped|preload_failed)"' | head -n 5)
@@ -87,7 +96,9 @@ for w in $container_workloads; do
     ran "$w" "$a" || fail "$w/$a did not run"
   done
   not_applicable "$w" pmr_sync_pool || fail "$w/pmr_sync_pool should be not_applicable"
-  grep -A3 "^== $w: " "$out/stdout.txt" | grep -q "^   allocator  *container " ||
+  # The table's head: the first "   allocator" line after the heading.
+  awk -v h="== $w: " 'index($0, h) == 1 { on = 1 } on && /^   allocator / { print; exit }' \
+    "$out/stdout.txt" | grep -q "^   allocator  *container " ||
     fail "table $w has no container column"
 done
 ran H absl_flat_hash_map || fail "H/absl_flat_hash_map did not run"

@@ -81,6 +81,29 @@ const Stat* Find(const Cell& c, const std::string& metric) {
   return &it->second;
 }
 
+// The text report stays readable in a 160-column terminal (the tables are
+// narrower): prose such as a workload's parameters is wrapped at spaces into
+// lines of at most `width` columns, each after `indent` (the first line
+// after `first`, which has the same width). The JSON keeps each text whole.
+std::string Wrap(const std::string& first, const std::string& text,
+                 const std::string& indent, size_t width = 110) {
+  std::string out = first, line;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(pos, end - pos);
+    const size_t room = width - std::min(width - 20, indent.size());
+    if (!line.empty() && line.size() + 1 + word.size() > room) {
+      out += line + "\n" + indent;
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    pos = end + 1;
+  }
+  return out + line;
+}
+
 // 3 significant-ish digits for times that span 0.5 ns to microseconds.
 std::string Num(double v) {
   if (v < 10) return absl::StrFormat("%.2f", v);
@@ -181,8 +204,8 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
       phase_ids.push_back(m.id);
   const bool phases = !phase_ids.empty();
   const bool threads = wl.instances;
-  absl::FPrintF(out, "\n== %s: %s\n   %s\n", wl.id, wl.title,
-                WorkloadParams(wl, run.sizes));
+  absl::FPrintF(out, "\n== %s: %s\n%s\n", wl.id, wl.title,
+                Wrap("   ", WorkloadParams(wl, run.sizes), "   "));
   if (wl.memory)
     absl::FPrintF(out,
                   "   median of %d fresh processes; spread = min-max; vs X = "
@@ -274,7 +297,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
     absl::FPrintF(out, "%s\n", row);
   }
   for (const auto& [why, list] : not_applicable)
-    absl::FPrintF(out, "   not applicable (%s): %s\n", why, list);
+    absl::FPrintF(
+        out, "%s\n",
+        Wrap("   ", absl::StrFormat("not applicable (%s): %s", why, list),
+             "     "));
   if (wl.memory)
     absl::FPrintF(out,
                   "   kept = still resident after freeing every block: "
@@ -464,8 +490,11 @@ void PrintHeader(const RunInfo& run, FILE* out) {
   }
   absl::FPrintF(out, "allocators:\n");
   for (const auto& a : Allocators())
-    absl::FPrintF(out, "   %-22s %-8s %s%s\n", a.id, a.iface, a.what,
-                  a.thread_safe ? " [thread-safe]" : "");
+    absl::FPrintF(
+        out, "%s\n",
+        Wrap(absl::StrFormat("   %-22s %-8s ", a.id, a.iface),
+             std::string(a.what) + (a.thread_safe ? " [thread-safe]" : ""),
+             std::string(36, ' ')));
   absl::FPrintF(out,
                 "calls: malloc = malloc/free; virtual = "
                 "std::pmr::memory_resource::allocate/deallocate; "

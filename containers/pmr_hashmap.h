@@ -93,6 +93,10 @@ typedef uint64_t (*pmr_hashmap_hash_fn)(const void *key, void *ctx);
 /* A user equality of the keys at a and b. */
 typedef bool (*pmr_hashmap_equal_fn)(const void *a, const void *b, void *ctx);
 
+/* A string map's key (containers/pmr_string.h): the typed iterator of
+ * PMR_HASHMAP_TYPED_STR points to it. */
+struct pmr_string;
+
 /* The fields are private: use the functions. */
 typedef struct pmr_hashmap {
   unsigned char *ctrl; /* capacity + group width control bytes */
@@ -323,14 +327,46 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
  *   V *name_emplace(name *m, K key, bool *inserted);      zero-filled if new
  *   bool name_erase(name *m, K key, V *value_out);        value_out may be NULL
  *   pmr_hashmap *name_base(name *m);   the map, for every other function
+ * and a typed iterator, name_iter, with the fields `K const *key` and
+ * `V *value` (set by a true name_iter_next; no cast needed):
+ *   name_iter name_iter_begin(name *m);   before the first element
+ *   bool name_iter_next(name_iter *it);   next element; false at the end
+ *   void name_iter_erase(name_iter *it);  erases the current element
+ * (the rules of pmr_hashmap_iter_begin/_next/_erase), as in
+ *   name_iter it = name_iter_begin(&m);
+ *   while (name_iter_next(&it)) total += *it.value;
  * Keys are hashed and compared as bytes (zero a struct key's padding); 8-byte
  * keys take the inline u64 paths. Contracts are those of the functions
  * above. PMR_HASHMAP_TYPED_STR(name, V) is the same for a map with pmr_string
  * keys taken as (pointer, length) text: name_find(m, p, n),
  * name_insert(m, p, n, value), name_insert_or_assign(m, p, n, value),
- * name_emplace(m, p, n, inserted), name_erase(m, p, n, value_out). */
+ * name_emplace(m, p, n, inserted), name_erase(m, p, n, value_out); its
+ * iterator's key is a `const struct pmr_string *` (read it with
+ * pmr_string_c_str and pmr_string_length from containers/pmr_string.h). */
 #define PMR_HASHMAP_TYPED(name, K, V)                                        \
   PMR_IMPL_HASHMAP_TYPED_COMMON(name)                                        \
+  typedef struct name##_iter {                                               \
+    /* the current element, after a true name_iter_next */                   \
+    K const *key;                                                            \
+    V *value;                                                                \
+    pmr_hashmap_iter impl; /* private */                                     \
+  } name##_iter;                                                             \
+  PMR_MAYBE_UNUSED static inline name##_iter name##_iter_begin(name *m) {    \
+    name##_iter it;                                                          \
+    it.key = NULL;                                                           \
+    it.value = NULL;                                                         \
+    it.impl = pmr_hashmap_iter_begin(&m->impl);                              \
+    return it;                                                               \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline bool name##_iter_next(name##_iter *it) {    \
+    if (!pmr_hashmap_iter_next(&it->impl)) return false;                     \
+    it->key = (K const *)it->impl.key;                                       \
+    it->value = (V *)it->impl.value;                                         \
+    return true;                                                             \
+  }                                                                          \
+  PMR_MAYBE_UNUSED static inline void name##_iter_erase(name##_iter *it) {   \
+    pmr_hashmap_iter_erase(&it->impl);                                       \
+  }                                                                          \
   PMR_MAYBE_UNUSED static inline bool name##_init(name *m,                   \
                                                   pmr_mem_resource *r) {     \
     return pmr_hashmap_init(&m->impl, sizeof(K), PMR_ALIGNOF(K), sizeof(V),  \
@@ -373,6 +409,28 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
 
 #define PMR_HASHMAP_TYPED_STR(name, V)                                         \
   PMR_IMPL_HASHMAP_TYPED_COMMON(name)                                          \
+  typedef struct name##_iter {                                                 \
+    /* the current element, after a true name_iter_next */                     \
+    const struct pmr_string *key;                                              \
+    V *value;                                                                  \
+    pmr_hashmap_iter impl; /* private */                                       \
+  } name##_iter;                                                               \
+  PMR_MAYBE_UNUSED static inline name##_iter name##_iter_begin(name *m) {      \
+    name##_iter it;                                                            \
+    it.key = NULL;                                                             \
+    it.value = NULL;                                                           \
+    it.impl = pmr_hashmap_iter_begin(&m->impl);                                \
+    return it;                                                                 \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline bool name##_iter_next(name##_iter *it) {      \
+    if (!pmr_hashmap_iter_next(&it->impl)) return false;                       \
+    it->key = (const struct pmr_string *)it->impl.key;                         \
+    it->value = (V *)it->impl.value;                                           \
+    return true;                                                               \
+  }                                                                            \
+  PMR_MAYBE_UNUSED static inline void name##_iter_erase(name##_iter *it) {     \
+    pmr_hashmap_iter_erase(&it->impl);                                         \
+  }                                                                            \
   PMR_MAYBE_UNUSED static inline bool name##_init(name *m,                     \
                                                   pmr_mem_resource *r) {       \
     return pmr_hashmap_init_string(&m->impl, sizeof(V), PMR_ALIGNOF(V), r);    \

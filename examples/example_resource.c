@@ -21,6 +21,13 @@ const char *const example_resource_names[] = {"malloc",
                                               "debug",
                                               NULL};
 
+void example_resource_print_unknown(FILE *f, const char *name) {
+  fprintf(f, "unknown resource %s; one of:", name);
+  for (int i = 0; example_resource_names[i] != NULL; ++i)
+    fprintf(f, "%s %s", i == 0 ? "" : ",", example_resource_names[i]);
+  fputc('\n', f);
+}
+
 bool example_resource_open(example_resource *e, const char *name) {
   int kind = -1;
   for (int i = 0; example_resource_names[i] != NULL; ++i)

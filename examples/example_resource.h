@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "pmr.h"
 
@@ -39,6 +40,11 @@ typedef struct example_resource {
 
 /* Every name example_resource_open accepts, NULL-terminated. */
 extern const char *const example_resource_names[];
+
+/* Writes "unknown resource NAME; one of: malloc, monotonic, ..." (every
+ * name of example_resource_names) and a newline to f: what a program says
+ * when example_resource_open does not know a name. */
+void example_resource_print_unknown(FILE *f, const char *name);
 
 /* Sets up the resource called `name` over the malloc resource. False for an
  * unknown name or a failed init (nothing to close then). */

@@ -56,9 +56,9 @@ extern "C" {
  * MAJOR one may break it; while MAJOR is 0, a MINOR one may). CMakeLists.txt
  * reads it from here; CHANGELOG.md says what each version changed. */
 #define PMR_VERSION_MAJOR 0
-#define PMR_VERSION_MINOR 1
+#define PMR_VERSION_MINOR 2
 #define PMR_VERSION_PATCH 0
-#define PMR_VERSION_STRING "0.1.0"
+#define PMR_VERSION_STRING "0.2.0"
 /* One comparable number: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define PMR_VERSION \
   (PMR_VERSION_MAJOR * 10000 + PMR_VERSION_MINOR * 100 + PMR_VERSION_PATCH)
@@ -181,7 +181,11 @@ typedef union pmr_impl_state_align {
  *     when malloc did, the null resource sets ENOMEM.
  * On success errno is unchanged. bytes == 0 is valid and returns a distinct
  * pointer. Thread safety is the resource's (see each resource's header). */
-/* (Declared with its contract below; pmr_allocate needs it first.) */
+/* The process-wide default resource, used wherever a NULL resource or
+ * upstream is passed. Starts as the malloc resource. Thread-safe (atomic).
+ * Resources and containers capture it when they are initialised, so changing
+ * it later does not affect them. Declared here because pmr_allocate uses it;
+ * pmr_set_default_resource is below. */
 pmr_mem_resource *pmr_get_default_resource(void);
 /* pmr_allocate / pmr_deallocate with a NULL resource: the default one. */
 void *pmr_impl_allocate_default(size_t bytes, size_t alignment);
@@ -314,16 +318,8 @@ pmr_mem_resource *pmr_malloc_resource(void);
  * buffer-backed resource that must never fall back to the heap. */
 pmr_mem_resource *pmr_null_resource(void);
 
-/* The process-wide default resource, used wherever a NULL resource or
- * upstream is passed. Starts as the malloc resource. Thread-safe (atomic).
- * Resources and containers capture it when they are initialised, so changing
- * it later does not affect them. */
-pmr_mem_resource *pmr_get_default_resource(void);
-/* pmr_allocate / pmr_deallocate with a NULL resource: the default one. */
-void *pmr_impl_allocate_default(size_t bytes, size_t alignment);
-void pmr_impl_deallocate_default(void *p, size_t bytes, size_t alignment);
-
-/* Installs r as the default resource and returns the previous one.
+/* Installs r as the default resource (pmr_get_default_resource, declared
+ * before pmr_allocate, reads it) and returns the previous one.
  * r == NULL installs the malloc resource. r must outlive its use as the
  * default. Thread-safe (atomic exchange). */
 pmr_mem_resource *pmr_set_default_resource(pmr_mem_resource *r);

@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
   const char *name = argc > 2 ? argv[2] : "unsynchronized_pool";
   example_resource e;
   if (!example_resource_open(&e, name)) {
-    fprintf(stderr, "unknown resource %s\n", name);
+    example_resource_print_unknown(stderr, name);
     return 2;
   }
   char result[512];

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
 
   example_resource e;
   if (!example_resource_open(&e, name)) {
-    fprintf(stderr, "unknown resource %s\n", name);
+    example_resource_print_unknown(stderr, name);
     free(data);
     return 2;
   }

@@ -5,7 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* PMR_C_HEADER: the spelling under test, e.g. <pmr-c/pmr.h> for an
+ * installed pmr-c (tests/cmake/run.sh); "pmr.h" by default. */
+#ifdef PMR_C_HEADER
+#include PMR_C_HEADER
+#else
 #include "pmr.h"
+#endif
 
 static int reports;
 

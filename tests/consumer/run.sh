@@ -6,29 +6,55 @@
 #   - --@pmr_c//:debug turns the pools' checks on (the double free is reported);
 #   - pmr-c's compile commands carry no -Werror (that is pmr-c's own
 #     .bazelrc), and the library is optimised (-O2) in Bazel's default mode;
-#   - with clang it builds (pmr-c's sources may warn there).
+#   - with clang it builds (pmr-c's sources may warn there);
+#   - with the .bazelrc line the README gives consumers, Bazel's stderr has no
+#     linux-sandbox noise ("linux-sandbox-pid1.cc ... remount ro"): stderr is
+#     kept, checked, and shown on failure, never thrown away.
 # Prints "consumer: ok" or the first failure; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")"
 opts=(--symlink_prefix=/ --noshow_progress)
-fail() { echo "consumer: FAIL: $*"; bazel shutdown >/dev/null 2>&1; exit 1; }
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+fail() {
+  echo "consumer: FAIL: $*"
+  [ -s "$err" ] && tail -n 30 "$err"
+  bazel shutdown >/dev/null 2>&1
+  exit 1
+}
+# Bazel's stderr of the last command: no sandbox noise in it; what is not
+# Bazel's own progress (compiler warnings, errors) is passed on.
+quiet() {
+  if grep -q 'linux-sandbox' "$err"; then
+    fail "$1: Bazel printed $(grep -c 'linux-sandbox' "$err") linux-sandbox lines (.bazelrc)"
+  fi
+  grep -vE '^(INFO: |Loading|Analyzing|Target |  bazel-|  /)' "$err" >&2 || true
+}
+grep -qx 'build --spawn_strategy=processwrapper-sandbox' .bazelrc ||
+  fail ".bazelrc lacks the README's line"
+grep -qF 'build --spawn_strategy=processwrapper-sandbox' ../../README.md ||
+  fail "the README does not give consumers the .bazelrc line"
 
-out=$(bazel run "${opts[@]}" //:hello 2>/dev/null) || fail "bazel run //:hello"
+out=$(bazel run "${opts[@]}" //:hello 2>"$err") || fail "bazel run //:hello"
+quiet "bazel run //:hello"
 echo "consumer: $out"
 grep -q "sum 500500, string length 60, misuse reports 0" <<<"$out" || fail "unexpected output"
-bazel test "${opts[@]}" //:hello_test >/dev/null 2>&1 || fail "bazel test //:hello_test"
+bazel test "${opts[@]}" //:hello_test >/dev/null 2>"$err" || fail "bazel test //:hello_test"
+quiet "bazel test //:hello_test"
 
-out=$(bazel run "${opts[@]}" --@pmr_c//:debug //:hello 2>/dev/null) || fail "bazel run --@pmr_c//:debug //:hello"
+out=$(bazel run "${opts[@]}" --@pmr_c//:debug //:hello 2>"$err") || fail "bazel run --@pmr_c//:debug //:hello"
+quiet "bazel run --@pmr_c//:debug //:hello"
 echo "consumer (--@pmr_c//:debug): $out"
 grep -q "misuse reports 1" <<<"$out" || fail "the debug build did not report the double free"
 
-cmds=$(bazel aquery "${opts[@]}" 'mnemonic("CppCompile", @pmr_c//mem_resource)' 2>/dev/null) ||
+cmds=$(bazel aquery "${opts[@]}" 'mnemonic("CppCompile", @pmr_c//mem_resource)' 2>"$err") ||
   fail "bazel aquery"
 grep -q -- "-Werror" <<<"$cmds" && fail "-Werror reaches the consumer's build of pmr-c"
 grep -q -- "-O2" <<<"$cmds" || fail "pmr-c is not optimised in fastbuild"
 echo "consumer: pmr-c compiles with -O2 and without -Werror here"
 
-out=$(bazel run "${opts[@]}" --repo_env=CC=clang //:hello 2>/dev/null) || fail "bazel run --repo_env=CC=clang //:hello"
+out=$(bazel run "${opts[@]}" --repo_env=CC=clang //:hello 2>"$err") || fail "bazel run --repo_env=CC=clang //:hello"
+quiet "bazel run --repo_env=CC=clang //:hello"
 echo "consumer (clang): $out"
 
 bazel shutdown >/dev/null 2>&1

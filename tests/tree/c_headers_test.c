@@ -1,6 +1,6 @@
-/* Every public header compiles as strict C11 (-std=c11 -pedantic -Werror) and
- * the basics work from plain C. The other tests compile the same headers as
- * C++. */
+/* Every public header compiles as strict C11 (-std=c11 -pedantic -Werror
+ * -Wredundant-decls) and the basics work from plain C. The other tests compile
+ * the same headers as C++. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include "containers/pmr_hashmap.h"
 #include "containers/pmr_string.h"
 #include "containers/pmr_vector.h"
+#include "mem_resource/pmr_malloc_adapter.h"
 #include "mem_resource/pmr_mem_resource.h"
 #include "resources/pmr_debug_resource.h"
 #include "resources/pmr_monotonic_buffer.h"
@@ -105,7 +106,6 @@ int main(void) {
     double out = 0;
     CHECK(id_map_erase(&ids, 7, &out) && out == 0.5);
     CHECK(id_map_size(&ids) == 0);
-    id_map_destroy(&ids);
     word_count words;
     CHECK(word_count_init(&words, NULL));
     const char *text = "to be or not to be";
@@ -121,6 +121,21 @@ int main(void) {
     CHECK(word_count_size(&words) == 4);
     CHECK(*word_count_find(&words, "be", 2) == 2);
     CHECK(word_count_erase(&words, "to", 2, NULL));
+    /* Typed iterators: typed key and value pointers, no cast. */
+    uint32_t total = 0;
+    size_t letters = 0;
+    word_count_iter it = word_count_iter_begin(&words);
+    while (word_count_iter_next(&it)) {
+      total += *it.value;
+      letters += strlen(pmr_string_c_str(it.key));
+    }
+    CHECK(total == 4 && letters == 2 + 2 + 3); /* be, or, not */
+    CHECK(id_map_insert(&ids, 9, 2.5) == PMR_HASHMAP_INSERTED);
+    id_map_iter ii = id_map_iter_begin(&ids);
+    CHECK(id_map_iter_next(&ii) && *ii.key == 9 && *ii.value == 2.5);
+    id_map_iter_erase(&ii);
+    CHECK(!id_map_iter_next(&ii) && id_map_size(&ids) == 0);
+    id_map_destroy(&ids);
     word_count_destroy(&words);
   }
   if (failures == 0) printf("c_headers_test: all checks passed\n");

@@ -15,6 +15,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -1285,6 +1286,58 @@ TEST(HashmapTyped, KeysAndValuesByType) {
   EXPECT_TRUE(WordCount_erase(&w, "dog", 3, &n));
   EXPECT_EQ(n, 4u);
   EXPECT_EQ(WordCount_find(&w, "dog", 3), nullptr);
+  WordCount_destroy(&w);
+}
+
+PMR_HASHMAP_TYPED(NameToId, const char*, int)
+
+TEST(HashmapTyped, IteratorsAreTyped) {
+  // The fields have the map's types: no cast in the caller.
+  static_assert(
+      std::is_same<decltype(U64ToDouble_iter::key), const uint64_t*>::value,
+      "typed key");
+  static_assert(std::is_same<decltype(U64ToDouble_iter::value), double*>::value,
+                "typed value");
+  static_assert(
+      std::is_same<decltype(NameToId_iter::key), const char* const*>::value,
+      "a pointer key: the pointer is const, not what it points to");
+  static_assert(
+      std::is_same<decltype(WordCount_iter::key), const pmr_string*>::value,
+      "string key");
+
+  U64ToDouble m;
+  ASSERT_TRUE(U64ToDouble_init(&m, nullptr));
+  U64ToDouble_iter it = U64ToDouble_iter_begin(&m);
+  EXPECT_FALSE(U64ToDouble_iter_next(&it));  // empty map
+  for (uint64_t i = 0; i < 100; ++i)
+    ASSERT_EQ(U64ToDouble_insert(&m, i, i * 2.0), PMR_HASHMAP_INSERTED);
+  std::set<uint64_t> seen;
+  it = U64ToDouble_iter_begin(&m);
+  while (U64ToDouble_iter_next(&it)) {
+    EXPECT_EQ(*it.value, *it.key * 2.0);
+    EXPECT_EQ(it.value, U64ToDouble_find(&m, *it.key));
+    EXPECT_TRUE(seen.insert(*it.key).second);
+    *it.value += 1;  // values are writable
+    if (*it.key % 2 == 1) U64ToDouble_iter_erase(&it);
+  }
+  EXPECT_EQ(seen.size(), 100u);
+  EXPECT_EQ(U64ToDouble_size(&m), 50u);
+  EXPECT_EQ(*U64ToDouble_find(&m, 10), 21.0);
+  EXPECT_EQ(U64ToDouble_find(&m, 11), nullptr);
+  U64ToDouble_destroy(&m);
+
+  WordCount w;
+  ASSERT_TRUE(WordCount_init(&w, nullptr));
+  ASSERT_EQ(WordCount_insert(&w, "one", 3, 1), PMR_HASHMAP_INSERTED);
+  ASSERT_EQ(WordCount_insert(&w, "a longer key than fits inline", 29, 2),
+            PMR_HASHMAP_INSERTED);
+  std::map<std::string, uint32_t> words;
+  WordCount_iter wi = WordCount_iter_begin(&w);
+  while (WordCount_iter_next(&wi))
+    words[std::string(pmr_string_c_str(wi.key), pmr_string_length(wi.key))] =
+        *wi.value;
+  EXPECT_EQ(words, (std::map<std::string, uint32_t>{
+                       {"one", 1}, {"a longer key than fits inline", 2}}));
   WordCount_destroy(&w);
 }
 
