@@ -185,9 +185,10 @@ static void drop_after(pmr_monotonic_buffer *m, size_t depth, char *at) {
   while (m->runs > 1 &&
          !before(m->run[m->runs - 1].depth, m->run[m->runs - 1].at, depth, at))
     --m->runs;
-  if (m->runs == PMR_IMPL_MONO_RUNS) {
-    /* Full: the two newest runs merge under the newer generation, which can
-     * only refuse markers, never accept a stale one. */
+  if (m->runs == PMR_IMPL_MONO_RUNS + 1) {
+    /* Full (run[0] and PMR_IMPL_MONO_RUNS rewind runs): the two newest runs
+     * merge under the newer generation, which can only refuse markers, never
+     * accept a stale one. */
     m->run[m->runs - 2].gen = m->run[m->runs - 1].gen;
     --m->runs;
   }

@@ -37,7 +37,9 @@ struct pmr_impl_mono_chunk;
 /* Rewind bookkeeping (private): the bytes handed out now, split into runs
  * by the rewinds that reached them; each run has the generation of the drop
  * it starts at. A marker older than the run holding it was dropped and
- * handed out again since. */
+ * handed out again since. run[0] starts before everything; up to
+ * PMR_IMPL_MONO_RUNS more start at the stop positions of the rewinds that
+ * each stopped above the previous one (see pmr_monotonic_buffer_rewind). */
 #define PMR_IMPL_MONO_RUNS 4
 typedef struct pmr_impl_mono_run {
   char *at;     /* the run starts after this position ... */
@@ -61,7 +63,7 @@ typedef struct pmr_monotonic_buffer {
   size_t max_next;     /* growth cap: max(PMR_MONOTONIC_MAX_CHUNK, first) */
   uint64_t gen;        /* drops (release, reset, rewind) so far */
   unsigned runs;       /* entries of run[] in use (at least 1) */
-  pmr_impl_mono_run run[PMR_IMPL_MONO_RUNS];
+  pmr_impl_mono_run run[PMR_IMPL_MONO_RUNS + 1];
 } pmr_monotonic_buffer;
 
 /* A position to rewind to (see pmr_monotonic_buffer_mark). */
@@ -123,11 +125,14 @@ static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
  * was released or reset since the mark, or rewound to a position before the
  * marker (also when allocations have passed that position again since), or
  * the marker is from another resource. A stale marker is always refused.
- * A valid one is accepted, with one exception: after more than
- * PMR_IMPL_MONO_RUNS (4) rewinds that each stopped above the previous one,
- * a marker taken between the oldest of those positions before the newer
- * rewinds may be refused (markers taken before the first of them, like an
- * outer scope's, stay exact). */
+ * A valid one is accepted, with one exception: rewinds that each stop
+ * above the previous one (with nothing below them dropped in between) are
+ * tracked exactly up to PMR_IMPL_MONO_RUNS (4) of them; from the fifth on,
+ * a marker positioned above the third of those stop positions and below the
+ * newest may be refused (markers at or below the third, like an outer
+ * scope's, and markers taken after the newest rewind stay exact). So four
+ * rounds of {allocate; mark; allocate; rewind}, each above the previous,
+ * keep every one of their markers valid. */
 bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
                                  pmr_monotonic_marker marker);
 
