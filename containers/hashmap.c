@@ -17,6 +17,7 @@
  */
 #include "containers/pmr_hashmap.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "containers/internal/hash.h"
@@ -288,11 +289,45 @@ static inline size_t find_index(const pmr_hashmap *m, const void *key) {
   return locate_other(m, key, &h, &empty);
 }
 
+/* Reports a key of the wrong kind, or text that cannot be a key, given to
+ * `op` (debug builds; see PMR_HASHMAP_BADARG). */
+static PMR_NOINLINE void report_bad_key(const pmr_hashmap *m, const char *op,
+                                        const char *why) {
+#ifdef PMR_DEBUG
+  pmr_report_misuse("hashmap %p: %s with %s; ignored", (const void *)m, op,
+                    why);
+#else
+  (void)m;
+  (void)op;
+  (void)why;
+#endif
+}
+
+/* The insertions' answer to such a key: reported, errno = EINVAL. */
+static PMR_NOINLINE pmr_hashmap_status bad_key(const pmr_hashmap *m,
+                                               const char *op,
+                                               const char *why) {
+  report_bad_key(m, op, why);
+  errno = EINVAL;
+  return PMR_HASHMAP_BADARG;
+}
+
+#define TEXT_ON_OTHER_KIND "a text key on a map of neither string nor cstr keys"
+#define U64_ON_OTHER_SIZE "an 8-byte key on a map of keys of another size"
+
 /* The slot holding the text (p, n), or NPOS (also on maps of other kinds,
- * and for NULL bytes with a length: a caller error). */
-static size_t find_text_index(const pmr_hashmap *m, const char *p, size_t n) {
-  if (m->kind != KIND_STRING && m->kind != KIND_CSTR) return NPOS;
-  if (PMR_UNLIKELY(p == NULL && n != 0)) return NPOS;
+ * and for NULL bytes with a length: caller errors, reported by debug
+ * builds). */
+static size_t find_text_index(const pmr_hashmap *m, const char *p, size_t n,
+                              const char *op) {
+  if (PMR_UNLIKELY(m->kind != KIND_STRING && m->kind != KIND_CSTR)) {
+    report_bad_key(m, op, TEXT_ON_OTHER_KIND);
+    return NPOS;
+  }
+  if (PMR_UNLIKELY(p == NULL && n != 0)) {
+    report_bad_key(m, op, "NULL text of a length above 0");
+    return NPOS;
+  }
   uint64_t h;
   size_t empty;
   return locate_text(m, p, n, &h, &empty);
@@ -543,6 +578,8 @@ static bool null_key(const pmr_hashmap *m, const void *key, const char *op) {
   do {                             \
     if (null_key(m, key, op)) ret; \
   } while (0)
+/* What the insertions return for it (see PMR_HASHMAP_BADARG). */
+#define BADARG_EINVAL (errno = EINVAL, PMR_HASHMAP_BADARG)
 #else
 #define NULL_KEY(m, key, op, ret) ((void)0)
 #endif
@@ -554,7 +591,9 @@ void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
 }
 
 void *pmr_impl_hashmap_find_u64_other(const pmr_hashmap *m, uint64_t k) {
-  return m->key_size == sizeof k ? pmr_hashmap_find(m, &k) : NULL;
+  if (m->key_size == sizeof k) return pmr_hashmap_find(m, &k);
+  report_bad_key(m, "find_u64", U64_ON_OTHER_SIZE);
+  return NULL;
 }
 
 pmr_hashmap_status pmr_impl_hashmap_insert_u64_other(pmr_hashmap *m, uint64_t k,
@@ -563,11 +602,13 @@ pmr_hashmap_status pmr_impl_hashmap_insert_u64_other(pmr_hashmap *m, uint64_t k,
   if (m->key_size == sizeof k)
     return pmr_hashmap_insert(m, &k, value, value_out);
   if (value_out != NULL) *value_out = NULL;
-  return PMR_HASHMAP_NOMEM;
+  return bad_key(m, "insert_u64", U64_ON_OTHER_SIZE);
 }
 
 bool pmr_impl_hashmap_erase_u64_other(pmr_hashmap *m, uint64_t k) {
-  return m->key_size == sizeof k && pmr_hashmap_erase(m, &k, NULL);
+  if (m->key_size == sizeof k) return pmr_hashmap_erase(m, &k, NULL);
+  report_bad_key(m, "erase_u64", U64_ON_OTHER_SIZE);
+  return false;
 }
 
 bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key) {
@@ -667,11 +708,16 @@ static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
  * p itself, which must be a C string of length n). */
 static pmr_hashmap_status insert_text_impl(pmr_hashmap *m, const char *p,
                                            size_t n, const void *value,
-                                           bool assign, size_t *index) {
-  if (m->kind == KIND_CSTR
-          ? p == NULL || p[n] != '\0' || memchr(p, '\0', n) != NULL
-          : m->kind != KIND_STRING || (p == NULL && n != 0))
-    return PMR_HASHMAP_NOMEM;
+                                           bool assign, size_t *index,
+                                           const char *op) {
+  if (m->kind == KIND_CSTR) {
+    if (p == NULL || p[n] != '\0' || memchr(p, '\0', n) != NULL)
+      return bad_key(m, op, "a text that is not a C string of its length");
+  } else if (m->kind != KIND_STRING) {
+    return bad_key(m, op, TEXT_ON_OTHER_KIND);
+  } else if (p == NULL && n != 0) {
+    return bad_key(m, op, "NULL text of a length above 0");
+  }
   uint64_t h;
   size_t empty = NPOS;
   size_t i = locate_text(m, p, n, &h, &empty);
@@ -686,7 +732,7 @@ static pmr_hashmap_status insert_text_impl(pmr_hashmap *m, const char *p,
 pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
                                       const void *value, void **value_out) {
   if (value_out != NULL) *value_out = NULL;
-  NULL_KEY(m, key, "insert", return PMR_HASHMAP_NOMEM);
+  NULL_KEY(m, key, "insert", return BADARG_EINVAL);
   size_t i = NPOS;
   pmr_hashmap_status st = insert_impl(m, key, value, false, &i);
   if (value_out != NULL)
@@ -696,14 +742,14 @@ pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
 
 pmr_hashmap_status pmr_hashmap_insert_or_assign(pmr_hashmap *m, const void *key,
                                                 const void *value) {
-  NULL_KEY(m, key, "insert_or_assign", return PMR_HASHMAP_NOMEM);
+  NULL_KEY(m, key, "insert_or_assign", return BADARG_EINVAL);
   size_t i;
   return insert_impl(m, key, value, true, &i);
 }
 
 void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
   if (inserted != NULL) *inserted = false;
-  NULL_KEY(m, key, "emplace", return NULL);
+  NULL_KEY(m, key, "emplace", return (errno = EINVAL, (void *)NULL));
   size_t i = NPOS;
   pmr_hashmap_status st = insert_impl(m, key, NULL, false, &i);
   if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
@@ -733,7 +779,7 @@ bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
 /* ---- Text keys -------------------------------------------------------- */
 
 void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n) {
-  size_t i = find_text_index(m, p, n);
+  size_t i = find_text_index(m, p, n, "find_str");
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
 
@@ -741,7 +787,8 @@ pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
                                           size_t n, const void *value,
                                           void **value_out) {
   size_t i = NPOS;
-  pmr_hashmap_status st = insert_text_impl(m, p, n, value, false, &i);
+  pmr_hashmap_status st =
+      insert_text_impl(m, p, n, value, false, &i, "insert_str");
   if (value_out != NULL)
     *value_out = st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
   return st;
@@ -751,20 +798,21 @@ pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
                                                     const char *p, size_t n,
                                                     const void *value) {
   size_t i;
-  return insert_text_impl(m, p, n, value, true, &i);
+  return insert_text_impl(m, p, n, value, true, &i, "insert_or_assign_str");
 }
 
 void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
                               bool *inserted) {
   size_t i = NPOS;
-  pmr_hashmap_status st = insert_text_impl(m, p, n, NULL, false, &i);
+  pmr_hashmap_status st =
+      insert_text_impl(m, p, n, NULL, false, &i, "emplace_str");
   if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
   return st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
 }
 
 bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
                            void *value_out) {
-  return erase_index(m, find_text_index(m, p, n), value_out);
+  return erase_index(m, find_text_index(m, p, n, "erase_str"), value_out);
 }
 
 /* ---- Capacity --------------------------------------------------------- */
