@@ -92,6 +92,12 @@ static const pmr_mem_resource_ops mono_ops = {
     .try_resize = mono_try_resize,
 };
 
+/* A destroyed buffer's: every call fails (live_registry.h). The inline
+ * pmr_monotonic_buffer_allocate bypasses the ops, but a destroyed buffer
+ * has no room (cur == end == NULL), so it always reaches refill, which
+ * checks the ops. */
+PMR_IMPL_DESTROYED_OPS(destroyed_ops, "monotonic_buffer");
+
 /* Debug builds: the live monotonic buffers, to report init over one. */
 static pmr_impl_live_registry registry =
     PMR_IMPL_LIVE_REGISTRY("monotonic_buffer", NULL, NULL);
@@ -170,6 +176,7 @@ void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
   m->initial_buffer = NULL;
   m->initial_size = 0;
   m->cur = m->end = NULL;
+  m->base.ops = &destroyed_ops;
 }
 
 /* A position in the order allocations pass it: the buffer's depth (initial
@@ -265,6 +272,9 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
 
 void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
                                        size_t alignment) {
+  if (PMR_UNLIKELY(m->base.ops != &mono_ops))
+    return pmr_impl_destroyed_allocate("monotonic_buffer", &m->base, bytes,
+                                       alignment);
   size_t n = bytes + (bytes == 0);
 
   /* Remember how far the current buffer got (for bytes_used and rewind). */

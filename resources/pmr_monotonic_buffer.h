@@ -98,7 +98,11 @@ bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            pmr_mem_resource *upstream);
 
 /* Releases everything (pmr_monotonic_buffer_release). Idempotent: a second
- * destroy does nothing more. m may be initialised again afterwards. */
+ * destroy does nothing more. m may be initialised again afterwards. Until
+ * then m is dead (release or reset, not destroy, keep it usable): an
+ * allocation from it, through pmr_allocate or the inline
+ * pmr_monotonic_buffer_allocate, fails with NULL and errno EINVAL without
+ * calling upstream; debug builds report it through pmr_report_misuse. */
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m);
 
 /* Returns every chunk, spare ones included, to upstream with exactly the size

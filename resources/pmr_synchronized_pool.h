@@ -68,7 +68,11 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 pmr_mem_resource *upstream);
 
 /* Releases everything. Idempotent: a second destroy does nothing. p may be
- * initialised again afterwards. */
+ * initialised again afterwards.
+ * Until then p is dead (release, not destroy, keeps a pool usable): an
+ * allocation from it fails with NULL and errno EINVAL without calling
+ * upstream, a deallocation or try_resize does nothing; debug builds report
+ * each such call through pmr_report_misuse. */
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p);
 
 /* Returns every segment, shard and oversize block to upstream, including

@@ -65,7 +65,11 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   pmr_mem_resource *upstream);
 
 /* Releases everything. Idempotent: a second destroy does nothing. p may be
- * initialised again afterwards. */
+ * initialised again afterwards.
+ * Until then p is dead (release, not destroy, keeps a pool usable): an
+ * allocation from it fails with NULL and errno EINVAL without calling
+ * upstream, a deallocation or try_resize does nothing; debug builds report
+ * each such call through pmr_report_misuse. */
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p);
 
 /* Returns every segment and every oversize block to upstream, including blocks

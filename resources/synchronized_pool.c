@@ -145,6 +145,9 @@ static const pmr_mem_resource_ops sync_ops = {
     .try_resize = sync_try_resize,
 };
 
+/* A destroyed pool's: every call fails (live_registry.h). */
+PMR_IMPL_DESTROYED_OPS(destroyed_ops, "synchronized_pool");
+
 /* ---- live pools ------------------------------------------------------------
  * Before fork(): every live pool's create_lock, page source lock, shard
  * locks and big_lock. */
@@ -221,6 +224,7 @@ void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
   pmr_impl_live_remove(&registry, &s->node);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
+  p->base.ops = &destroyed_ops;
 }
 
 size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {

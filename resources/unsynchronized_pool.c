@@ -126,6 +126,9 @@ static const pmr_mem_resource_ops unsync_ops = {
     .try_resize = unsync_try_resize,
 };
 
+/* A destroyed pool's: every call fails (live_registry.h). */
+PMR_IMPL_DESTROYED_OPS(destroyed_ops, "unsynchronized_pool");
+
 static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
   return pmr_unsynchronized_pool_upstream((const pmr_unsynchronized_pool *)r);
 }
@@ -175,6 +178,7 @@ void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p) {
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
   s->live = false;
+  p->base.ops = &destroyed_ops;
 }
 
 size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p) {
