@@ -507,18 +507,21 @@ static bool configure(pmr_hashmap *m, int kind, size_t key_size,
 bool pmr_hashmap_init(pmr_hashmap *m, size_t key_size, size_t key_align,
                       size_t value_size, size_t value_align,
                       pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return configure(m, KIND_BYTES, key_size, key_align, value_size, value_align,
                    r);
 }
 
 bool pmr_hashmap_init_cstr(pmr_hashmap *m, size_t value_size,
                            size_t value_align, pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return configure(m, KIND_CSTR, sizeof(const char *), _Alignof(const char *),
                    value_size, value_align, r);
 }
 
 bool pmr_hashmap_init_string(pmr_hashmap *m, size_t value_size,
                              size_t value_align, pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return configure(m, KIND_STRING, sizeof(pmr_string), _Alignof(pmr_string),
                    value_size, value_align, r);
 }
@@ -528,6 +531,7 @@ bool pmr_hashmap_init_custom(pmr_hashmap *m, size_t key_size, size_t key_align,
                              pmr_hashmap_hash_fn hash,
                              pmr_hashmap_equal_fn equal, void *ctx,
                              pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   if (!configure(m, KIND_CUSTOM, key_size, key_align, value_size, value_align,
                  r))
     return false;
@@ -544,12 +548,14 @@ static void destroy_keys(pmr_hashmap *m) {
 }
 
 void pmr_hashmap_destroy(pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", );
   destroy_keys(m);
   free_table(m, current_table(m));
   set_empty_table(m);
 }
 
 bool pmr_hashmap_set_seed(pmr_hashmap *m, uint64_t seed) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   if (m->size != 0) return false;
   pmr_impl_hash_keys(seed, &m->seed0, &m->seed1);
   pmr_hashmap_clear(m); /* tombstones placed under the old keys */
@@ -557,11 +563,21 @@ bool pmr_hashmap_set_seed(pmr_hashmap *m, uint64_t seed) {
 }
 
 pmr_mem_resource *pmr_hashmap_resource(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   return m->resource;
 }
-size_t pmr_hashmap_size(const pmr_hashmap *m) { return m->size; }
-bool pmr_hashmap_empty(const pmr_hashmap *m) { return m->size == 0; }
-size_t pmr_hashmap_capacity(const pmr_hashmap *m) { return m->capacity; }
+size_t pmr_hashmap_size(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", 0);
+  return m->size;
+}
+bool pmr_hashmap_empty(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", true);
+  return m->size == 0;
+}
+size_t pmr_hashmap_capacity(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", 0);
+  return m->capacity;
+}
 
 /* ---- Lookup ----------------------------------------------------------- */
 
@@ -585,6 +601,7 @@ static bool null_key(const pmr_hashmap *m, const void *key, const char *op) {
 #endif
 
 void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   NULL_KEY(m, key, "find", return NULL);
   size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
@@ -612,10 +629,12 @@ bool pmr_impl_hashmap_erase_u64_other(pmr_hashmap *m, uint64_t k) {
 }
 
 bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return pmr_hashmap_find(m, key) != NULL;
 }
 
 const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   NULL_KEY(m, key, "find_key", return NULL);
   size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) : NULL;
@@ -731,6 +750,7 @@ static pmr_hashmap_status insert_text_impl(pmr_hashmap *m, const char *p,
 
 pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
                                       const void *value, void **value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   if (value_out != NULL) *value_out = NULL;
   NULL_KEY(m, key, "insert", return BADARG_EINVAL);
   size_t i = NPOS;
@@ -742,12 +762,14 @@ pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
 
 pmr_hashmap_status pmr_hashmap_insert_or_assign(pmr_hashmap *m, const void *key,
                                                 const void *value) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   NULL_KEY(m, key, "insert_or_assign", return BADARG_EINVAL);
   size_t i;
   return insert_impl(m, key, value, true, &i);
 }
 
 void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   if (inserted != NULL) *inserted = false;
   NULL_KEY(m, key, "emplace", return (errno = EINVAL, (void *)NULL));
   size_t i = NPOS;
@@ -772,6 +794,7 @@ static bool erase_index(pmr_hashmap *m, size_t i, void *value_out) {
 }
 
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   NULL_KEY(m, key, "erase", return false);
   return erase_index(m, find_index(m, key), value_out);
 }
@@ -779,6 +802,7 @@ bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
 /* ---- Text keys -------------------------------------------------------- */
 
 void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   size_t i = find_text_index(m, p, n, "find_str");
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
@@ -786,6 +810,7 @@ void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n) {
 pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
                                           size_t n, const void *value,
                                           void **value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   size_t i = NPOS;
   pmr_hashmap_status st =
       insert_text_impl(m, p, n, value, false, &i, "insert_str");
@@ -797,12 +822,14 @@ pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
 pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
                                                     const char *p, size_t n,
                                                     const void *value) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   size_t i;
   return insert_text_impl(m, p, n, value, true, &i, "insert_or_assign_str");
 }
 
 void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
                               bool *inserted) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   size_t i = NPOS;
   pmr_hashmap_status st =
       insert_text_impl(m, p, n, NULL, false, &i, "emplace_str");
@@ -812,12 +839,14 @@ void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
 
 bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
                            void *value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return erase_index(m, find_text_index(m, p, n, "erase_str"), value_out);
 }
 
 /* ---- Capacity --------------------------------------------------------- */
 
 bool pmr_hashmap_reserve(pmr_hashmap *m, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   if (n <= m->size + m->growth_left) return true;
   size_t c = capacity_for(n);
   if (c != 0 && c < m->capacity) c = m->capacity; /* only tombstones to drop */
@@ -828,6 +857,7 @@ bool pmr_hashmap_reserve(pmr_hashmap *m, size_t n) {
 }
 
 bool pmr_hashmap_shrink_to_fit(pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   size_t c = m->size != 0 ? capacity_for(m->size) : 0;
   bool tombstones =
       m->capacity != 0 && m->growth_left != max_load(m->capacity) - m->size;
@@ -839,6 +869,7 @@ bool pmr_hashmap_shrink_to_fit(pmr_hashmap *m) {
 }
 
 void pmr_hashmap_clear(pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", );
   if (m->capacity == 0) return;
   destroy_keys(m);
   memset(m->ctrl, CTRL_EMPTY, m->capacity + GROUP);
@@ -862,6 +893,7 @@ static unsigned popcount(bits_t b) {
  * sequence, matching slots lowest first) up to the group whose window holds
  * its slot. */
 pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", (pmr_hashmap_stats){0});
   pmr_hashmap_stats st = {0, 0, 0, 0};
   const size_t mask = m->mask;
   for (size_t i = 0; i < m->capacity; ++i) {
@@ -889,11 +921,16 @@ pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m) {
 /* ---- Iteration -------------------------------------------------------- */
 
 pmr_hashmap_iter pmr_hashmap_iter_begin(pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", (pmr_hashmap_iter){0});
   pmr_hashmap_iter it = {NULL, NULL, m, 0};
   return it;
 }
 
 bool pmr_hashmap_iter_next(pmr_hashmap_iter *it) {
+  PMR_IMPL_CHECK_NOT_NULL(it, "iterator", false);
+#ifdef PMR_DEBUG
+  if (it->impl_map == NULL) return false; /* from a NULL map, reported */
+#endif
   const pmr_hashmap *m = it->impl_map;
   size_t i = it->impl_next;
   /* Skip whole groups with no full slot. */
@@ -914,6 +951,10 @@ bool pmr_hashmap_iter_next(pmr_hashmap_iter *it) {
 }
 
 void pmr_hashmap_iter_erase(pmr_hashmap_iter *it) {
+  PMR_IMPL_CHECK_NOT_NULL(it, "iterator", );
+#ifdef PMR_DEBUG
+  if (it->impl_map == NULL) return; /* from a NULL map, reported */
+#endif
   pmr_hashmap *m = it->impl_map;
   if (it->impl_next == 0 || it->impl_next > m->capacity) return;
   size_t i = it->impl_next - 1;
@@ -934,6 +975,8 @@ static bool same_config(const pmr_hashmap *a, const pmr_hashmap *b) {
 
 bool pmr_hashmap_init_copy(pmr_hashmap *dst, const pmr_hashmap *src,
                            pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "map", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "map", false);
   *dst = *src;
   dst->resource = pmr_resource_or_default(r);
   set_empty_table(dst);
@@ -969,11 +1012,15 @@ bool pmr_hashmap_init_copy(pmr_hashmap *dst, const pmr_hashmap *src,
 }
 
 void pmr_hashmap_init_move(pmr_hashmap *dst, pmr_hashmap *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "map", );
+  PMR_IMPL_CHECK_NOT_NULL(src, "map", );
   *dst = *src;
   set_empty_table(src);
 }
 
 bool pmr_hashmap_copy_assign(pmr_hashmap *dst, const pmr_hashmap *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "map", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "map", false);
   if (dst == src) return true;
   if (!same_config(dst, src)) return false;
   pmr_hashmap t;
@@ -984,6 +1031,8 @@ bool pmr_hashmap_copy_assign(pmr_hashmap *dst, const pmr_hashmap *src) {
 }
 
 bool pmr_hashmap_move_assign(pmr_hashmap *dst, pmr_hashmap *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "map", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "map", false);
   if (dst == src) return true;
   if (!same_config(dst, src)) return false;
   if (pmr_is_equal(src->resource, dst->resource)) {
@@ -1000,6 +1049,8 @@ bool pmr_hashmap_move_assign(pmr_hashmap *dst, pmr_hashmap *src) {
 }
 
 void pmr_hashmap_swap(pmr_hashmap *a, pmr_hashmap *b) {
+  PMR_IMPL_CHECK_NOT_NULL(a, "map", );
+  PMR_IMPL_CHECK_NOT_NULL(b, "map", );
   pmr_hashmap t = *a;
   *a = *b;
   *b = t;

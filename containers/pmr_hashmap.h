@@ -21,7 +21,10 @@
  * caller error (a cstr key that is NULL is passed as a pointer to it);
  * debug builds (-DPMR_DEBUG) report it through pmr_report_misuse, lookups
  * then find nothing and insertions fail (PMR_HASHMAP_BADARG, NULL with
- * errno EINVAL).
+ * errno EINVAL). So is a NULL map (or iterator) given to any function, the
+ * inline ones included: debug builds report it and the call changes
+ * nothing and returns false, NULL, 0, PMR_HASHMAP_BADARG or, for empty,
+ * true (an iterator that ends at once, for iter_begin).
  * Values are copied byte-wise and never interpreted.
  *
  * Table: capacity is 0 or a power of two >= 16; one control byte per slot
@@ -558,6 +561,7 @@ static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
                                                         uint64_t k,
                                                         const void *value,
                                                         void **value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   /* Room for a new key, and no tombstone (a new key goes to the first EMPTY
    * of the group where the probe stops). */
   if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64 ||
@@ -593,6 +597,7 @@ static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
 }
 
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64))
     return pmr_impl_hashmap_find_u64_other(m, k);
   size_t i = pmr_impl_hashmap_index_u64(m, k);
@@ -600,6 +605,7 @@ static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
 }
 
 static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t k) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64))
     return pmr_impl_hashmap_erase_u64_other(m, k);
   size_t i = pmr_impl_hashmap_index_u64(m, k);

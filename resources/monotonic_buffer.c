@@ -105,6 +105,7 @@ static pmr_impl_live_registry registry =
 bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            void *buffer, size_t size,
                                            pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", false);
   if (pmr_impl_live_debug_init(&registry, m)) pmr_monotonic_buffer_destroy(m);
   pmr_impl_live_debug_add(&registry, m);
   m->base.ops = &mono_ops;
@@ -125,6 +126,7 @@ bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
 
 bool pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
                                pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", false);
   pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
   return true;
 }
@@ -132,6 +134,7 @@ bool pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
 bool pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
                                          size_t initial_size,
                                          pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", false);
   pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
   if (initial_size != 0) {
     /* Room for the header, so the first chunk really holds initial_size
@@ -157,6 +160,7 @@ static void free_list(pmr_mem_resource *upstream, chunk *c) {
 }
 
 void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", );
   free_list(m->upstream, m->chunks);
   free_list(m->upstream, m->spare);
   m->chunks = NULL;
@@ -166,6 +170,7 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 }
 
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", );
   pmr_impl_live_debug_remove(&registry, m);
   pmr_monotonic_buffer_release(m);
   /* The caller's buffer is theirs again, and m forgets it: a later destroy or
@@ -225,12 +230,14 @@ static void park_chunks_until(pmr_monotonic_buffer *m, chunk *keep) {
 }
 
 void pmr_monotonic_buffer_reset(pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", );
   park_chunks_until(m, NULL);
   restart_initial(m);
 }
 
 bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
                                  pmr_monotonic_marker marker) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", false);
   /* Validate first: the marker's chunk must be one in use, and its position
    * inside what that chunk has handed out. */
   uintptr_t lo, hi;
@@ -327,10 +334,12 @@ void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
 }
 
 pmr_mem_resource *pmr_monotonic_buffer_upstream(const pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", NULL);
   return m->upstream;
 }
 
 size_t pmr_monotonic_buffer_bytes_used(const pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", 0);
   if (m->chunks == NULL)
     return m->initial_buffer != NULL ? (size_t)(m->cur - m->initial_buffer) : 0;
   size_t used = m->initial_used + (size_t)(m->cur - m->chunks->start);
@@ -340,9 +349,11 @@ size_t pmr_monotonic_buffer_bytes_used(const pmr_monotonic_buffer *m) {
 }
 
 size_t pmr_monotonic_buffer_bytes_left(const pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", 0);
   return (size_t)(m->end - m->cur);
 }
 
 size_t pmr_monotonic_buffer_next_chunk_size(const pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", 0);
   return m->next_size;
 }

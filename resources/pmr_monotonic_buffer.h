@@ -19,7 +19,11 @@
  *
  * Thread safety: none. One thread at a time per instance.
  * Failure: NULL when upstream fails (errno as upstream left it); the resource
- * stays usable. */
+ * stays usable.
+ * NULL (pmr_mem_resource.h): a NULL buffer given to any function below, the
+ * inline ones included, is a caller error: debug builds report it through
+ * pmr_report_misuse and the call changes nothing and returns false, NULL
+ * or 0 (mark: a marker no buffer accepts). */
 #ifndef PMR_RESOURCES_MONOTONIC_BUFFER_H
 #define PMR_RESOURCES_MONOTONIC_BUFFER_H
 
@@ -185,6 +189,7 @@ static inline bool pmr_impl_monotonic_bump(pmr_monotonic_buffer *m,
 static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
                                                   size_t bytes,
                                                   size_t alignment) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", NULL);
 #ifdef PMR_IMPL_MONOTONIC_CHECKED
   return pmr_allocate(&m->base, bytes, alignment);
 #endif
@@ -198,6 +203,16 @@ static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
 static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
     const pmr_monotonic_buffer *m) {
   pmr_monotonic_marker mk;
+#ifdef PMR_DEBUG
+  if (m == NULL) { /* the NULL rule: a marker no buffer accepts */
+    pmr_report_misuse("%s with a NULL %s; ignored", __func__,
+                      "monotonic_buffer");
+    mk.chunk = NULL;
+    mk.cur = NULL;
+    mk.gen = 0; /* older than any buffer's first run */
+    return mk;
+  }
+#endif
   mk.chunk = m->chunks;
   mk.cur = m->cur;
   mk.gen = m->gen;

@@ -38,7 +38,11 @@
  * errno as it was, also when a failed upstream call was recovered from (a
  * shard that could not be created, a smaller segment); deallocation never
  * changes errno.
- * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool. */
+ * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool.
+ * NULL (pmr_mem_resource.h): a NULL pool given to any function below is a
+ * caller error: debug builds report it through pmr_report_misuse and the
+ * call changes nothing and returns false, NULL, 0 or zeroed stats and
+ * options. */
 #ifndef PMR_RESOURCES_SYNCHRONIZED_POOL_H
 #define PMR_RESOURCES_SYNCHRONIZED_POOL_H
 

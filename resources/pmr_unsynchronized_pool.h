@@ -38,7 +38,11 @@
  * already in the pools are still served.
  * Debug builds (-DPMR_DEBUG): double free, wrong size or alignment, and
  * pointers the pool never gave out are reported through pmr_report_misuse
- * and ignored. */
+ * and ignored.
+ * NULL (pmr_mem_resource.h): a NULL pool given to any function below is a
+ * caller error: debug builds report it through pmr_report_misuse and the
+ * call changes nothing and returns false, NULL, 0 or zeroed stats and
+ * options. */
 #ifndef PMR_RESOURCES_UNSYNCHRONIZED_POOL_H
 #define PMR_RESOURCES_UNSYNCHRONIZED_POOL_H
 
