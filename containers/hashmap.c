@@ -17,6 +17,7 @@
  */
 #include "containers/pmr_hashmap.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "containers/internal/hash.h"
@@ -288,11 +289,45 @@ static inline size_t find_index(const pmr_hashmap *m, const void *key) {
   return locate_other(m, key, &h, &empty);
 }
 
+/* Reports a key of the wrong kind, or text that cannot be a key, given to
+ * `op` (debug builds; see PMR_HASHMAP_BADARG). */
+static PMR_NOINLINE void report_bad_key(const pmr_hashmap *m, const char *op,
+                                        const char *why) {
+#ifdef PMR_DEBUG
+  pmr_report_misuse("hashmap %p: %s with %s; ignored", (const void *)m, op,
+                    why);
+#else
+  (void)m;
+  (void)op;
+  (void)why;
+#endif
+}
+
+/* The insertions' answer to such a key: reported, errno = EINVAL. */
+static PMR_NOINLINE pmr_hashmap_status bad_key(const pmr_hashmap *m,
+                                               const char *op,
+                                               const char *why) {
+  report_bad_key(m, op, why);
+  errno = EINVAL;
+  return PMR_HASHMAP_BADARG;
+}
+
+#define TEXT_ON_OTHER_KIND "a text key on a map of neither string nor cstr keys"
+#define U64_ON_OTHER_SIZE "an 8-byte key on a map of keys of another size"
+
 /* The slot holding the text (p, n), or NPOS (also on maps of other kinds,
- * and for NULL bytes with a length: a caller error). */
-static size_t find_text_index(const pmr_hashmap *m, const char *p, size_t n) {
-  if (m->kind != KIND_STRING && m->kind != KIND_CSTR) return NPOS;
-  if (PMR_UNLIKELY(p == NULL && n != 0)) return NPOS;
+ * and for NULL bytes with a length: caller errors, reported by debug
+ * builds). */
+static size_t find_text_index(const pmr_hashmap *m, const char *p, size_t n,
+                              const char *op) {
+  if (PMR_UNLIKELY(m->kind != KIND_STRING && m->kind != KIND_CSTR)) {
+    report_bad_key(m, op, TEXT_ON_OTHER_KIND);
+    return NPOS;
+  }
+  if (PMR_UNLIKELY(p == NULL && n != 0)) {
+    report_bad_key(m, op, "NULL text of a length above 0");
+    return NPOS;
+  }
   uint64_t h;
   size_t empty;
   return locate_text(m, p, n, &h, &empty);
@@ -472,18 +507,21 @@ static bool configure(pmr_hashmap *m, int kind, size_t key_size,
 bool pmr_hashmap_init(pmr_hashmap *m, size_t key_size, size_t key_align,
                       size_t value_size, size_t value_align,
                       pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return configure(m, KIND_BYTES, key_size, key_align, value_size, value_align,
                    r);
 }
 
 bool pmr_hashmap_init_cstr(pmr_hashmap *m, size_t value_size,
                            size_t value_align, pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return configure(m, KIND_CSTR, sizeof(const char *), _Alignof(const char *),
                    value_size, value_align, r);
 }
 
 bool pmr_hashmap_init_string(pmr_hashmap *m, size_t value_size,
                              size_t value_align, pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return configure(m, KIND_STRING, sizeof(pmr_string), _Alignof(pmr_string),
                    value_size, value_align, r);
 }
@@ -493,6 +531,7 @@ bool pmr_hashmap_init_custom(pmr_hashmap *m, size_t key_size, size_t key_align,
                              pmr_hashmap_hash_fn hash,
                              pmr_hashmap_equal_fn equal, void *ctx,
                              pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   if (!configure(m, KIND_CUSTOM, key_size, key_align, value_size, value_align,
                  r))
     return false;
@@ -509,12 +548,14 @@ static void destroy_keys(pmr_hashmap *m) {
 }
 
 void pmr_hashmap_destroy(pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", );
   destroy_keys(m);
   free_table(m, current_table(m));
   set_empty_table(m);
 }
 
 bool pmr_hashmap_set_seed(pmr_hashmap *m, uint64_t seed) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   if (m->size != 0) return false;
   pmr_impl_hash_keys(seed, &m->seed0, &m->seed1);
   pmr_hashmap_clear(m); /* tombstones placed under the old keys */
@@ -522,11 +563,21 @@ bool pmr_hashmap_set_seed(pmr_hashmap *m, uint64_t seed) {
 }
 
 pmr_mem_resource *pmr_hashmap_resource(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   return m->resource;
 }
-size_t pmr_hashmap_size(const pmr_hashmap *m) { return m->size; }
-bool pmr_hashmap_empty(const pmr_hashmap *m) { return m->size == 0; }
-size_t pmr_hashmap_capacity(const pmr_hashmap *m) { return m->capacity; }
+size_t pmr_hashmap_size(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", 0);
+  return m->size;
+}
+bool pmr_hashmap_empty(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", true);
+  return m->size == 0;
+}
+size_t pmr_hashmap_capacity(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", 0);
+  return m->capacity;
+}
 
 /* ---- Lookup ----------------------------------------------------------- */
 
@@ -543,18 +594,23 @@ static bool null_key(const pmr_hashmap *m, const void *key, const char *op) {
   do {                             \
     if (null_key(m, key, op)) ret; \
   } while (0)
+/* What the insertions return for it (see PMR_HASHMAP_BADARG). */
+#define BADARG_EINVAL (errno = EINVAL, PMR_HASHMAP_BADARG)
 #else
 #define NULL_KEY(m, key, op, ret) ((void)0)
 #endif
 
 void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   NULL_KEY(m, key, "find", return NULL);
   size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
 
 void *pmr_impl_hashmap_find_u64_other(const pmr_hashmap *m, uint64_t k) {
-  return m->key_size == sizeof k ? pmr_hashmap_find(m, &k) : NULL;
+  if (m->key_size == sizeof k) return pmr_hashmap_find(m, &k);
+  report_bad_key(m, "find_u64", U64_ON_OTHER_SIZE);
+  return NULL;
 }
 
 pmr_hashmap_status pmr_impl_hashmap_insert_u64_other(pmr_hashmap *m, uint64_t k,
@@ -563,18 +619,22 @@ pmr_hashmap_status pmr_impl_hashmap_insert_u64_other(pmr_hashmap *m, uint64_t k,
   if (m->key_size == sizeof k)
     return pmr_hashmap_insert(m, &k, value, value_out);
   if (value_out != NULL) *value_out = NULL;
-  return PMR_HASHMAP_NOMEM;
+  return bad_key(m, "insert_u64", U64_ON_OTHER_SIZE);
 }
 
 bool pmr_impl_hashmap_erase_u64_other(pmr_hashmap *m, uint64_t k) {
-  return m->key_size == sizeof k && pmr_hashmap_erase(m, &k, NULL);
+  if (m->key_size == sizeof k) return pmr_hashmap_erase(m, &k, NULL);
+  report_bad_key(m, "erase_u64", U64_ON_OTHER_SIZE);
+  return false;
 }
 
 bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   return pmr_hashmap_find(m, key) != NULL;
 }
 
 const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   NULL_KEY(m, key, "find_key", return NULL);
   size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) : NULL;
@@ -667,11 +727,16 @@ static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
  * p itself, which must be a C string of length n). */
 static pmr_hashmap_status insert_text_impl(pmr_hashmap *m, const char *p,
                                            size_t n, const void *value,
-                                           bool assign, size_t *index) {
-  if (m->kind == KIND_CSTR
-          ? p == NULL || p[n] != '\0' || memchr(p, '\0', n) != NULL
-          : m->kind != KIND_STRING || (p == NULL && n != 0))
-    return PMR_HASHMAP_NOMEM;
+                                           bool assign, size_t *index,
+                                           const char *op) {
+  if (m->kind == KIND_CSTR) {
+    if (p == NULL || p[n] != '\0' || memchr(p, '\0', n) != NULL)
+      return bad_key(m, op, "a text that is not a C string of its length");
+  } else if (m->kind != KIND_STRING) {
+    return bad_key(m, op, TEXT_ON_OTHER_KIND);
+  } else if (p == NULL && n != 0) {
+    return bad_key(m, op, "NULL text of a length above 0");
+  }
   uint64_t h;
   size_t empty = NPOS;
   size_t i = locate_text(m, p, n, &h, &empty);
@@ -685,8 +750,9 @@ static pmr_hashmap_status insert_text_impl(pmr_hashmap *m, const char *p,
 
 pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
                                       const void *value, void **value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   if (value_out != NULL) *value_out = NULL;
-  NULL_KEY(m, key, "insert", return PMR_HASHMAP_NOMEM);
+  NULL_KEY(m, key, "insert", return BADARG_EINVAL);
   size_t i = NPOS;
   pmr_hashmap_status st = insert_impl(m, key, value, false, &i);
   if (value_out != NULL)
@@ -696,14 +762,16 @@ pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
 
 pmr_hashmap_status pmr_hashmap_insert_or_assign(pmr_hashmap *m, const void *key,
                                                 const void *value) {
-  NULL_KEY(m, key, "insert_or_assign", return PMR_HASHMAP_NOMEM);
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
+  NULL_KEY(m, key, "insert_or_assign", return BADARG_EINVAL);
   size_t i;
   return insert_impl(m, key, value, true, &i);
 }
 
 void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   if (inserted != NULL) *inserted = false;
-  NULL_KEY(m, key, "emplace", return NULL);
+  NULL_KEY(m, key, "emplace", return (errno = EINVAL, (void *)NULL));
   size_t i = NPOS;
   pmr_hashmap_status st = insert_impl(m, key, NULL, false, &i);
   if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
@@ -726,6 +794,7 @@ static bool erase_index(pmr_hashmap *m, size_t i, void *value_out) {
 }
 
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   NULL_KEY(m, key, "erase", return false);
   return erase_index(m, find_index(m, key), value_out);
 }
@@ -733,15 +802,18 @@ bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
 /* ---- Text keys -------------------------------------------------------- */
 
 void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n) {
-  size_t i = find_text_index(m, p, n);
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
+  size_t i = find_text_index(m, p, n, "find_str");
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
 
 pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
                                           size_t n, const void *value,
                                           void **value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   size_t i = NPOS;
-  pmr_hashmap_status st = insert_text_impl(m, p, n, value, false, &i);
+  pmr_hashmap_status st =
+      insert_text_impl(m, p, n, value, false, &i, "insert_str");
   if (value_out != NULL)
     *value_out = st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
   return st;
@@ -750,26 +822,31 @@ pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
 pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
                                                     const char *p, size_t n,
                                                     const void *value) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   size_t i;
-  return insert_text_impl(m, p, n, value, true, &i);
+  return insert_text_impl(m, p, n, value, true, &i, "insert_or_assign_str");
 }
 
 void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
                               bool *inserted) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   size_t i = NPOS;
-  pmr_hashmap_status st = insert_text_impl(m, p, n, NULL, false, &i);
+  pmr_hashmap_status st =
+      insert_text_impl(m, p, n, NULL, false, &i, "emplace_str");
   if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
   return st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
 }
 
 bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
                            void *value_out) {
-  return erase_index(m, find_text_index(m, p, n), value_out);
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
+  return erase_index(m, find_text_index(m, p, n, "erase_str"), value_out);
 }
 
 /* ---- Capacity --------------------------------------------------------- */
 
 bool pmr_hashmap_reserve(pmr_hashmap *m, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   if (n <= m->size + m->growth_left) return true;
   size_t c = capacity_for(n);
   if (c != 0 && c < m->capacity) c = m->capacity; /* only tombstones to drop */
@@ -780,6 +857,7 @@ bool pmr_hashmap_reserve(pmr_hashmap *m, size_t n) {
 }
 
 bool pmr_hashmap_shrink_to_fit(pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   size_t c = m->size != 0 ? capacity_for(m->size) : 0;
   bool tombstones =
       m->capacity != 0 && m->growth_left != max_load(m->capacity) - m->size;
@@ -791,6 +869,7 @@ bool pmr_hashmap_shrink_to_fit(pmr_hashmap *m) {
 }
 
 void pmr_hashmap_clear(pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", );
   if (m->capacity == 0) return;
   destroy_keys(m);
   memset(m->ctrl, CTRL_EMPTY, m->capacity + GROUP);
@@ -814,6 +893,7 @@ static unsigned popcount(bits_t b) {
  * sequence, matching slots lowest first) up to the group whose window holds
  * its slot. */
 pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", (pmr_hashmap_stats){0});
   pmr_hashmap_stats st = {0, 0, 0, 0};
   const size_t mask = m->mask;
   for (size_t i = 0; i < m->capacity; ++i) {
@@ -841,11 +921,16 @@ pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m) {
 /* ---- Iteration -------------------------------------------------------- */
 
 pmr_hashmap_iter pmr_hashmap_iter_begin(pmr_hashmap *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", (pmr_hashmap_iter){0});
   pmr_hashmap_iter it = {NULL, NULL, m, 0};
   return it;
 }
 
 bool pmr_hashmap_iter_next(pmr_hashmap_iter *it) {
+  PMR_IMPL_CHECK_NOT_NULL(it, "iterator", false);
+#ifdef PMR_DEBUG
+  if (it->impl_map == NULL) return false; /* from a NULL map, reported */
+#endif
   const pmr_hashmap *m = it->impl_map;
   size_t i = it->impl_next;
   /* Skip whole groups with no full slot. */
@@ -866,6 +951,10 @@ bool pmr_hashmap_iter_next(pmr_hashmap_iter *it) {
 }
 
 void pmr_hashmap_iter_erase(pmr_hashmap_iter *it) {
+  PMR_IMPL_CHECK_NOT_NULL(it, "iterator", );
+#ifdef PMR_DEBUG
+  if (it->impl_map == NULL) return; /* from a NULL map, reported */
+#endif
   pmr_hashmap *m = it->impl_map;
   if (it->impl_next == 0 || it->impl_next > m->capacity) return;
   size_t i = it->impl_next - 1;
@@ -886,6 +975,8 @@ static bool same_config(const pmr_hashmap *a, const pmr_hashmap *b) {
 
 bool pmr_hashmap_init_copy(pmr_hashmap *dst, const pmr_hashmap *src,
                            pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "map", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "map", false);
   *dst = *src;
   dst->resource = pmr_resource_or_default(r);
   set_empty_table(dst);
@@ -921,11 +1012,15 @@ bool pmr_hashmap_init_copy(pmr_hashmap *dst, const pmr_hashmap *src,
 }
 
 void pmr_hashmap_init_move(pmr_hashmap *dst, pmr_hashmap *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "map", );
+  PMR_IMPL_CHECK_NOT_NULL(src, "map", );
   *dst = *src;
   set_empty_table(src);
 }
 
 bool pmr_hashmap_copy_assign(pmr_hashmap *dst, const pmr_hashmap *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "map", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "map", false);
   if (dst == src) return true;
   if (!same_config(dst, src)) return false;
   pmr_hashmap t;
@@ -936,6 +1031,8 @@ bool pmr_hashmap_copy_assign(pmr_hashmap *dst, const pmr_hashmap *src) {
 }
 
 bool pmr_hashmap_move_assign(pmr_hashmap *dst, pmr_hashmap *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "map", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "map", false);
   if (dst == src) return true;
   if (!same_config(dst, src)) return false;
   if (pmr_is_equal(src->resource, dst->resource)) {
@@ -952,6 +1049,8 @@ bool pmr_hashmap_move_assign(pmr_hashmap *dst, pmr_hashmap *src) {
 }
 
 void pmr_hashmap_swap(pmr_hashmap *a, pmr_hashmap *b) {
+  PMR_IMPL_CHECK_NOT_NULL(a, "map", );
+  PMR_IMPL_CHECK_NOT_NULL(b, "map", );
   pmr_hashmap t = *a;
   *a = *b;
   *b = t;

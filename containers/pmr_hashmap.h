@@ -20,7 +20,11 @@
  * NULL (the library's rule, pmr_mem_resource.h): a NULL key pointer is a
  * caller error (a cstr key that is NULL is passed as a pointer to it);
  * debug builds (-DPMR_DEBUG) report it through pmr_report_misuse, lookups
- * then find nothing and insertions fail (PMR_HASHMAP_NOMEM, NULL).
+ * then find nothing and insertions fail (PMR_HASHMAP_BADARG, NULL with
+ * errno EINVAL). So is a NULL map (or iterator) given to any function, the
+ * inline ones included: debug builds report it and the call changes
+ * nothing and returns false, NULL, 0, PMR_HASHMAP_BADARG or, for empty,
+ * true (an iterator that ends at once, for iter_begin).
  * Values are copied byte-wise and never interpreted.
  *
  * Table: capacity is 0 or a power of two >= 16; one control byte per slot
@@ -115,8 +119,17 @@ typedef struct pmr_hashmap {
   uint64_t seed0, seed1; /* the keys of the hash (see pmr_hashmap_set_seed) */
 } pmr_hashmap;
 
-/* Results of the insertions. Negative means failure. */
+/* Results of the insertions. Negative means failure, map unchanged. */
 typedef enum pmr_hashmap_status {
+  /* A caller error, not a lack of memory: a key of the wrong kind (a text
+   * key, _str, on a map of neither string nor cstr keys; an 8-byte key by
+   * value, _u64, on a map whose keys are not 8 bytes), a text that cannot
+   * be a key (NULL with a length above 0; for a cstr map, not a C string of
+   * length n), or, in debug builds, a NULL map or key pointer. errno is
+   * EINVAL (the pointer-returning emplace functions return NULL with errno
+   * EINVAL); debug builds (-DPMR_DEBUG) report it through
+   * pmr_report_misuse. */
+  PMR_HASHMAP_BADARG = -2,
   PMR_HASHMAP_NOMEM = -1,   /* out of memory or too large: map unchanged */
   PMR_HASHMAP_EXISTED = 0,  /* the key was present */
   PMR_HASHMAP_INSERTED = 1, /* the key was new and has been added */
@@ -165,7 +178,7 @@ bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key);
  * path for hot lookups (measured: it keeps large-table lookups within ~1.1x
  * of absl::flat_hash_map, where an out-of-line call costs ~1.3x). On a map
  * of another kind it is pmr_hashmap_find(m, &key) when the key size is 8,
- * else NULL. */
+ * else NULL (a caller error: debug builds report it). */
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t key);
 /* The map's own copy of the key equal to *key, or NULL when absent. */
 const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key);
@@ -180,8 +193,8 @@ pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
  * like pmr_hashmap_find_u64: a new key that fits without a rebuild (and with
  * no tombstone in the table) is placed inline, anything else goes through
  * pmr_hashmap_insert. On a map of another kind it is pmr_hashmap_insert(m,
- * &key, value, value_out) when the key size is 8, else a failure (NOMEM,
- * *value_out NULL). */
+ * &key, value, value_out) when the key size is 8, else PMR_HASHMAP_BADARG
+ * (*value_out NULL, errno EINVAL). */
 static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
                                                         uint64_t key,
                                                         const void *value,
@@ -202,7 +215,7 @@ bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out);
 /* The same for maps of 8-byte plain keys, inlined like pmr_hashmap_find_u64
  * (measured: the out-of-line erase of uint64_t keys ran ~1.15x absl's). On a
  * map of another kind it is pmr_hashmap_erase(m, &key, NULL) when the key
- * size is 8, else false. */
+ * size is 8, else false (a caller error: debug builds report it). */
 static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t key);
 
 /* ---- Text keys of cstr and string maps by (pointer, length): no key to
@@ -210,7 +223,9 @@ static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t key);
  * string key with the same bytes, and a C-string key of length n with the
  * same characters (never the NULL key, never a text holding a NUL). Same
  * results as the functions above given the equivalent key. On a map of
- * another kind: find NULL, erase false, the insertions fail (NOMEM, NULL). */
+ * another kind, a caller error: find NULL, erase false (debug builds report
+ * them), the insertions PMR_HASHMAP_BADARG (emplace_str NULL, errno EINVAL);
+ * never PMR_HASHMAP_NOMEM, which means out of memory. */
 void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n);
 /* Erase by text: as pmr_hashmap_erase. */
 bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
@@ -218,7 +233,7 @@ bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
 /* Insertions by text: as pmr_hashmap_insert / _insert_or_assign / _emplace.
  * A string map copies the text into a new key only when it is absent. A cstr
  * map stores p itself (not a copy): p must be a C string of length n
- * (p[n] == '\0', no NUL before), else the insertion fails, map unchanged. */
+ * (p[n] == '\0', no NUL before), else PMR_HASHMAP_BADARG, map unchanged. */
 pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
                                           size_t n, const void *value,
                                           void **value_out);
@@ -604,6 +619,7 @@ static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
                                                         uint64_t k,
                                                         const void *value,
                                                         void **value_out) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   /* Room for a new key, and no tombstone (a new key goes to the first EMPTY
    * of the group where the probe stops). */
   if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64 ||
@@ -639,6 +655,7 @@ static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
 }
 
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64))
     return pmr_impl_hashmap_find_u64_other(m, k);
   size_t i = pmr_impl_hashmap_index_u64(m, k);
@@ -646,6 +663,7 @@ static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t k) {
 }
 
 static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t k) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   if (PMR_UNLIKELY(m->kind != PMR_IMPL_HASHMAP_KIND_U64))
     return pmr_impl_hashmap_erase_u64_other(m, k);
   size_t i = pmr_impl_hashmap_index_u64(m, k);

@@ -31,7 +31,11 @@
  * of 0 are an empty input (and a NULL C string counts as ""); NULL bytes
  * with a length above 0 are a caller error, which debug builds
  * (-DPMR_DEBUG) report through pmr_report_misuse: find/rfind then return
- * PMR_STRING_NPOS and compare_bytes compares with the empty string.
+ * PMR_STRING_NPOS and compare_bytes compares with the empty string, the
+ * edits return false. A NULL string (given to any function, the inline ones
+ * included) is a caller error too: debug builds report it and the call
+ * changes nothing and returns false, NULL, 0, PMR_STRING_NPOS (searches)
+ * or, for empty, true.
  */
 #ifndef PMR_CONTAINERS_STRING_H
 #define PMR_CONTAINERS_STRING_H
@@ -98,22 +102,27 @@ size_t pmr_string_max_size(void);
 /* The characters, NUL-terminated (data()[length()] == '\0'). The pointer from
  * data() may be used to modify the length() characters in place. */
 static inline const char *pmr_string_c_str(const pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", NULL);
   return pmr_impl_string_is_long(s) ? s->u.l.ptr : s->u.s;
 }
 static inline char *pmr_string_data(pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", NULL);
   return pmr_impl_string_is_long(s) ? s->u.l.ptr : s->u.s;
 }
 static inline size_t pmr_string_length(const pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", 0);
   return pmr_impl_string_is_long(s)
              ? s->u.l.len
              : PMR_STRING_INLINE_CAPACITY -
                    (unsigned char)s->u.s[PMR_STRING_INLINE_CAPACITY];
 }
 static inline bool pmr_string_empty(const pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", true);
   return pmr_string_length(s) == 0;
 }
 /* Characters that fit without reallocating (not counting the terminator). */
 static inline size_t pmr_string_capacity(const pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", 0);
   return pmr_impl_string_is_long(s)
              ? (size_t)((uint64_t)s->u.l.cap_hi << 32 | s->u.l.cap_lo)
              : PMR_STRING_INLINE_CAPACITY;
@@ -243,6 +252,7 @@ bool pmr_impl_string_push_back_grow(pmr_string *s, char c);
  * INLINE_CAPACITY - length, drops by one; it is the terminator when the
  * string becomes full). */
 static inline bool pmr_string_push_back(pmr_string *s, char c) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   unsigned char *tag = (unsigned char *)s->u.s + PMR_STRING_INLINE_CAPACITY;
   const unsigned char t = *tag;
   if (t == 0xFF) {

@@ -28,9 +28,11 @@
  * Thread safety: none; a vector is used by one thread at a time.
  *
  * NULL (the library's rule, pmr_mem_resource.h): elems == NULL with n == 0
- * is an empty range; a NULL vector or element pointer (push_back, insert,
- * elems with n > 0) is a caller error, which debug builds (-DPMR_DEBUG)
- * report through pmr_report_misuse, the call then returning false.
+ * is an empty range; a NULL vector (given to any function, the inline ones
+ * included) or element pointer (push_back, insert, elems with n > 0) is a
+ * caller error, which debug builds (-DPMR_DEBUG) report through
+ * pmr_report_misuse, the call then changing nothing and returning false,
+ * NULL or 0 (empty: true). The PMR_VECTOR_*_T macros are not checked.
  */
 #ifndef PMR_CONTAINERS_VECTOR_H
 #define PMR_CONTAINERS_VECTOR_H
@@ -73,30 +75,43 @@ pmr_mem_resource *pmr_vector_resource(const pmr_vector *v);
 /* The largest size this vector may ever have: PTRDIFF_MAX / elem_size. */
 size_t pmr_vector_max_size(const pmr_vector *v);
 
-static inline size_t pmr_vector_size(const pmr_vector *v) { return v->size; }
+/* Size, capacity, emptiness (a NULL vector, in debug builds: 0, true). */
+static inline size_t pmr_vector_size(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", 0);
+  return v->size;
+}
 static inline size_t pmr_vector_capacity(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", 0);
   return v->capacity;
 }
 static inline bool pmr_vector_empty(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", true);
   return v->size == 0;
 }
 static inline size_t pmr_vector_elem_size(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", 0);
   return v->elem_size;
 }
 
 /* The first element (the array of size() elements); NULL when capacity is 0. */
-static inline void *pmr_vector_data(const pmr_vector *v) { return v->data; }
+static inline void *pmr_vector_data(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", NULL);
+  return v->data;
+}
 
 /* Element i, or NULL when i >= size (bounds-checked). */
 static inline void *pmr_vector_at(const pmr_vector *v, size_t i) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", NULL);
   return i < v->size ? v->data + i * v->elem_size : NULL;
 }
 
 /* The first / last element, or NULL when empty. */
 static inline void *pmr_vector_front(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", NULL);
   return v->size != 0 ? v->data : NULL;
 }
 static inline void *pmr_vector_back(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", NULL);
   return v->size != 0 ? v->data + (v->size - 1) * v->elem_size : NULL;
 }
 
@@ -135,6 +150,7 @@ bool pmr_impl_vector_null_elem(const pmr_vector *v, const char *op);
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 #endif
 static inline bool pmr_vector_push_back(pmr_vector *v, const void *elem) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
 #ifdef PMR_DEBUG
   if (elem == NULL) return pmr_impl_vector_null_elem(v, "push_back");
 #endif

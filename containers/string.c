@@ -164,6 +164,7 @@ static bool replace_impl(pmr_string *s, size_t pos, size_t n, const char *src,
 /* ---- Life cycle ------------------------------------------------------- */
 
 void pmr_string_init(pmr_string *s, pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", );
   s->resource = pmr_resource_or_default(r);
   s->u.s[0] = '\0';
   *tag_byte(s) = (unsigned char)INLINE_CAP;
@@ -171,6 +172,7 @@ void pmr_string_init(pmr_string *s, pmr_mem_resource *r) {
 
 bool pmr_string_init_bytes(pmr_string *s, const void *p, size_t n,
                            pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   pmr_string_init(s, r);
   if (n != 0 && p == NULL) return false;
   return replace_impl(s, 0, 0, (const char *)p, n, 0);
@@ -178,24 +180,31 @@ bool pmr_string_init_bytes(pmr_string *s, const void *p, size_t n,
 
 bool pmr_string_init_cstr(pmr_string *s, const char *cstr,
                           pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   return pmr_string_init_bytes(s, cstr, cstr != NULL ? strlen(cstr) : 0, r);
 }
 
-void pmr_string_destroy(pmr_string *s) { release(s); }
+void pmr_string_destroy(pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", );
+  release(s);
+}
 
 pmr_mem_resource *pmr_string_resource(const pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", NULL);
   return s->resource;
 }
 
 /* ---- Capacity --------------------------------------------------------- */
 
 bool pmr_string_reserve(pmr_string *s, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   if (n <= cap_of(s)) return true;
   if (n > pmr_string_max_size()) return false;
   return set_long_capacity(s, n);
 }
 
 bool pmr_string_shrink_to_fit(pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   if (!is_long(s)) return true;
   const size_t len = len_of(s);
   if (len <= INLINE_CAP) {
@@ -210,9 +219,13 @@ bool pmr_string_shrink_to_fit(pmr_string *s) {
   return set_long_capacity(s, len);
 }
 
-void pmr_string_clear(pmr_string *s) { set_len(s, 0); }
+void pmr_string_clear(pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", );
+  set_len(s, 0);
+}
 
 bool pmr_string_resize(pmr_string *s, size_t n, char fill) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   const size_t len = len_of(s);
   if (n <= len) {
     set_len(s, n);
@@ -224,15 +237,19 @@ bool pmr_string_resize(pmr_string *s, size_t n, char fill) {
 /* ---- Edits ------------------------------------------------------------ */
 
 bool pmr_string_assign_bytes(pmr_string *s, const void *p, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   if (n != 0 && p == NULL) return false;
   return replace_impl(s, 0, len_of(s), (const char *)p, n, 0);
 }
 
 bool pmr_string_assign_cstr(pmr_string *s, const char *cstr) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   return pmr_string_assign_bytes(s, cstr, cstr != NULL ? strlen(cstr) : 0);
 }
 
 bool pmr_string_copy_assign(pmr_string *s, const pmr_string *src) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "string", false);
   if (s == src) return true;
   return pmr_string_assign_bytes(s, pmr_string_c_str(src), len_of(src));
 }
@@ -242,6 +259,7 @@ PMR_NOINLINE bool pmr_impl_string_push_back_grow(pmr_string *s, char c) {
 }
 
 bool pmr_string_append_bytes(pmr_string *s, const void *p, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   if (n != 0 && p == NULL) return false;
   const size_t len = len_of(s);
   if (PMR_LIKELY(n <= cap_of(s) - len)) {
@@ -253,14 +271,18 @@ bool pmr_string_append_bytes(pmr_string *s, const void *p, size_t n) {
 }
 
 bool pmr_string_append_cstr(pmr_string *s, const char *cstr) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   return pmr_string_append_bytes(s, cstr, cstr != NULL ? strlen(cstr) : 0);
 }
 
 bool pmr_string_append_string(pmr_string *s, const pmr_string *other) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
+  PMR_IMPL_CHECK_NOT_NULL(other, "string", false);
   return pmr_string_append_bytes(s, pmr_string_c_str(other), len_of(other));
 }
 
 bool pmr_string_append_vformat(pmr_string *s, const char *format, va_list ap) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   /* Short output goes through a local buffer (one formatting pass); longer
    * output is formatted again straight into reserved room. */
   char local[256];
@@ -295,6 +317,7 @@ bool pmr_string_append_vformat(pmr_string *s, const char *format, va_list ap) {
 }
 
 bool pmr_string_append_format(pmr_string *s, const char *format, ...) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   va_list ap;
   va_start(ap, format);
   bool ok = pmr_string_append_vformat(s, format, ap);
@@ -303,6 +326,7 @@ bool pmr_string_append_format(pmr_string *s, const char *format, ...) {
 }
 
 bool pmr_string_pop_back(pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   const size_t len = len_of(s);
   if (len == 0) return false;
   set_len(s, len - 1);
@@ -311,15 +335,18 @@ bool pmr_string_pop_back(pmr_string *s) {
 
 bool pmr_string_insert_bytes(pmr_string *s, size_t pos, const void *p,
                              size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   if (pos > len_of(s) || (n != 0 && p == NULL)) return false;
   return replace_impl(s, pos, 0, (const char *)p, n, 0);
 }
 
 bool pmr_string_insert_cstr(pmr_string *s, size_t pos, const char *cstr) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   return pmr_string_insert_bytes(s, pos, cstr, cstr != NULL ? strlen(cstr) : 0);
 }
 
 bool pmr_string_erase(pmr_string *s, size_t pos, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   const size_t len = len_of(s);
   if (pos > len) return false;
   if (n > len - pos) n = len - pos;
@@ -331,6 +358,7 @@ bool pmr_string_erase(pmr_string *s, size_t pos, size_t n) {
 
 bool pmr_string_replace(pmr_string *s, size_t pos, size_t n, const void *p,
                         size_t m) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", false);
   const size_t len = len_of(s);
   if (pos > len || (m != 0 && p == NULL)) return false;
   if (n > len - pos) n = len - pos;
@@ -359,6 +387,7 @@ static bool null_bytes(const pmr_string *s, const void *p, size_t n,
 
 size_t pmr_string_find(const pmr_string *s, const void *needle, size_t n,
                        size_t pos) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", PMR_STRING_NPOS);
   if (null_bytes(s, needle, n, "find")) return PMR_STRING_NPOS;
   const size_t len = len_of(s);
   if (pos > len || n > len - pos) return PMR_STRING_NPOS;
@@ -376,15 +405,18 @@ size_t pmr_string_find(const pmr_string *s, const void *needle, size_t n,
 
 size_t pmr_string_find_cstr(const pmr_string *s, const char *needle,
                             size_t pos) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", PMR_STRING_NPOS);
   return pmr_string_find(s, needle, needle != NULL ? strlen(needle) : 0, pos);
 }
 
 size_t pmr_string_find_char(const pmr_string *s, char c, size_t pos) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", PMR_STRING_NPOS);
   return pmr_string_find(s, &c, 1, pos);
 }
 
 size_t pmr_string_rfind(const pmr_string *s, const void *needle, size_t n,
                         size_t pos) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", PMR_STRING_NPOS);
   if (null_bytes(s, needle, n, "rfind")) return PMR_STRING_NPOS;
   const size_t len = len_of(s);
   if (n > len) return PMR_STRING_NPOS;
@@ -400,14 +432,17 @@ size_t pmr_string_rfind(const pmr_string *s, const void *needle, size_t n,
 
 size_t pmr_string_rfind_cstr(const pmr_string *s, const char *needle,
                              size_t pos) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", PMR_STRING_NPOS);
   return pmr_string_rfind(s, needle, needle != NULL ? strlen(needle) : 0, pos);
 }
 
 size_t pmr_string_rfind_char(const pmr_string *s, char c, size_t pos) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", PMR_STRING_NPOS);
   return pmr_string_rfind(s, &c, 1, pos);
 }
 
 int pmr_string_compare_bytes(const pmr_string *a, const void *p, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(a, "string", 0);
   if (null_bytes(a, p, n, "compare_bytes")) n = 0;
   const size_t len = len_of(a);
   const size_t k = len < n ? len : n;
@@ -417,21 +452,27 @@ int pmr_string_compare_bytes(const pmr_string *a, const void *p, size_t n) {
 }
 
 int pmr_string_compare(const pmr_string *a, const pmr_string *b) {
+  PMR_IMPL_CHECK_NOT_NULL(a, "string", 0);
+  PMR_IMPL_CHECK_NOT_NULL(b, "string", 0);
   return pmr_string_compare_bytes(a, pmr_string_c_str(b), len_of(b));
 }
 
 int pmr_string_compare_cstr(const pmr_string *a, const char *cstr) {
+  PMR_IMPL_CHECK_NOT_NULL(a, "string", 0);
   if (cstr == NULL) cstr = "";
   return pmr_string_compare_bytes(a, cstr, strlen(cstr));
 }
 
 bool pmr_string_equal(const pmr_string *a, const pmr_string *b) {
+  PMR_IMPL_CHECK_NOT_NULL(a, "string", false);
+  PMR_IMPL_CHECK_NOT_NULL(b, "string", false);
   const size_t len = len_of(a);
   return len == len_of(b) &&
          memcmp(pmr_string_c_str(a), pmr_string_c_str(b), len) == 0;
 }
 
 uint64_t pmr_string_hash(const pmr_string *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "string", 0);
   uint64_t s0, s1;
   pmr_impl_hash_keys(pmr_impl_hash_process_seed(), &s0, &s1);
   return pmr_impl_hash_bytes(pmr_string_c_str(s), len_of(s), s0, s1);
@@ -441,6 +482,8 @@ uint64_t pmr_string_hash(const pmr_string *s) {
 
 bool pmr_string_substr(pmr_string *dst, const pmr_string *src, size_t pos,
                        size_t n, pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "string", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "string", false);
   const size_t len = len_of(src);
   if (pos > len) {
     pmr_string_init(dst, r);
@@ -452,16 +495,22 @@ bool pmr_string_substr(pmr_string *dst, const pmr_string *src, size_t pos,
 
 bool pmr_string_init_copy(pmr_string *dst, const pmr_string *src,
                           pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "string", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "string", false);
   return pmr_string_init_bytes(dst, pmr_string_c_str(src), len_of(src), r);
 }
 
 void pmr_string_init_move(pmr_string *dst, pmr_string *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "string", );
+  PMR_IMPL_CHECK_NOT_NULL(src, "string", );
   *dst = *src;
   src->u.s[0] = '\0';
   *tag_byte(src) = (unsigned char)INLINE_CAP;
 }
 
 bool pmr_string_move_assign(pmr_string *dst, pmr_string *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "string", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "string", false);
   if (dst == src) return true;
   if (is_long(src) && pmr_is_equal(src->resource, dst->resource)) {
     release(dst);
@@ -476,6 +525,8 @@ bool pmr_string_move_assign(pmr_string *dst, pmr_string *src) {
 }
 
 void pmr_string_swap(pmr_string *a, pmr_string *b) {
+  PMR_IMPL_CHECK_NOT_NULL(a, "string", );
+  PMR_IMPL_CHECK_NOT_NULL(b, "string", );
   pmr_string t = *a;
   *a = *b;
   *b = t;

@@ -8,6 +8,7 @@
 
 bool pmr_vector_init(pmr_vector *v, size_t elem_size, size_t elem_align,
                      pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   if (v == NULL || elem_size == 0 || !pmr_is_pow2(elem_align) ||
       elem_size % elem_align != 0)
     return false;
@@ -28,13 +29,18 @@ static void release_storage(pmr_vector *v) {
   v->size = 0;
 }
 
-void pmr_vector_destroy(pmr_vector *v) { release_storage(v); }
+void pmr_vector_destroy(pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", );
+  release_storage(v);
+}
 
 pmr_mem_resource *pmr_vector_resource(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", NULL);
   return v->resource;
 }
 
 size_t pmr_vector_max_size(const pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", 0);
   return (size_t)PTRDIFF_MAX / v->elem_size;
 }
 
@@ -137,12 +143,14 @@ static bool insert_impl(pmr_vector *v, size_t pos, const void *src, size_t n) {
 }
 
 bool pmr_vector_reserve(pmr_vector *v, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   if (n <= v->capacity) return true;
   if (n > pmr_vector_max_size(v)) return false;
   return set_capacity(v, n);
 }
 
 bool pmr_vector_resize(pmr_vector *v, size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   if (n <= v->size) {
     v->size = n;
     return true;
@@ -155,21 +163,27 @@ bool pmr_vector_resize(pmr_vector *v, size_t n) {
 }
 
 bool pmr_vector_shrink_to_fit(pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   return set_capacity(v, v->size);
 }
 
-void pmr_vector_clear(pmr_vector *v) { v->size = 0; }
+void pmr_vector_clear(pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", );
+  v->size = 0;
+}
 
 bool pmr_impl_vector_push_back_grow(pmr_vector *v, const void *elem) {
   return insert_impl(v, v->size, elem, 1);
 }
 
 void *pmr_vector_emplace_back(pmr_vector *v) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", NULL);
   if (!insert_impl(v, v->size, NULL, 1)) return NULL;
   return v->data + (v->size - 1) * v->elem_size;
 }
 
 bool pmr_vector_pop_back(pmr_vector *v, void *out) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   if (v->size == 0) return false;
   --v->size;
   if (out != NULL) memcpy(out, v->data + v->size * v->elem_size, v->elem_size);
@@ -188,6 +202,7 @@ bool pmr_impl_vector_null_elem(const pmr_vector *v, const char *op) {
 }
 
 bool pmr_vector_insert(pmr_vector *v, size_t pos, const void *elem) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   if (elem == NULL) return pmr_impl_vector_null_elem(v, "insert");
   if (pos > v->size) return false;
   return insert_impl(v, pos, elem, 1);
@@ -195,6 +210,7 @@ bool pmr_vector_insert(pmr_vector *v, size_t pos, const void *elem) {
 
 bool pmr_vector_insert_range(pmr_vector *v, size_t pos, const void *elems,
                              size_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   if (elems == NULL && n != 0)
     return pmr_impl_vector_null_elem(v, "insert_range");
   if (pos > v->size) return false;
@@ -202,6 +218,7 @@ bool pmr_vector_insert_range(pmr_vector *v, size_t pos, const void *elems,
 }
 
 bool pmr_vector_erase_range(pmr_vector *v, size_t first, size_t last) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   if (first > last || last > v->size) return false;
   const size_t es = v->elem_size;
   if (last != v->size)
@@ -211,11 +228,14 @@ bool pmr_vector_erase_range(pmr_vector *v, size_t first, size_t last) {
 }
 
 bool pmr_vector_erase(pmr_vector *v, size_t pos) {
+  PMR_IMPL_CHECK_NOT_NULL(v, "vector", false);
   if (pos >= v->size) return false;
   return pmr_vector_erase_range(v, pos, pos + 1);
 }
 
 void pmr_vector_swap(pmr_vector *a, pmr_vector *b) {
+  PMR_IMPL_CHECK_NOT_NULL(a, "vector", );
+  PMR_IMPL_CHECK_NOT_NULL(b, "vector", );
   pmr_vector t = *a;
   *a = *b;
   *b = t;
@@ -223,6 +243,8 @@ void pmr_vector_swap(pmr_vector *a, pmr_vector *b) {
 
 bool pmr_vector_init_copy(pmr_vector *dst, const pmr_vector *src,
                           pmr_mem_resource *r) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "vector", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "vector", false);
   pmr_vector_init(dst, src->elem_size, src->elem_align, r);
   if (src->size == 0) return true;
   unsigned char *p =
@@ -235,6 +257,8 @@ bool pmr_vector_init_copy(pmr_vector *dst, const pmr_vector *src,
 }
 
 void pmr_vector_init_move(pmr_vector *dst, pmr_vector *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "vector", );
+  PMR_IMPL_CHECK_NOT_NULL(src, "vector", );
   *dst = *src;
   src->data = NULL;
   src->size = src->capacity = 0;
@@ -245,6 +269,8 @@ static bool same_type(const pmr_vector *a, const pmr_vector *b) {
 }
 
 bool pmr_vector_copy_assign(pmr_vector *dst, const pmr_vector *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "vector", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "vector", false);
   if (dst == src) return true;
   if (!same_type(dst, src)) return false;
   const size_t bytes = src->size * src->elem_size;
@@ -261,6 +287,8 @@ bool pmr_vector_copy_assign(pmr_vector *dst, const pmr_vector *src) {
 }
 
 bool pmr_vector_move_assign(pmr_vector *dst, pmr_vector *src) {
+  PMR_IMPL_CHECK_NOT_NULL(dst, "vector", false);
+  PMR_IMPL_CHECK_NOT_NULL(src, "vector", false);
   if (dst == src) return true;
   if (!same_type(dst, src)) return false;
   if (pmr_is_equal(src->resource, dst->resource)) {

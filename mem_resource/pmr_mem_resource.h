@@ -296,6 +296,24 @@ void pmr_report_misuse(const char *format, ...)
 #endif
     ;
 
+/* The NULL rule's check, at the top of every public function of the
+ * containers and resources that takes an object: in debug builds a NULL
+ * `obj` (a `what`, named in the report) is reported through
+ * pmr_report_misuse, naming the function, and the function returns `ret`
+ * (empty for a void function) having changed nothing. Release builds: no
+ * code, the fast paths stay as they are. Not for direct use. */
+#ifdef PMR_DEBUG
+#define PMR_IMPL_CHECK_NOT_NULL(obj, what, ret)                          \
+  do {                                                                   \
+    if (PMR_UNLIKELY((obj) == NULL)) {                                   \
+      pmr_report_misuse("%s with a NULL %s; ignored", __func__, (what)); \
+      return ret;                                                        \
+    }                                                                    \
+  } while (0)
+#else
+#define PMR_IMPL_CHECK_NOT_NULL(obj, what, ret) ((void)0)
+#endif
+
 /* Convenience: allocate with the alignment malloc would give (PMR_MAX_ALIGN).
  */
 static inline void *pmr_malloc(pmr_mem_resource *r, size_t bytes) {

@@ -483,6 +483,7 @@ static pmr_impl_live_registry registry =
 bool pmr_debug_resource_init(pmr_debug_resource *d,
                              const pmr_debug_resource_options *opts,
                              pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", false);
   pmr_debug_resource_options o;
   memset(&o, 0, sizeof o);
   if (opts != NULL) o = *opts;
@@ -529,6 +530,7 @@ static void leak(state *s, const entry *e, size_t i, size_t n) {
 }
 
 size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", 0);
   state *s = state_of(&d->base);
   if (!pmr_impl_live_remove(&registry, &s->node))
     return 0; /* destroyed already */
@@ -570,10 +572,12 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
 }
 
 pmr_mem_resource *pmr_debug_resource_upstream(const pmr_debug_resource *d) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", NULL);
   return mstate_of(d)->upstream;
 }
 
 size_t pmr_debug_resource_check(pmr_debug_resource *d) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", 0);
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
   size_t problems = 0;
@@ -588,6 +592,7 @@ size_t pmr_debug_resource_check(pmr_debug_resource *d) {
 }
 
 size_t pmr_debug_resource_flush_quarantine(pmr_debug_resource *d) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", 0);
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
   size_t problems = flush_locked(s);
@@ -599,6 +604,7 @@ size_t pmr_debug_resource_flush_quarantine(pmr_debug_resource *d) {
 
 pmr_debug_resource_stats pmr_debug_resource_get_stats(
     const pmr_debug_resource *d) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", (pmr_debug_resource_stats){0});
   state *s = mstate_of(d);
   pthread_mutex_lock(&s->lock);
   pmr_debug_resource_stats c = s->c;
@@ -610,6 +616,7 @@ pmr_debug_resource_stats pmr_debug_resource_get_stats(
 
 pmr_debug_resource_options pmr_debug_resource_get_options(
     const pmr_debug_resource *d) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", (pmr_debug_resource_options){0});
   state *s = state_of((pmr_mem_resource *)&d->base);
   pmr_debug_resource_options o;
   memset(&o, 0, sizeof o);
@@ -624,6 +631,7 @@ pmr_debug_resource_options pmr_debug_resource_get_options(
 }
 
 void pmr_debug_resource_set_abort_on_misuse(pmr_debug_resource *d, bool on) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", );
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
   s->abort_on_misuse = on;
@@ -631,6 +639,7 @@ void pmr_debug_resource_set_abort_on_misuse(pmr_debug_resource *d, bool on) {
 }
 
 void pmr_debug_resource_fail_nth(pmr_debug_resource *d, uint64_t n) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", );
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
   s->fail_countdown = n;
@@ -638,6 +647,7 @@ void pmr_debug_resource_fail_nth(pmr_debug_resource *d, uint64_t n) {
 }
 
 void pmr_debug_resource_fail_over_bytes(pmr_debug_resource *d, size_t limit) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", );
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
   s->byte_limit = limit;
@@ -646,6 +656,7 @@ void pmr_debug_resource_fail_over_bytes(pmr_debug_resource *d, size_t limit) {
 }
 
 void pmr_debug_resource_fail_always(pmr_debug_resource *d) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", );
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
   s->fail_always = true;
@@ -653,6 +664,7 @@ void pmr_debug_resource_fail_always(pmr_debug_resource *d) {
 }
 
 void pmr_debug_resource_stop_failing(pmr_debug_resource *d) {
+  PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", );
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
   s->fail_countdown = 0;

@@ -92,6 +92,12 @@ static const pmr_mem_resource_ops mono_ops = {
     .try_resize = mono_try_resize,
 };
 
+/* A destroyed buffer's: every call fails (live_registry.h). The inline
+ * pmr_monotonic_buffer_allocate bypasses the ops, but a destroyed buffer
+ * has no room (cur == end == NULL), so it always reaches refill, which
+ * checks the ops. */
+PMR_IMPL_DESTROYED_OPS(destroyed_ops, "monotonic_buffer");
+
 /* Debug builds: the live monotonic buffers, to report init over one. */
 static pmr_impl_live_registry registry =
     PMR_IMPL_LIVE_REGISTRY("monotonic_buffer", NULL, NULL);
@@ -99,6 +105,7 @@ static pmr_impl_live_registry registry =
 bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            void *buffer, size_t size,
                                            pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", false);
   if (pmr_impl_live_debug_init(&registry, m)) pmr_monotonic_buffer_destroy(m);
   pmr_impl_live_debug_add(&registry, m);
   m->base.ops = &mono_ops;
@@ -119,6 +126,7 @@ bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
 
 bool pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
                                pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", false);
   pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
   return true;
 }
@@ -126,6 +134,7 @@ bool pmr_monotonic_buffer_init(pmr_monotonic_buffer *m,
 bool pmr_monotonic_buffer_init_with_size(pmr_monotonic_buffer *m,
                                          size_t initial_size,
                                          pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", false);
   pmr_monotonic_buffer_init_with_buffer(m, NULL, 0, upstream);
   if (initial_size != 0) {
     /* Room for the header, so the first chunk really holds initial_size
@@ -151,6 +160,7 @@ static void free_list(pmr_mem_resource *upstream, chunk *c) {
 }
 
 void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", );
   free_list(m->upstream, m->chunks);
   free_list(m->upstream, m->spare);
   m->chunks = NULL;
@@ -160,6 +170,7 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
 }
 
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", );
   pmr_impl_live_debug_remove(&registry, m);
   pmr_monotonic_buffer_release(m);
   /* The caller's buffer is theirs again, and m forgets it: a later destroy or
@@ -170,6 +181,7 @@ void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m) {
   m->initial_buffer = NULL;
   m->initial_size = 0;
   m->cur = m->end = NULL;
+  m->base.ops = &destroyed_ops;
 }
 
 /* A position in the order allocations pass it: the buffer's depth (initial
@@ -185,9 +197,10 @@ static void drop_after(pmr_monotonic_buffer *m, size_t depth, char *at) {
   while (m->runs > 1 &&
          !before(m->run[m->runs - 1].depth, m->run[m->runs - 1].at, depth, at))
     --m->runs;
-  if (m->runs == PMR_IMPL_MONO_RUNS) {
-    /* Full: the two newest runs merge under the newer generation, which can
-     * only refuse markers, never accept a stale one. */
+  if (m->runs == PMR_IMPL_MONO_RUNS + 1) {
+    /* Full (run[0] and PMR_IMPL_MONO_RUNS rewind runs): the two newest runs
+     * merge under the newer generation, which can only refuse markers, never
+     * accept a stale one. */
     m->run[m->runs - 2].gen = m->run[m->runs - 1].gen;
     --m->runs;
   }
@@ -217,12 +230,14 @@ static void park_chunks_until(pmr_monotonic_buffer *m, chunk *keep) {
 }
 
 void pmr_monotonic_buffer_reset(pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", );
   park_chunks_until(m, NULL);
   restart_initial(m);
 }
 
 bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
                                  pmr_monotonic_marker marker) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", false);
   /* Validate first: the marker's chunk must be one in use, and its position
    * inside what that chunk has handed out. */
   uintptr_t lo, hi;
@@ -264,6 +279,9 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
 
 void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
                                        size_t alignment) {
+  if (PMR_UNLIKELY(m->base.ops != &mono_ops))
+    return pmr_impl_destroyed_allocate("monotonic_buffer", &m->base, bytes,
+                                       alignment);
   size_t n = bytes + (bytes == 0);
 
   /* Remember how far the current buffer got (for bytes_used and rewind). */
@@ -316,10 +334,12 @@ void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
 }
 
 pmr_mem_resource *pmr_monotonic_buffer_upstream(const pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", NULL);
   return m->upstream;
 }
 
 size_t pmr_monotonic_buffer_bytes_used(const pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", 0);
   if (m->chunks == NULL)
     return m->initial_buffer != NULL ? (size_t)(m->cur - m->initial_buffer) : 0;
   size_t used = m->initial_used + (size_t)(m->cur - m->chunks->start);
@@ -329,9 +349,11 @@ size_t pmr_monotonic_buffer_bytes_used(const pmr_monotonic_buffer *m) {
 }
 
 size_t pmr_monotonic_buffer_bytes_left(const pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", 0);
   return (size_t)(m->end - m->cur);
 }
 
 size_t pmr_monotonic_buffer_next_chunk_size(const pmr_monotonic_buffer *m) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", 0);
   return m->next_size;
 }

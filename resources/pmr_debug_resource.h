@@ -54,7 +54,11 @@
  * A live resource is listed for this: destroy it before its storage goes
  * away.
  * Failure: NULL when upstream fails, when failure is injected, or when the
- * tracking table cannot grow (errno = ENOMEM). */
+ * tracking table cannot grow (errno = ENOMEM).
+ * NULL (pmr_mem_resource.h): a NULL resource given to any function below is
+ * a caller error: debug builds (-DPMR_DEBUG) report it through
+ * pmr_report_misuse (never abort) and the call changes nothing and returns
+ * false, NULL, 0 or zeroed stats and options. */
 #ifndef PMR_RESOURCES_DEBUG_RESOURCE_H
 #define PMR_RESOURCES_DEBUG_RESOURCE_H
 

@@ -19,7 +19,11 @@
  *
  * Thread safety: none. One thread at a time per instance.
  * Failure: NULL when upstream fails (errno as upstream left it); the resource
- * stays usable. */
+ * stays usable.
+ * NULL (pmr_mem_resource.h): a NULL buffer given to any function below, the
+ * inline ones included, is a caller error: debug builds report it through
+ * pmr_report_misuse and the call changes nothing and returns false, NULL
+ * or 0 (mark: a marker no buffer accepts). */
 #ifndef PMR_RESOURCES_MONOTONIC_BUFFER_H
 #define PMR_RESOURCES_MONOTONIC_BUFFER_H
 
@@ -37,7 +41,9 @@ struct pmr_impl_mono_chunk;
 /* Rewind bookkeeping (private): the bytes handed out now, split into runs
  * by the rewinds that reached them; each run has the generation of the drop
  * it starts at. A marker older than the run holding it was dropped and
- * handed out again since. */
+ * handed out again since. run[0] starts before everything; up to
+ * PMR_IMPL_MONO_RUNS more start at the stop positions of the rewinds that
+ * each stopped above the previous one (see pmr_monotonic_buffer_rewind). */
 #define PMR_IMPL_MONO_RUNS 4
 typedef struct pmr_impl_mono_run {
   char *at;     /* the run starts after this position ... */
@@ -61,7 +67,7 @@ typedef struct pmr_monotonic_buffer {
   size_t max_next;     /* growth cap: max(PMR_MONOTONIC_MAX_CHUNK, first) */
   uint64_t gen;        /* drops (release, reset, rewind) so far */
   unsigned runs;       /* entries of run[] in use (at least 1) */
-  pmr_impl_mono_run run[PMR_IMPL_MONO_RUNS];
+  pmr_impl_mono_run run[PMR_IMPL_MONO_RUNS + 1];
 } pmr_monotonic_buffer;
 
 /* A position to rewind to (see pmr_monotonic_buffer_mark). */
@@ -96,7 +102,11 @@ bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
                                            pmr_mem_resource *upstream);
 
 /* Releases everything (pmr_monotonic_buffer_release). Idempotent: a second
- * destroy does nothing more. m may be initialised again afterwards. */
+ * destroy does nothing more. m may be initialised again afterwards. Until
+ * then m is dead (release or reset, not destroy, keep it usable): an
+ * allocation from it, through pmr_allocate or the inline
+ * pmr_monotonic_buffer_allocate, fails with NULL and errno EINVAL without
+ * calling upstream; debug builds report it through pmr_report_misuse. */
 void pmr_monotonic_buffer_destroy(pmr_monotonic_buffer *m);
 
 /* Returns every chunk, spare ones included, to upstream with exactly the size
@@ -123,11 +133,14 @@ static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
  * was released or reset since the mark, or rewound to a position before the
  * marker (also when allocations have passed that position again since), or
  * the marker is from another resource. A stale marker is always refused.
- * A valid one is accepted, with one exception: after more than
- * PMR_IMPL_MONO_RUNS (4) rewinds that each stopped above the previous one,
- * a marker taken between the oldest of those positions before the newer
- * rewinds may be refused (markers taken before the first of them, like an
- * outer scope's, stay exact). */
+ * A valid one is accepted, with one exception: rewinds that each stop
+ * above the previous one (with nothing below them dropped in between) are
+ * tracked exactly up to PMR_IMPL_MONO_RUNS (4) of them; from the fifth on,
+ * a marker positioned above the third of those stop positions and below the
+ * newest may be refused (markers at or below the third, like an outer
+ * scope's, and markers taken after the newest rewind stay exact). So four
+ * rounds of {allocate; mark; allocate; rewind}, each above the previous,
+ * keep every one of their markers valid. */
 bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
                                  pmr_monotonic_marker marker);
 
@@ -176,6 +189,7 @@ static inline bool pmr_impl_monotonic_bump(pmr_monotonic_buffer *m,
 static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
                                                   size_t bytes,
                                                   size_t alignment) {
+  PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", NULL);
 #ifdef PMR_IMPL_MONOTONIC_CHECKED
   return pmr_allocate(&m->base, bytes, alignment);
 #endif
@@ -189,6 +203,16 @@ static inline void *pmr_monotonic_buffer_allocate(pmr_monotonic_buffer *m,
 static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
     const pmr_monotonic_buffer *m) {
   pmr_monotonic_marker mk;
+#ifdef PMR_DEBUG
+  if (m == NULL) { /* the NULL rule: a marker no buffer accepts */
+    pmr_report_misuse("%s with a NULL %s; ignored", __func__,
+                      "monotonic_buffer");
+    mk.chunk = NULL;
+    mk.cur = NULL;
+    mk.gen = 0; /* older than any buffer's first run */
+    return mk;
+  }
+#endif
   mk.chunk = m->chunks;
   mk.cur = m->cur;
   mk.gen = m->gen;

@@ -13,11 +13,16 @@ extern "C" {
 #define PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK ((size_t)4096)
 #define PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK ((size_t)1 << 20)
 #define PMR_POOL_DEFAULT_LARGEST_BLOCK ((size_t)8192)
-#define PMR_POOL_MAX_LARGEST_BLOCK ((size_t)1 << 20)      /* 1 MiB */
 #define PMR_POOL_DEFAULT_MAX_FREE_BYTES ((size_t)1 << 20) /* 1 MiB */
-/* The pool resources (not the thread cache) serve blocks up to this size
- * from pages; a larger largest_required_pool_block is clamped to it. */
+/* The clamp of largest_required_pool_block: both pools and the thread cache
+ * serve blocks up to this size from pages, and a larger value is clamped to
+ * it (their get_options report at most 8192). Larger requests are oversize
+ * blocks from upstream. */
 #define PMR_POOL_PAGE_LARGEST_BLOCK ((size_t)8192)
+/* The largest size class of the class table (1 MiB). No resource pools
+ * blocks this large: it bounds the table, not the option (the option's
+ * clamp is PMR_POOL_PAGE_LARGEST_BLOCK). */
+#define PMR_POOL_MAX_LARGEST_BLOCK ((size_t)1 << 20) /* 1 MiB */
 
 typedef struct pmr_pool_options {
   /* The most blocks one 64 KiB page serves (fewer when fewer fit); the

@@ -22,7 +22,11 @@
  * Thread safety: the counters are C11 atomics, so the resource is exactly as
  * thread-safe as its upstream (put it over a synchronized pool or the malloc
  * resource and use it from any thread).
- * Failure: NULL when upstream fails (counted; errno as upstream left it). */
+ * Failure: NULL when upstream fails (counted; errno as upstream left it).
+ * NULL (pmr_mem_resource.h): a NULL resource given to any function below
+ * (or a NULL stream to report) is a caller error: debug builds report it
+ * through pmr_report_misuse and the call changes nothing and returns false,
+ * NULL or zeroed stats. */
 #ifndef PMR_RESOURCES_STATISTICS_H
 #define PMR_RESOURCES_STATISTICS_H
 

@@ -38,7 +38,11 @@
  * errno as it was, also when a failed upstream call was recovered from (a
  * shard that could not be created, a smaller segment); deallocation never
  * changes errno.
- * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool. */
+ * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool.
+ * NULL (pmr_mem_resource.h): a NULL pool given to any function below is a
+ * caller error: debug builds report it through pmr_report_misuse and the
+ * call changes nothing and returns false, NULL, 0 or zeroed stats and
+ * options. */
 #ifndef PMR_RESOURCES_SYNCHRONIZED_POOL_H
 #define PMR_RESOURCES_SYNCHRONIZED_POOL_H
 
@@ -68,7 +72,11 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 pmr_mem_resource *upstream);
 
 /* Releases everything. Idempotent: a second destroy does nothing. p may be
- * initialised again afterwards. */
+ * initialised again afterwards.
+ * Until then p is dead (release, not destroy, keeps a pool usable): an
+ * allocation from it fails with NULL and errno EINVAL without calling
+ * upstream, a deallocation or try_resize does nothing; debug builds report
+ * each such call through pmr_report_misuse. */
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p);
 
 /* Returns every segment, shard and oversize block to upstream, including

@@ -38,7 +38,11 @@
  * already in the pools are still served.
  * Debug builds (-DPMR_DEBUG): double free, wrong size or alignment, and
  * pointers the pool never gave out are reported through pmr_report_misuse
- * and ignored. */
+ * and ignored.
+ * NULL (pmr_mem_resource.h): a NULL pool given to any function below is a
+ * caller error: debug builds report it through pmr_report_misuse and the
+ * call changes nothing and returns false, NULL, 0 or zeroed stats and
+ * options. */
 #ifndef PMR_RESOURCES_UNSYNCHRONIZED_POOL_H
 #define PMR_RESOURCES_UNSYNCHRONIZED_POOL_H
 
@@ -65,7 +69,11 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   pmr_mem_resource *upstream);
 
 /* Releases everything. Idempotent: a second destroy does nothing. p may be
- * initialised again afterwards. */
+ * initialised again afterwards.
+ * Until then p is dead (release, not destroy, keeps a pool usable): an
+ * allocation from it fails with NULL and errno EINVAL without calling
+ * upstream, a deallocation or try_resize does nothing; debug builds report
+ * each such call through pmr_report_misuse. */
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p);
 
 /* Returns every segment and every oversize block to upstream, including blocks

@@ -107,6 +107,7 @@ static pmr_impl_live_registry registry =
     PMR_IMPL_LIVE_REGISTRY("statistics", NULL, NULL);
 
 bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "statistics", false);
   /* Over a live instance: reported, nothing to destroy, listed already. */
   if (!pmr_impl_live_debug_init(&registry, s))
     pmr_impl_live_debug_add(&registry, s);
@@ -128,14 +129,17 @@ bool pmr_statistics_init(pmr_statistics *s, pmr_mem_resource *upstream) {
 
 /* Nothing to free: the counters live in s and the blocks belong to upstream. */
 void pmr_statistics_destroy(pmr_statistics *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "statistics", );
   pmr_impl_live_debug_remove(&registry, s);
 }
 
 pmr_mem_resource *pmr_statistics_upstream(const pmr_statistics *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "statistics", NULL);
   return cstate_of(s)->upstream;
 }
 
 pmr_statistics_stats pmr_statistics_get_stats(const pmr_statistics *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "statistics", (pmr_statistics_stats){0});
   const state *st = cstate_of(s);
   pmr_statistics_stats c;
   c.allocations = LOAD(st->allocations);
@@ -152,11 +156,14 @@ pmr_statistics_stats pmr_statistics_get_stats(const pmr_statistics *s) {
 }
 
 void pmr_statistics_reset_peak(pmr_statistics *s) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "statistics", );
   state *st = state_of(&s->base);
   atomic_store_explicit(&st->peak, LOAD(st->bytes), memory_order_relaxed);
 }
 
 bool pmr_statistics_report(const pmr_statistics *s, FILE *out) {
+  PMR_IMPL_CHECK_NOT_NULL(s, "statistics", false);
+  PMR_IMPL_CHECK_NOT_NULL(out, "stream", false);
   pmr_statistics_stats c = pmr_statistics_get_stats(s);
   bool ok = true;
   ok &= fprintf(out, "pmr_statistics %p (upstream %p)\n", (const void *)s,

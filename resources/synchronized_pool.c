@@ -145,6 +145,9 @@ static const pmr_mem_resource_ops sync_ops = {
     .try_resize = sync_try_resize,
 };
 
+/* A destroyed pool's: every call fails (live_registry.h). */
+PMR_IMPL_DESTROYED_OPS(destroyed_ops, "synchronized_pool");
+
 /* ---- live pools ------------------------------------------------------------
  * Before fork(): every live pool's create_lock, page source lock, shard
  * locks and big_lock. */
@@ -174,6 +177,7 @@ static const pmr_impl_pool_kind kind = {PMR_IMPL_KIND_SYNC_POOL, &sync_ops,
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
                                 const pmr_pool_options *opts,
                                 pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", false);
   state *s = state_of(&p->base);
   if (pmr_impl_live_has(&registry, p)) {
     /* Init over a live pool: it is destroyed first (nothing leaks). */
@@ -207,6 +211,7 @@ static void release_locked(state *s) {
 }
 
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", );
   state *s = state_of(&p->base);
   pthread_mutex_lock(&registry.lock);
   if (s->node.listed) release_locked(s);
@@ -214,6 +219,7 @@ void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
 }
 
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", );
   state *s = state_of(&p->base);
   /* destroyed already, or never initialised */
   if (!pmr_impl_live_has(&registry, p)) return;
@@ -221,9 +227,11 @@ void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
   pmr_impl_live_remove(&registry, &s->node);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
+  p->base.ops = &destroyed_ops;
 }
 
 size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", 0);
   state *s = state_of(&p->base);
   if (!s->node.listed) return 0;
   size_t given = pmr_impl_big_trim(&s->big, &s->big_lock, s->heap.src.upstream);
@@ -231,6 +239,7 @@ size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {
 }
 
 pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", (pmr_pool_stats){0});
   state *s = (state *)(void *)p->pmr_impl_state.bytes; /* locks are taken */
   pmr_pool_stats st = {0, 0, 0, 0};
   if (!s->node.listed) return st;
@@ -245,10 +254,12 @@ pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p) {
 
 pmr_pool_options pmr_synchronized_pool_get_options(
     const pmr_synchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", (pmr_pool_options){0});
   return cstate_of(p)->opts;
 }
 
 pmr_mem_resource *pmr_synchronized_pool_upstream(
     const pmr_synchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", NULL);
   return cstate_of(p)->heap.src.upstream;
 }

@@ -126,6 +126,9 @@ static const pmr_mem_resource_ops unsync_ops = {
     .try_resize = unsync_try_resize,
 };
 
+/* A destroyed pool's: every call fails (live_registry.h). */
+PMR_IMPL_DESTROYED_OPS(destroyed_ops, "unsynchronized_pool");
+
 static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
   return pmr_unsynchronized_pool_upstream((const pmr_unsynchronized_pool *)r);
 }
@@ -135,6 +138,7 @@ static const pmr_impl_pool_kind kind = {PMR_IMPL_KIND_UNSYNC_POOL, &unsync_ops,
 bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
                                   pmr_mem_resource *upstream) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", false);
   if (pmr_impl_live_debug_init(&registry, p))
     pmr_unsynchronized_pool_destroy(p);
   p->base.ops = &unsync_ops;
@@ -159,6 +163,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
 }
 
 void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", );
   state *s = state_of(&p->base);
   if (!s->live) return;
   pmr_impl_big_release(&s->big, s->src.upstream);
@@ -168,6 +173,7 @@ void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p) {
 }
 
 void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", );
   state *s = state_of(&p->base);
   if (!s->live) return;
   pmr_impl_live_debug_remove(&registry, p);
@@ -175,9 +181,11 @@ void pmr_unsynchronized_pool_destroy(pmr_unsynchronized_pool *p) {
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
   s->live = false;
+  p->base.ops = &destroyed_ops;
 }
 
 size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", 0);
   state *s = state_of(&p->base);
   if (!s->live) return 0;
   pmr_impl_heap_trim(&s->heap);
@@ -187,6 +195,7 @@ size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p) {
 
 pmr_pool_stats pmr_unsynchronized_pool_get_stats(
     const pmr_unsynchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", (pmr_pool_stats){0});
   const state *s = cstate_of(p);
   pmr_pool_stats st = {0, 0, 0, 0};
   if (!s->live) return st;
@@ -199,10 +208,12 @@ pmr_pool_stats pmr_unsynchronized_pool_get_stats(
 
 pmr_pool_options pmr_unsynchronized_pool_get_options(
     const pmr_unsynchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", (pmr_pool_options){0});
   return cstate_of(p)->opts;
 }
 
 pmr_mem_resource *pmr_unsynchronized_pool_upstream(
     const pmr_unsynchronized_pool *p) {
+  PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", NULL);
   return cstate_of(p)->src.upstream;
 }

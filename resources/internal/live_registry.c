@@ -29,6 +29,60 @@ void pmr_impl_live_report_init(const pmr_impl_live_registry *r,
       r->kind, instance);
 }
 
+/* ---- destroyed instances ------------------------------------------------- */
+
+void *pmr_impl_destroyed_allocate(const char *kind, pmr_mem_resource *self,
+                                  size_t bytes, size_t alignment) {
+#ifdef PMR_DEBUG
+  pmr_report_misuse(
+      "%s %p: allocate(%zu bytes, alignment %zu) after destroy; "
+      "failed",
+      kind, (void *)self, bytes, alignment);
+#else
+  (void)kind;
+  (void)self;
+  (void)bytes;
+  (void)alignment;
+#endif
+  errno = EINVAL;
+  return NULL;
+}
+
+void pmr_impl_destroyed_deallocate(const char *kind, pmr_mem_resource *self,
+                                   void *p, size_t bytes, size_t alignment) {
+#ifdef PMR_DEBUG
+  pmr_report_misuse(
+      "%s %p: deallocate(%p, %zu bytes, alignment %zu) after "
+      "destroy; ignored",
+      kind, (void *)self, p, bytes, alignment);
+#else
+  (void)kind;
+  (void)self;
+  (void)p;
+  (void)bytes;
+  (void)alignment;
+#endif
+}
+
+bool pmr_impl_destroyed_try_resize(const char *kind, pmr_mem_resource *self,
+                                   void *p, size_t old_bytes, size_t new_bytes,
+                                   size_t alignment) {
+#ifdef PMR_DEBUG
+  pmr_report_misuse(
+      "%s %p: try_resize(%p, %zu to %zu bytes, alignment %zu) "
+      "after destroy; refused",
+      kind, (void *)self, p, old_bytes, new_bytes, alignment);
+#else
+  (void)kind;
+  (void)self;
+  (void)p;
+  (void)old_bytes;
+  (void)new_bytes;
+  (void)alignment;
+#endif
+  return false;
+}
+
 /* ---- fork ------------------------------------------------------------------
  */
 

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "mem_resource/pmr_mem_resource.h"
 #include "resources/internal/spin_lock.h"
 
 /* One lock of an instance: a spin lock, or (spin == NULL) a mutex. */
@@ -112,5 +113,44 @@ static inline void pmr_impl_live_debug_remove(pmr_impl_live_registry *r,
   (void)instance;
 #endif
 }
+
+/* ---- Destroyed instances ---------------------------------------------
+ * A resource's destroy points its ops at a table of these (init sets its own
+ * again), so a use after destroy fails instead of taking memory nothing will
+ * give back: allocate returns NULL with errno EINVAL, deallocate does
+ * nothing (the memory went back to upstream with destroy), try_resize
+ * returns false. Debug builds report each call through pmr_report_misuse,
+ * naming kind. The fast paths never test for destroy: only calls through
+ * the ops, and slow paths that check the ops pointer, get here. */
+void *pmr_impl_destroyed_allocate(const char *kind, pmr_mem_resource *self,
+                                  size_t bytes, size_t alignment);
+void pmr_impl_destroyed_deallocate(const char *kind, pmr_mem_resource *self,
+                                   void *p, size_t bytes, size_t alignment);
+bool pmr_impl_destroyed_try_resize(const char *kind, pmr_mem_resource *self,
+                                   void *p, size_t old_bytes, size_t new_bytes,
+                                   size_t alignment);
+
+/* Defines `static const pmr_mem_resource_ops name`, the table of a
+ * destroyed instance of kind (a string literal). */
+#define PMR_IMPL_DESTROYED_OPS(name, kind)                                     \
+  static void *name##_allocate(pmr_mem_resource *self, size_t bytes,           \
+                               size_t alignment) {                             \
+    return pmr_impl_destroyed_allocate(kind, self, bytes, alignment);          \
+  }                                                                            \
+  static void name##_deallocate(pmr_mem_resource *self, void *p, size_t bytes, \
+                                size_t alignment) {                            \
+    pmr_impl_destroyed_deallocate(kind, self, p, bytes, alignment);            \
+  }                                                                            \
+  static bool name##_try_resize(pmr_mem_resource *self, void *p,               \
+                                size_t old_bytes, size_t new_bytes,            \
+                                size_t alignment) {                            \
+    return pmr_impl_destroyed_try_resize(kind, self, p, old_bytes, new_bytes,  \
+                                         alignment);                           \
+  }                                                                            \
+  static const pmr_mem_resource_ops name = {                                   \
+      .allocate = name##_allocate,                                             \
+      .deallocate = name##_deallocate,                                         \
+      .try_resize = name##_try_resize,                                         \
+  }
 
 #endif /* PMR_IMPL_LIVE_REGISTRY_H */

@@ -5,6 +5,7 @@
 // changes nothing.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -160,10 +161,11 @@ TEST_F(ContractDebug, NullKeyPointersAreReportedAndIgnored) {
   EXPECT_EQ(pmr_hashmap_find_key(&m, nullptr), nullptr);
   EXPECT_NE(One().find("find_key"), std::string::npos);
   void* out = &k;
-  EXPECT_EQ(pmr_hashmap_insert(&m, nullptr, &val, &out), PMR_HASHMAP_NOMEM);
+  EXPECT_EQ(pmr_hashmap_insert(&m, nullptr, &val, &out), PMR_HASHMAP_BADARG);
   EXPECT_EQ(out, nullptr);
   EXPECT_NE(One().find("insert"), std::string::npos);
-  EXPECT_EQ(pmr_hashmap_insert_or_assign(&m, nullptr, &val), PMR_HASHMAP_NOMEM);
+  EXPECT_EQ(pmr_hashmap_insert_or_assign(&m, nullptr, &val),
+            PMR_HASHMAP_BADARG);
   EXPECT_NE(One().find("insert_or_assign"), std::string::npos);
   bool inserted = true;
   EXPECT_EQ(pmr_hashmap_emplace(&m, nullptr, &inserted), nullptr);
@@ -172,6 +174,50 @@ TEST_F(ContractDebug, NullKeyPointersAreReportedAndIgnored) {
   EXPECT_FALSE(pmr_hashmap_erase(&m, nullptr, nullptr));
   EXPECT_NE(One().find("erase"), std::string::npos);
   EXPECT_EQ(pmr_hashmap_size(&m), 1u);
+  pmr_hashmap_destroy(&m);
+}
+
+TEST_F(ContractDebug, AKeyOfTheWrongKindIsReportedAndIsNotOutOfMemory) {
+  pmr_hashmap m;
+  ASSERT_TRUE(pmr_hashmap_init(&m, sizeof(uint64_t), alignof(uint64_t),
+                               sizeof(int), alignof(int), nullptr));
+  int val = 3;
+  errno = 0;
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "abc", 3, &val, nullptr),
+            PMR_HASHMAP_BADARG);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_NE(One().find("insert_str with a text key on a map"),
+            std::string::npos);
+  EXPECT_EQ(pmr_hashmap_insert_or_assign_str(&m, "abc", 3, &val),
+            PMR_HASHMAP_BADARG);
+  EXPECT_NE(One().find("insert_or_assign_str"), std::string::npos);
+  errno = 0;
+  EXPECT_EQ(pmr_hashmap_emplace_str(&m, "abc", 3, nullptr), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_NE(One().find("emplace_str"), std::string::npos);
+  EXPECT_EQ(pmr_hashmap_find_str(&m, "abc", 3), nullptr);
+  EXPECT_NE(One().find("find_str"), std::string::npos);
+  EXPECT_FALSE(pmr_hashmap_erase_str(&m, "abc", 3, nullptr));
+  EXPECT_NE(One().find("erase_str"), std::string::npos);
+  pmr_hashmap_destroy(&m);
+
+  // 8-byte keys by value on a map of 4-byte keys.
+  ASSERT_TRUE(pmr_hashmap_init(&m, 4, 4, 0, 1, nullptr));
+  EXPECT_EQ(pmr_hashmap_insert_u64(&m, 1, nullptr, nullptr),
+            PMR_HASHMAP_BADARG);
+  EXPECT_NE(One().find("insert_u64 with an 8-byte key"), std::string::npos);
+  EXPECT_EQ(pmr_hashmap_find_u64(&m, 1), nullptr);
+  EXPECT_NE(One().find("find_u64"), std::string::npos);
+  EXPECT_FALSE(pmr_hashmap_erase_u64(&m, 1));
+  EXPECT_NE(One().find("erase_u64"), std::string::npos);
+  pmr_hashmap_destroy(&m);
+
+  // A cstr map: a text that is not a C string of its length.
+  ASSERT_TRUE(pmr_hashmap_init_cstr(&m, 0, 1, nullptr));
+  EXPECT_EQ(pmr_hashmap_insert_str(&m, "abcd", 3, nullptr, nullptr),
+            PMR_HASHMAP_BADARG);
+  EXPECT_NE(One().find("not a C string"), std::string::npos);
+  EXPECT_EQ(pmr_hashmap_size(&m), 0u);
   pmr_hashmap_destroy(&m);
 }
 

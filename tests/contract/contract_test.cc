@@ -231,6 +231,80 @@ TEST(Destroy, IsIdempotentForEveryResource) {
   }
 }
 
+// After destroy the pools and the monotonic buffer fail every allocation
+// (NULL, errno EINVAL) without asking upstream, where they used to take
+// memory that nothing gave back; a block freed after destroy is ignored;
+// init makes them usable again. (Debug builds also report each call:
+// //tests:null_rule_debug_test.)
+template <typename T>
+void UseAfterDestroyFails(const char* name, bool (*init)(T*, CountingResource*),
+                          void (*destroy)(T*)) {
+  SCOPED_TRACE(name);
+  CountingResource up;
+  T r;
+  ASSERT_TRUE(init(&r, &up));
+  pmr_mem_resource* base = reinterpret_cast<pmr_mem_resource*>(&r);
+  void* kept = pmr_allocate(base, 64, 8);
+  ASSERT_NE(kept, nullptr);
+  destroy(&r);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  const size_t calls = up.calls().size();
+  for (size_t n : {size_t{0}, size_t{64}, size_t{5000}, size_t{1} << 20}) {
+    errno = 0;
+    EXPECT_EQ(pmr_allocate(base, n, 8), nullptr) << n;
+    EXPECT_EQ(errno, EINVAL) << n;
+  }
+  pmr_deallocate(base, kept, 64, 8);  // gone with destroy: ignored
+  EXPECT_FALSE(pmr_try_resize(base, kept, 64, 48, 8));
+  EXPECT_EQ(up.calls().size(), calls);  // upstream never asked
+  destroy(&r);                          // still idempotent
+  ASSERT_TRUE(init(&r, &up));
+  void* p = pmr_allocate(base, 64, 8);
+  EXPECT_NE(p, nullptr);
+  pmr_deallocate(base, p, 64, 8);
+  destroy(&r);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(Destroy, UseAfterDestroyFailsAndReinitWorks) {
+  UseAfterDestroyFails<pmr_unsynchronized_pool>(
+      "unsynchronized_pool",
+      [](pmr_unsynchronized_pool* p, CountingResource* up) {
+        return pmr_unsynchronized_pool_init(p, nullptr, up->get());
+      },
+      pmr_unsynchronized_pool_destroy);
+  UseAfterDestroyFails<pmr_synchronized_pool>(
+      "synchronized_pool",
+      [](pmr_synchronized_pool* p, CountingResource* up) {
+        return pmr_synchronized_pool_init(p, nullptr, up->get());
+      },
+      pmr_synchronized_pool_destroy);
+  UseAfterDestroyFails<pmr_monotonic_buffer>(
+      "monotonic_buffer",
+      [](pmr_monotonic_buffer* m, CountingResource* up) {
+        return pmr_monotonic_buffer_init(m, up->get());
+      },
+      pmr_monotonic_buffer_destroy);
+}
+
+// The monotonic buffer's inline allocate bypasses the ops: it fails too.
+TEST(Destroy, MonotonicInlineAllocateAfterDestroyFails) {
+  CountingResource up;
+  alignas(16) char buf[256];
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init_with_buffer(&m, buf, sizeof buf, up.get());
+  ASSERT_NE(pmr_monotonic_buffer_allocate(&m, 16, 8), nullptr);
+  pmr_monotonic_buffer_destroy(&m);
+  errno = 0;
+  EXPECT_EQ(pmr_monotonic_buffer_allocate(&m, 16, 8), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(pmr_monotonic_buffer_allocate(&m, 4096, 8), nullptr);
+  pmr_monotonic_buffer_reset(&m);  // nothing to reset: still destroyed
+  pmr_monotonic_buffer_release(&m);
+  EXPECT_EQ(pmr_monotonic_buffer_allocate(&m, 16, 8), nullptr);
+  EXPECT_EQ(up.calls().size(), 0u);
+}
+
 TEST(Destroy, ThreadCacheDestroyTwiceWhileAThreadHoldsACache) {
   CountingResource up;
   pmr_thread_cache tc;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -1214,7 +1215,9 @@ TEST(Hashmap, InlineU64InsertAgreesWithInsert) {
   pmr_hashmap_destroy(&a);
   ASSERT_TRUE(pmr_hashmap_init(&a, 4, 4, 0, 1, nullptr));
   out = &a;
-  EXPECT_EQ(pmr_hashmap_insert_u64(&a, 42, nullptr, &out), PMR_HASHMAP_NOMEM);
+  errno = 0;
+  EXPECT_EQ(pmr_hashmap_insert_u64(&a, 42, nullptr, &out), PMR_HASHMAP_BADARG);
+  EXPECT_EQ(errno, EINVAL);  // a wrong key, not out of memory
   EXPECT_EQ(out, nullptr);
   EXPECT_EQ(pmr_hashmap_size(&a), 0u);
   pmr_hashmap_destroy(&a);
@@ -1385,7 +1388,7 @@ TEST(HashmapText, StringMapsByPointerAndLength) {
   EXPECT_EQ(pmr_hashmap_insert_str(&m, "", 0, &v, nullptr),
             PMR_HASHMAP_EXISTED);
   EXPECT_EQ(pmr_hashmap_insert_str(&m, nullptr, 1, &v, nullptr),
-            PMR_HASHMAP_NOMEM);
+            PMR_HASHMAP_BADARG);
   EXPECT_EQ(pmr_hashmap_size(&m), 4u);
   uint64_t out = 0;
   EXPECT_TRUE(pmr_hashmap_erase_str(&m, long_text.data(), 40, &out));
@@ -1432,11 +1435,11 @@ TEST(HashmapText, CStringMapsByPointerAndLength) {
   ASSERT_NE(key, nullptr);
   EXPECT_EQ(*key, text);
   EXPECT_EQ(pmr_hashmap_insert_str(&m, "world!", 5, &v, nullptr),
-            PMR_HASHMAP_NOMEM);  // p[5] is not the end
+            PMR_HASHMAP_BADARG);  // p[5] is not the end
   EXPECT_EQ(pmr_hashmap_insert_str(&m, "a\0b", 3, &v, nullptr),
-            PMR_HASHMAP_NOMEM);  // not a C string of length 3
+            PMR_HASHMAP_BADARG);  // not a C string of length 3
   EXPECT_EQ(pmr_hashmap_insert_str(&m, nullptr, 0, &v, nullptr),
-            PMR_HASHMAP_NOMEM);
+            PMR_HASHMAP_BADARG);
   EXPECT_EQ(pmr_hashmap_insert_str(&m, "", 0, &v, nullptr),
             PMR_HASHMAP_INSERTED);
   EXPECT_NE(pmr_hashmap_find_str(&m, nullptr, 0), nullptr);
@@ -1454,10 +1457,20 @@ TEST(HashmapText, OtherKindsHaveNoTextKeys) {
   ASSERT_EQ(pmr_hashmap_insert(&m, &k, &v, nullptr), PMR_HASHMAP_INSERTED);
   EXPECT_EQ(pmr_hashmap_find_str(&m, "hello\0\0\0", 8), nullptr);
   EXPECT_FALSE(pmr_hashmap_erase_str(&m, "hello\0\0\0", 8, nullptr));
+  // A wrong key kind is a caller error, told apart from out of memory by
+  // its status and by errno.
+  errno = 0;
   EXPECT_EQ(pmr_hashmap_insert_str(&m, "abc", 3, &v, nullptr),
-            PMR_HASHMAP_NOMEM);
+            PMR_HASHMAP_BADARG);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(pmr_hashmap_insert_or_assign_str(&m, "abc", 3, &v),
+            PMR_HASHMAP_BADARG);
+  EXPECT_EQ(errno, EINVAL);
   bool inserted = true;
+  errno = 0;
   EXPECT_EQ(pmr_hashmap_emplace_str(&m, "abc", 3, &inserted), nullptr);
+  EXPECT_EQ(errno, EINVAL);
   EXPECT_FALSE(inserted);
   EXPECT_EQ(pmr_hashmap_size(&m), 1u);
   pmr_hashmap_destroy(&m);

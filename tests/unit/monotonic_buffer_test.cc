@@ -571,6 +571,52 @@ TEST(MonotonicBuffer, RandomRewindsNeverAcceptAStaleMarker) {
   pmr_monotonic_buffer_destroy(&m);
 }
 
+// The header's promise at its edge: PMR_IMPL_MONO_RUNS (4) rewinds that
+// each stop above the previous one keep every marker exact; the fifth may
+// refuse a marker above the third stop position, never one at or below it.
+TEST(MonotonicBuffer, FourRisingRewindsKeepEveryMarker) {
+  for (int rounds = 1; rounds <= PMR_IMPL_MONO_RUNS; ++rounds) {
+    for (int target = 0; target < rounds; ++target) {
+      pmr_monotonic_buffer m;
+      pmr_monotonic_buffer_init(&m, nullptr);
+      std::vector<pmr_monotonic_marker> marks;
+      std::vector<size_t> used;
+      for (int r = 0; r < rounds; ++r) {
+        ASSERT_NE(pmr_allocate(&m.base, 16, 8), nullptr);
+        marks.push_back(pmr_monotonic_buffer_mark(&m));
+        used.push_back(pmr_monotonic_buffer_bytes_used(&m));
+        ASSERT_NE(pmr_allocate(&m.base, 16, 8), nullptr);
+        ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, marks.back()));
+      }
+      EXPECT_TRUE(pmr_monotonic_buffer_rewind(&m, marks[target]))
+          << rounds << " rounds, marker " << target;
+      EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), used[target]);
+      pmr_monotonic_buffer_destroy(&m);
+    }
+  }
+}
+
+TEST(MonotonicBuffer, AFifthRisingRewindKeepsTheMarkersUpToTheThird) {
+  pmr_monotonic_buffer m;
+  pmr_monotonic_buffer_init(&m, nullptr);
+  std::vector<pmr_monotonic_marker> marks;
+  for (int r = 0; r < PMR_IMPL_MONO_RUNS + 1; ++r) {
+    ASSERT_NE(pmr_allocate(&m.base, 16, 8), nullptr);
+    marks.push_back(pmr_monotonic_buffer_mark(&m));
+    ASSERT_NE(pmr_allocate(&m.base, 16, 8), nullptr);
+    ASSERT_TRUE(pmr_monotonic_buffer_rewind(&m, marks.back()));
+  }
+  // The fourth lies above the third stop position: the bookkeeping merged
+  // it away (refused, never wrongly accepted).
+  EXPECT_FALSE(pmr_monotonic_buffer_rewind(&m, marks[3]));
+  EXPECT_TRUE(pmr_monotonic_buffer_rewind(&m, marks[4]));
+  EXPECT_TRUE(pmr_monotonic_buffer_rewind(&m, marks[2]));
+  EXPECT_TRUE(pmr_monotonic_buffer_rewind(&m, marks[1]));
+  EXPECT_TRUE(pmr_monotonic_buffer_rewind(&m, marks[0]));
+  EXPECT_EQ(pmr_monotonic_buffer_bytes_used(&m), 16u);
+  pmr_monotonic_buffer_destroy(&m);
+}
+
 TEST(MonotonicBuffer, InitialSizeAboveTheCapIsHonoured) {
   CountingResource up;
   pmr_monotonic_buffer m;

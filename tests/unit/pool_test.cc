@@ -17,6 +17,7 @@
 
 #include "resources/internal/pool_core.h"
 #include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 #include "tests/testkit/pools.h"
@@ -83,6 +84,18 @@ TEST_P(PoolTest, TooLargeOptionsClampToTheMaximumIncludingSizeMax) {
   EXPECT_EQ(q->options().max_free_bytes, PMR_POOL_DEFAULT_MAX_FREE_BYTES);
 }
 
+// pmr_pool_options.h: the thread cache clamps largest_required_pool_block
+// to PMR_POOL_PAGE_LARGEST_BLOCK as the pools do.
+TEST(PoolOptions, TheThreadCacheClampsLargestToThePageLimitToo) {
+  pmr_thread_cache_options o = {};
+  o.pool.largest_required_pool_block = PMR_POOL_MAX_LARGEST_BLOCK;
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, &o, nullptr));
+  EXPECT_EQ(pmr_thread_cache_get_options(&tc).pool.largest_required_pool_block,
+            PMR_POOL_PAGE_LARGEST_BLOCK);
+  pmr_thread_cache_destroy(&tc);
+}
+
 TEST_P(PoolTest, OptionsRoundTrip) {
   for (size_t largest : {size_t{1}, size_t{8}, size_t{100}, size_t{1000},
                          size_t{4096}, size_t{5000}, size_t{65536}}) {
@@ -124,6 +137,41 @@ TEST_P(PoolTest, InitNeverCallsUpstream) {
   auto p = Make(&o);
   auto q = Make();
   EXPECT_EQ(up_.calls().size(), 0u);
+}
+
+// resources/README.md, "Where the pools depart from std::pmr on purpose":
+// a class's first block comes from a free page the pool holds, with no
+// upstream call (std asks upstream for a first chunk per class).
+TEST_P(PoolTest, TheFirstBlockOfAClassMakesNoUpstreamCall) {
+  auto p = Make();
+  void* first = pmr_allocate(p->get(), 64, 8);
+  ASSERT_NE(first, nullptr);
+  const size_t calls = up_.calls().size();
+  std::vector<std::pair<void*, size_t>> v;
+  // The first segment (256 KiB) holds four pages: three more classes.
+  for (size_t n : {24, 1000, 8000}) {
+    v.emplace_back(pmr_allocate(p->get(), n, 8), n);
+    ASSERT_NE(v.back().first, nullptr);
+  }
+  EXPECT_EQ(up_.calls().size(), calls);
+  for (auto& b : v) pmr_deallocate(p->get(), b.first, b.second, 8);
+  pmr_deallocate(p->get(), first, 64, 8);
+}
+
+// ... and with max_free_bytes = 1 upstream sees every oversize request and
+// every free of one, as under std's pools.
+TEST_P(PoolTest, OversizeTrafficIsStdsWithMaxFreeBytesOne) {
+  pmr_pool_options o = {0, 0, 1};
+  auto p = Make(&o);
+  for (int round = 0; round < 3; ++round) {
+    const size_t allocs = up_.allocations(), frees = up_.deallocations();
+    void* a = pmr_allocate(p->get(), 20000, 16);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(up_.allocations(), allocs + 1);
+    pmr_deallocate(p->get(), a, 20000, 16);
+    EXPECT_EQ(up_.deallocations(), frees + 1);
+  }
+  EXPECT_EQ(p->stats().held_bytes, 0u);
 }
 
 constexpr uintptr_t kPage = uintptr_t{1} << 16;
