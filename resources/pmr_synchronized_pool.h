@@ -2,26 +2,30 @@
  *
  * The pages and size classes of pmr_unsynchronized_pool (same options, same
  * classes, alignment and oversize rules), safe to use from many threads at
- * once, built to scale rather than to serialise: classes live in shards
- * (PMR_SYNC_POOL_SHARDS), each behind its own small lock, over one shared set
- * of segments and free pages. A thread keeps to one shard and moves to
- * another when it finds its shard busy.
+ * once, built to scale rather than to serialise: as libstdc++'s does, it
+ * keeps a pool per thread. Each thread that uses it owns a page heap:
+ * per size class a current page and pages with free blocks, over one
+ * shared set of segments and free pages. This is the engine of
+ * pmr_thread_cache; the two differ only in their options and statistics
+ * (pmr_thread_cache.h says how it works and what a thread keeps).
  *
  *   - Any thread may free any block, including blocks of threads that have
- *     exited. A block goes back to the page it came from: freed by a thread
- *     of the owning shard, under that shard's lock when it is free; else
- *     onto the page's lock-free remote list, which the shard collects before
- *     it takes a new page. So memory
- *     held follows the working set whatever the threads and contention:
- *     threads that come and go reuse the same shards and pages, and a busy
- *     lock never makes the pool take new memory.
+ *     exited. A block goes back to the page it came from: the owning
+ *     thread pushes it onto the page's list with no lock and no atomic
+ *     instruction; any other thread onto the page's lock-free remote list
+ *     (one compare-and-swap), which the owner takes back before it takes
+ *     another page. A thread that exits leaves its heap to the next thread
+ *     that starts using the pool, so threads that come and go reuse the
+ *     same pages.
  *   - Deallocation never calls upstream and never waits for a lock. Pages
- *     with no block in use go to the shared free set (for any class and any
- *     shard); segments beyond max_free_bytes go back to upstream from a
- *     later allocation once no new segment was needed for a second, or at once
- * with pmr_synchronized_pool_trim.
- *   - Shards (about 1.5 KiB each) are taken from upstream by a thread's first
- *     allocation, never by init or deallocation.
+ *     with no block in use go to the shared free pages (for any class and
+ *     any thread), but a class's current page, which stays with its thread
+ *     (at most one such page per class and thread); segments beyond
+ *     max_free_bytes go back to upstream from a later allocation once no
+ *     new segment was needed for a second, or at once with
+ *     pmr_synchronized_pool_trim.
+ *   - A thread's heap (about 1.5 KiB) comes from malloc at its first
+ *     allocation, never from init or deallocation.
  *   - The upstream must itself be thread-safe (the malloc resource, or
  *     another synchronized pool); it is called from several threads.
  *
@@ -36,7 +40,7 @@
  * before its storage goes away.
  * Failure: NULL when upstream fails; the pool stays usable. A success leaves
  * errno as it was, also when a failed upstream call was recovered from (a
- * shard that could not be created, a smaller segment); deallocation never
+ * smaller segment); deallocation never
  * changes errno.
  * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool.
  * NULL (pmr_mem_resource.h): a NULL pool given to any function below is a
@@ -53,18 +57,17 @@
 extern "C" {
 #endif
 
-#define PMR_SYNC_POOL_SHARDS 16
-
 /* The state is private; its size is fixed here so a pool can live on the
  * stack or inside another struct. */
 typedef struct pmr_synchronized_pool {
   pmr_mem_resource base; /* first: the abstract resource */
-  PMR_IMPL_STATE(512);
+  PMR_IMPL_STATE(2048);
 } pmr_synchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.
- * upstream == NULL means the default resource at this moment. Never fails
- * (returns true), never calls upstream. p must not be live: initialising a
+ * upstream == NULL means the default resource at this moment. Never calls
+ * upstream; returns false (p unusable, nothing to destroy) only when malloc
+ * fails (the registry of instances grows). p must not be live: initialising a
  * live pool again destroys it first (debug builds report it through
  * pmr_report_misuse). */
 bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
@@ -79,17 +82,20 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
  * each such call through pmr_report_misuse. */
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p);
 
-/* Returns every segment, shard and oversize block to upstream, including
- * blocks never deallocated. Idempotent; p stays usable. Not concurrently
- * with any other use of p. */
+/* Returns every segment and oversize block to upstream, including blocks
+ * never deallocated, and takes back every thread's heap. Idempotent; p
+ * stays usable. Not concurrently with any other use of p. */
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p);
 
-/* Gives every segment with no block in use (after collecting blocks freed
- * across threads), and every kept oversize block, back to upstream now, and
- * returns the bytes given back. Blocks in use stay valid. */
+/* Gives back the calling thread's pages with no block in use and takes in
+ * what other threads freed into its pages (the same for the heaps of
+ * exited threads), then every segment with no block in use and every kept
+ * oversize block to upstream now; returns the bytes given back. Other live
+ * threads keep their current pages and what was freed into their pages
+ * until they next need a page. Blocks in use stay valid. */
 size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p);
 
-/* What p holds from upstream now: pages, oversize blocks and shards. */
+/* What p holds from upstream now: pages and oversize blocks. */
 pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p);
 
 /* The effective options (zeros replaced, values clamped). */

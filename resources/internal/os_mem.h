@@ -40,8 +40,7 @@ typedef struct pmr_impl_pool_kind {
 
 enum {
   PMR_IMPL_KIND_UNSYNC_POOL,
-  PMR_IMPL_KIND_SYNC_POOL,
-  PMR_IMPL_KIND_THREAD_CACHE,
+  PMR_IMPL_KIND_HEAPS, /* synchronized_pool and thread_cache */
   PMR_IMPL_KINDS
 };
 

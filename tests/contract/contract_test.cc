@@ -61,30 +61,23 @@ TEST(Errno, ThreadCacheKeepsErrnoWhenASideAllocationFails) {
   EXPECT_EQ(pmr_debug_resource_destroy(&up), 0u);
 }
 
-// A thread whose shard cannot be made (upstream fails) is served by another
-// thread's shard.
-TEST(Errno, SynchronizedPoolKeepsErrnoWhenAnotherShardServes) {
+// A segment upstream refuses is asked again smaller: the request succeeds
+// and errno stays as it was.
+TEST(Errno, SynchronizedPoolKeepsErrnoWhenASmallerSegmentServes) {
   pmr_debug_resource up;
   pmr_debug_resource_options o = Quiet();
   pmr_debug_resource_init(&up, &o, nullptr);
   pmr_synchronized_pool pool;
   pmr_synchronized_pool_init(&pool, nullptr, &up.base);
-  std::thread([&] {  // makes its shard, leaves a free block there
-    pmr_deallocate(&pool.base, pmr_allocate(&pool.base, 64, 8), 64, 8);
-  })
-      .join();
-  std::thread([&] {  // the next shard: its creation fails
-    pmr_debug_resource_fail_nth(&up, 1);
-    errno = EDOM;
-    void* p = pmr_allocate(&pool.base, 64, 8);
-    EXPECT_NE(p, nullptr);
-    EXPECT_EQ(errno, EDOM);
-    EXPECT_EQ(pmr_debug_resource_get_stats(&up).injected_failures, 1u);
-    errno = EDOM;
-    pmr_deallocate(&pool.base, p, 64, 8);
-    EXPECT_EQ(errno, EDOM);
-  })
-      .join();
+  pmr_debug_resource_fail_nth(&up, 1);
+  errno = EDOM;
+  void* p = pmr_allocate(&pool.base, 64, 8);
+  EXPECT_NE(p, nullptr);
+  EXPECT_EQ(errno, EDOM);
+  EXPECT_EQ(pmr_debug_resource_get_stats(&up).injected_failures, 1u);
+  errno = EDOM;
+  pmr_deallocate(&pool.base, p, 64, 8);
+  EXPECT_EQ(errno, EDOM);
   pmr_synchronized_pool_destroy(&pool);
   EXPECT_EQ(pmr_debug_resource_destroy(&up), 0u);
 }

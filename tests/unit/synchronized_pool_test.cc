@@ -161,30 +161,46 @@ TEST(SynchronizedPool, ProducerConsumerRecyclesMemoryInsteadOfGrowing) {
   EXPECT_EQ(up.outstanding_blocks(), 0u);
 }
 
-// A thread frees blocks of another thread's shard onto their pages' remote
-// lists, without that shard's lock: the pages stay with their owner until
-// an allocation slow path of that shard (or a trim) collects them.
-TEST(SynchronizedPool, CrossThreadFreesWaitForTheOwnerWithoutItsLock) {
+// A thread frees blocks of another thread's heap onto their pages' remote
+// lists: the pages stay with their owner while it lives, and become free
+// when it takes them back (here: when it exits); trim then returns them.
+TEST(SynchronizedPool, CrossThreadFreesWaitForTheOwner) {
   CountingResource up;
   pmr_synchronized_pool p;
   ASSERT_TRUE(pmr_synchronized_pool_init(&p, nullptr, up.get()));
   std::vector<void*> blocks;
+  std::mutex mu;
+  std::condition_variable cv;
+  int stage = 0;
+  auto wait_for = [&](int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return stage >= n; });
+  };
+  auto reach = [&](int n) {
+    std::lock_guard<std::mutex> lock(mu);
+    stage = n;
+    cv.notify_all();
+  };
   std::thread producer([&] {
     for (int i = 0; i < 3000; ++i)
       blocks.push_back(pmr_allocate(&p.base, 64, 8));
+    reach(1);
+    wait_for(2);  // alive while the consumer frees
   });
-  producer.join();  // its shard keeps the pages
+  wait_for(1);
+  const size_t free_before =
+      pmr_synchronized_pool_get_stats(&p).free_page_bytes;
   std::thread consumer([&] {
-    void* mine = pmr_allocate(&p.base, 8, 8);  // a shard of its own
     for (void* b : blocks) pmr_deallocate(&p.base, b, 64, 8);
-    pmr_deallocate(&p.base, mine, 8, 8);
   });
   consumer.join();
-  EXPECT_EQ(pmr_synchronized_pool_get_stats(&p).free_page_bytes, 0u);
-  // Trim collects them: every page is free and goes back.
-  const size_t held = pmr_synchronized_pool_get_stats(&p).held_bytes;
+  EXPECT_EQ(pmr_synchronized_pool_get_stats(&p).free_page_bytes, free_before);
+  reach(2);
+  producer.join();
+  const pmr_pool_stats st = pmr_synchronized_pool_get_stats(&p);
+  EXPECT_GE(st.free_page_bytes, free_before + 3000u * 64);
   EXPECT_GT(pmr_synchronized_pool_trim(&p), 0u);
-  EXPECT_LT(pmr_synchronized_pool_get_stats(&p).held_bytes, held / 2);
+  EXPECT_LT(pmr_synchronized_pool_get_stats(&p).held_bytes, st.held_bytes / 2);
   pmr_synchronized_pool_destroy(&p);
 }
 

@@ -1,0 +1,306 @@
+/* The thread-safe pool resource over per-thread page heaps (see
+ * heap_resource.h). */
+#include "resources/internal/heap_resource.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "resources/internal/debug_track.h"
+#include "resources/internal/fork_guard.h"
+#include "resources/internal/os_mem.h"
+
+_Static_assert(offsetof(pmr_impl_theap, heap.classes) % 8 == 0 &&
+                   sizeof(pmr_impl_page_class) % 8 == 0 &&
+                   (offsetof(pmr_impl_theap, heap.classes) +
+                    24 * sizeof(pmr_impl_page_class)) /
+                           8 <=
+                       UINT8_MAX,
+               "small_off holds the offsets of the classes up to 1024 bytes");
+
+static pmr_impl_hres *state_of(pmr_mem_resource *self) {
+  return (pmr_impl_hres *)(void *)((char *)self + PMR_IMPL_HRES_OFFSET);
+}
+static pmr_impl_hres *state_of_owner(pmr_impl_slot_owner *o) {
+  return (pmr_impl_hres *)(void *)((char *)o - offsetof(pmr_impl_hres, slots));
+}
+
+#define NONE ((pmr_impl_theap *)(void *)pmr_impl_slot_none)
+
+/* ---- the slot owner: heaps made, given back, freed; fork -------------- */
+
+static void *make_heap(pmr_impl_slot_owner *o) {
+  return pmr_impl_theap_acquire(&state_of_owner(o)->heaps);
+}
+
+static void heap_gone(pmr_impl_slot_owner *o, void *obj, bool vanished) {
+  (void)o;
+  (void)vanished; /* fork's child: its lock was free, as after an exit */
+  pmr_impl_theap_abandon((pmr_impl_theap *)obj);
+}
+
+static void heaps_cleared(pmr_impl_slot_owner *o) {
+  pmr_impl_theaps_clear(&state_of_owner(o)->heaps);
+}
+
+static bool fork_take(pmr_impl_slot_owner *o) {
+  pmr_impl_hres *s = state_of_owner(o);
+  if (!pmr_impl_theaps_fork_take(&s->heaps)) return false;
+  if (pmr_impl_fork_spin_take(&s->big_lock)) return true;
+  pmr_impl_theaps_fork_release(&s->heaps);
+  return false;
+}
+
+static void fork_release(pmr_impl_slot_owner *o) {
+  pmr_impl_hres *s = state_of_owner(o);
+  pmr_impl_spin_unlock(&s->big_lock);
+  pmr_impl_theaps_fork_release(&s->heaps);
+}
+
+static void fork_child(pmr_impl_slot_owner *o) {
+  pmr_impl_hres *s = state_of_owner(o);
+  pmr_impl_spin_unlock(&s->big_lock);
+  pmr_impl_theaps_fork_child(&s->heaps);
+}
+
+static const pmr_impl_slot_ops slot_ops = {
+    make_heap, heap_gone, heaps_cleared, fork_take, fork_release, fork_child};
+
+static void format_none(void) { pmr_impl_theap_format_none(NONE); }
+
+/* ---- the resource ------------------------------------------------------- */
+
+/* The class of a pooled request, or -1. */
+static int class_of(const pmr_impl_hres *s, size_t bytes, size_t alignment) {
+  size_t sz = pmr_impl_pool_block_size(bytes, alignment);
+  if (sz > s->largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN) return -1;
+  return (int)pmr_impl_pool_class_of(sz);
+}
+
+/* The calling thread's heap, or NULL when it has none. */
+static pmr_impl_theap *find_heap(const pmr_impl_hres *s) {
+  pmr_impl_theap *t = (pmr_impl_theap *)pmr_impl_slots_mine(&s->slots);
+  return t != NONE ? t : (pmr_impl_theap *)pmr_impl_slots_find(&s->slots);
+}
+
+static void *allocate_slow(pmr_impl_hres *s, size_t bytes, size_t alignment) {
+  int cls = class_of(s, bytes, alignment);
+  if (cls < 0)
+    return pmr_impl_big_alloc(&s->big, &s->big_lock, s->heaps.src.upstream,
+                              &s->heaps.src, bytes, alignment);
+  pmr_impl_theap *t = find_heap(s);
+  if (t == NULL &&
+      (t = (pmr_impl_theap *)pmr_impl_slots_get(&s->slots)) == NULL)
+    return NULL; /* errno: malloc's ENOMEM */
+  pmr_impl_page_class *k = &t->heap.classes[cls];
+  void *p = pmr_impl_heap_pop(k);
+  return p != NULL ? p : pmr_impl_theap_alloc(t, k);
+}
+
+/* errno is kept on success. */
+PMR_NOINLINE static void *hres_allocate_slow(pmr_mem_resource *self,
+                                             size_t bytes, size_t alignment) {
+  int saved = errno;
+  pmr_impl_hres *s = state_of(self);
+  void *p = allocate_slow(s, bytes, alignment);
+  if (p != NULL) errno = saved;
+#ifdef PMR_DEBUG
+  if (p != NULL)
+    pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, bytes, alignment);
+#endif
+  return p;
+}
+
+/* A pooled block p whose page's heap is not the calling thread's (or the
+ * thread's slot is beyond the direct ones): pushed locally if it is the
+ * thread's after all, else onto the page's remote list. */
+static void free_pooled(pmr_impl_hres *s, void *p) {
+  pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
+  pmr_impl_theap *t = find_heap(s);
+  if (t != NULL && pg->heap == &t->heap) {
+    if (pmr_impl_page_push(pg, p)) pmr_impl_theap_free_slow(t, pg);
+    return;
+  }
+  pmr_impl_heap_free_remote(pg, p);
+}
+
+/* Deallocation never fails, never calls upstream and leaves errno alone. */
+PMR_NOINLINE static void hres_deallocate_slow(pmr_mem_resource *self, void *p,
+                                              size_t bytes, size_t alignment) {
+  int saved = errno;
+  pmr_impl_hres *s = state_of(self);
+  bool pooled = class_of(s, bytes, alignment) >= 0;
+#ifdef PMR_DEBUG
+  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock, s->kind, self, p,
+                                       bytes, alignment, pooled))
+    return;
+#endif
+  if (pooled)
+    free_pooled(s, p);
+  else
+    pmr_impl_big_free(&s->big, &s->big_lock, s->heaps.src.upstream, p, bytes,
+                      alignment);
+  errno = saved;
+}
+
+#ifndef PMR_DEBUG
+/* The page event of a free on the fast path (the page was full, or its
+ * last block came back): the caller owns pg's heap. */
+PMR_NOINLINE static void hres_free_event(pmr_impl_page *pg) {
+  pmr_impl_theap_free_slow((pmr_impl_theap *)(void *)pg->heap, pg);
+}
+#endif
+
+/* The fast paths: the calling thread's heap (the stand-in, whose classes
+ * have no block and which owns no page, when it has none), its class's
+ * current page, that page's free list. Every other case goes to the slow
+ * path. Debug builds check every call there. */
+static void *hres_allocate(pmr_mem_resource *self, size_t bytes,
+                           size_t alignment) {
+#ifndef PMR_DEBUG
+  const pmr_impl_hres *s = state_of(self);
+  size_t key = pmr_impl_heap_key(bytes, alignment);
+  if (PMR_LIKELY(key < s->small_limit)) {
+    char *h = (char *)pmr_impl_slots_mine(&s->slots);
+    void *b = pmr_impl_heap_pop(
+        (pmr_impl_page_class *)(void *)(h + (size_t)s->small_off[key] * 8));
+    if (PMR_LIKELY(b != NULL)) return b;
+  }
+#endif
+  return hres_allocate_slow(self, bytes, alignment);
+}
+
+static void hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                            size_t alignment) {
+#ifndef PMR_DEBUG
+  const pmr_impl_hres *s = state_of(self);
+  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
+    pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
+    if (PMR_LIKELY((void *)pg->heap == pmr_impl_slots_mine(&s->slots))) {
+      if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) hres_free_event(pg);
+      return;
+    }
+  }
+#endif
+  hres_deallocate_slow(self, p, bytes, alignment);
+}
+
+/* In place when both sizes fall in one pooled class: the block already has
+ * the class's size. */
+static bool hres_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
+                            size_t new_bytes, size_t alignment) {
+  pmr_impl_hres *s = state_of(self);
+  int a = class_of(s, old_bytes, alignment);
+  if (a < 0 || a != class_of(s, new_bytes, alignment)) return false;
+#ifdef PMR_DEBUG
+  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock, s->kind, self, p,
+                                       old_bytes, alignment, true))
+    return false;
+  pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, new_bytes,
+                                 alignment);
+#else
+  (void)p;
+#endif
+  return true;
+}
+
+const pmr_mem_resource_ops pmr_impl_hres_ops = {
+    .allocate = hres_allocate,
+    .deallocate = hres_deallocate,
+    .try_resize = hres_try_resize,
+};
+
+static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
+  return state_of((pmr_mem_resource *)(uintptr_t)r)->heaps.src.upstream;
+}
+static const pmr_impl_pool_kind kind = {PMR_IMPL_KIND_HEAPS, &pmr_impl_hres_ops,
+                                        upstream_of};
+
+bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
+                        pmr_mem_resource *upstream, const char *kind_name) {
+  if (pmr_impl_slots_is_live(&s->slots)) {
+    /* Init over a live instance: the old one is destroyed first, so no
+     * thread keeps a heap pointing into the new one's memory. */
+#ifdef PMR_DEBUG
+    pmr_report_misuse(
+        "%s %p: initialised again while live (not destroyed); destroying it "
+        "first",
+        kind_name, (void *)((char *)s - PMR_IMPL_HRES_OFFSET));
+#endif
+    pmr_impl_hres_destroy(s);
+  }
+  pmr_impl_os_register_pool(&kind);
+  memset(s, 0, sizeof *s);
+  s->kind = kind_name;
+  s->largest = opts->largest_required_pool_block;
+  s->small_limit = pmr_impl_pool_small_limit(s->largest);
+  for (size_t key = 0; key < s->small_limit; ++key) {
+    /* The stand-in's classes have no block either: every heap's offsets. */
+    size_t off = offsetof(pmr_impl_theap, heap.classes) +
+                 pmr_impl_pool_class_of(key + 1) * sizeof(pmr_impl_page_class);
+    s->small_off[key] = (uint8_t)(off / 8);
+  }
+  pmr_impl_theaps_init(&s->heaps, upstream, opts);
+  atomic_init(&s->big_lock, 0);
+  pmr_impl_big_init(&s->big, s->heaps.src.upstream, opts->max_free_bytes);
+  s->slots.ops = &slot_ops;
+  if (!pmr_impl_slots_register(&s->slots, format_none)) return false;
+#ifdef PMR_DEBUG
+  s->debug = pmr_impl_track_new();
+#endif
+  s->live = true;
+  return true;
+}
+
+void pmr_impl_hres_release(pmr_impl_hres *s) {
+  if (!s->live) return;                   /* destroyed, or init failed */
+  pmr_impl_slots_clear(&s->slots, false); /* every heap freed */
+  pmr_impl_source_release(&s->heaps.src);
+  pmr_impl_big_release(&s->big, s->heaps.src.upstream);
+  pmr_impl_track_clear(s->debug);
+}
+
+bool pmr_impl_hres_destroy(pmr_impl_hres *s) {
+  if (!s->live) return false; /* destroyed already, or init failed */
+  pmr_impl_slots_clear(&s->slots, true);
+  pmr_impl_source_release(&s->heaps.src);
+  pmr_impl_big_release(&s->big, s->heaps.src.upstream);
+  pmr_impl_track_delete(s->debug);
+  s->debug = NULL;
+  s->live = false;
+  return true;
+}
+
+size_t pmr_impl_hres_trim(pmr_impl_hres *s) {
+  if (!s->live) return 0;
+  pmr_impl_theaps_trim_heaps(&s->heaps, find_heap(s));
+  size_t given =
+      pmr_impl_big_trim(&s->big, &s->big_lock, s->heaps.src.upstream);
+  return given + pmr_impl_source_trim(&s->heaps.src, 0);
+}
+
+/* Under the registry's mutex: no heap is made or abandoned meanwhile. */
+static void count_heaps(pmr_impl_slot_owner *o, void *arg) {
+  pmr_impl_hres *s = state_of_owner(o);
+  pmr_impl_hres_stats *st = (pmr_impl_hres_stats *)arg;
+  st->threads = s->heaps.owned;
+  size_t held;
+  pmr_impl_theaps_page_counts(&s->heaps, &held, &st->pages_taken,
+                              &st->pages_returned);
+  st->thread_page_bytes = held * PMR_IMPL_PAGE_SIZE;
+}
+
+pmr_impl_hres_stats pmr_impl_hres_get_stats(pmr_impl_hres *s) {
+  pmr_impl_hres_stats st;
+  memset(&st, 0, sizeof st);
+  if (!s->live) return st;
+  pmr_impl_slots_locked(&s->slots, count_heaps, &st);
+  pmr_impl_spin_lock(&s->big_lock);
+  st.oversize_bytes = s->big.live.size;
+  st.free_oversize_bytes = s->big.kept;
+  pmr_impl_spin_unlock(&s->big_lock);
+  pmr_impl_spin_lock(&s->heaps.src.lock);
+  st.segment_bytes = s->heaps.src.segment_bytes;
+  st.free_page_bytes = s->heaps.src.free_count * PMR_IMPL_PAGE_SIZE;
+  pmr_impl_spin_unlock(&s->heaps.src.lock);
+  return st;
+}

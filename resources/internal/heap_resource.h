@@ -1,0 +1,65 @@
+/* PRIVATE: the thread-safe pool resource over per-thread page heaps
+ * (thread_heap.h), under both pmr_synchronized_pool and pmr_thread_cache.
+ *
+ * The two public types differ only in their options and statistics; their
+ * state is a pmr_impl_hres at the start of their PMR_IMPL_STATE, so that
+ * one table of operations serves both. Here: the fast paths, oversize
+ * blocks, the debug checks and the verbs. */
+#ifndef PMR_IMPL_HEAP_RESOURCE_H
+#define PMR_IMPL_HEAP_RESOURCE_H
+
+#include <stddef.h>
+
+#include "resources/internal/pool_core.h"
+#include "resources/internal/thread_heap.h"
+#include "resources/internal/thread_slots.h"
+
+typedef struct pmr_impl_hres {
+  /* What the fast paths read first: */
+  size_t small_limit;        /* min(largest, 1024): the fast path's sizes */
+  pmr_impl_slot_owner slots; /* finds the calling thread's heap */
+  pmr_impl_theaps heaps;     /* source (frame geometry first), heaps */
+  /* A class's offset in a heap / 8, by pmr_impl_heap_key (below
+   * small_limit): the same in every heap. */
+  uint8_t small_off[PMR_IMPL_POOL_TABLE_LIMIT];
+  size_t largest;         /* largest pooled size */
+  pmr_impl_spin big_lock; /* guards big and debug */
+  pmr_impl_big_list big;
+  struct pmr_impl_track *debug; /* PMR_DEBUG builds only */
+  const char *kind;             /* the public type's name, for reports */
+  bool live;
+} pmr_impl_hres;
+
+/* Where a public type's state lies from its base (both types: the base,
+ * then PMR_IMPL_STATE). */
+#define PMR_IMPL_HRES_OFFSET sizeof(pmr_mem_resource)
+
+/* The operations of a live instance. */
+extern const pmr_mem_resource_ops pmr_impl_hres_ops;
+
+/* Initialises s, the state of the resource at `base`. opts: effective
+ * (pmr_impl_heap_options). Never calls upstream; false only when malloc
+ * fails (the registry of instances grows). An instance still live is
+ * destroyed first (debug builds report it). */
+bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
+                        pmr_mem_resource *upstream, const char *kind);
+
+/* Every heap taken back, every segment and oversize block to upstream; s
+ * stays usable. Nothing when s is not live. */
+void pmr_impl_hres_release(pmr_impl_hres *s);
+/* The same, and s is no longer live. Returns whether it was. */
+bool pmr_impl_hres_destroy(pmr_impl_hres *s);
+/* thread_heap.h's trim for the calling thread and exited ones, then every
+ * segment with no block in use and every kept oversize block to upstream;
+ * returns the bytes. */
+size_t pmr_impl_hres_trim(pmr_impl_hres *s);
+
+typedef struct pmr_impl_hres_stats {
+  size_t threads, thread_page_bytes, pages_taken, pages_returned;
+  size_t segment_bytes, free_page_bytes, oversize_bytes, free_oversize_bytes;
+} pmr_impl_hres_stats;
+
+/* A snapshot (zeros when s is not live). */
+pmr_impl_hres_stats pmr_impl_hres_get_stats(pmr_impl_hres *s);
+
+#endif /* PMR_IMPL_HEAP_RESOURCE_H */
