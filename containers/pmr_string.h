@@ -45,7 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mem_resource/pmr_mem_resource.h"
+#include "../mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "mem_resource/pmr_mem_resource.h"
+#include "../mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mem_resource/pmr_mem_resource.h"
+#include "pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {

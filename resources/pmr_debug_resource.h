@@ -65,7 +65,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mem_resource/pmr_mem_resource.h"
+#include "../mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {

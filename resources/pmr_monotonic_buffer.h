@@ -27,7 +27,7 @@
 #ifndef PMR_RESOURCES_MONOTONIC_BUFFER_H
 #define PMR_RESOURCES_MONOTONIC_BUFFER_H
 
-#include "mem_resource/pmr_mem_resource.h"
+#include "../mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "mem_resource/pmr_mem_resource.h"
+#include "../mem_resource/pmr_mem_resource.h"
 
 #ifdef __cplusplus
 extern "C" {

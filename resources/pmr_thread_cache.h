@@ -62,8 +62,8 @@
 #ifndef PMR_RESOURCES_THREAD_CACHE_H
 #define PMR_RESOURCES_THREAD_CACHE_H
 
-#include "mem_resource/pmr_mem_resource.h"
-#include "resources/pmr_pool_options.h"
+#include "../mem_resource/pmr_mem_resource.h"
+#include "pmr_pool_options.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,6 +8,7 @@
 #   3. pkg-config --cflags --libs pmr-c against that prefix, both spellings,
 #      and --modversion;
 #   4. the installed headers with flags of one's own: -I<prefix>/include/pmr-c
+#      (#include "pmr.h") or -I<prefix>/include (#include <pmr-c/pmr.h>)
 #      for "pmr.h";
 #   5. PMR_C_DEBUG=ON: the installed library reports hello's double free;
 #   6. add_subdirectory (as FetchContent does): with no build type pmr-c is
@@ -79,6 +80,15 @@ echo "cmake: pkg-config, #include <pmr-c/pmr.h>: $out"
   -o "$tmp/hello_flags" >"$tmp/log" 2>&1 || fail "build with -I<prefix>/include/pmr-c"
 out=$("$tmp/hello_flags" --check) || fail "run with -I<prefix>/include/pmr-c"
 echo "cmake: -I<prefix>/include/pmr-c -lpmr_c, #include \"pmr.h\": $out"
+
+# ... and with -I<prefix>/include only: #include <pmr-c/pmr.h> (the public
+# headers include each other by relative paths).
+"$CC" -std=c11 '-DPMR_C_HEADER=<pmr-c/pmr.h>' -I"$tmp/prefix/include" \
+  "$root/tests/consumer/hello.c" \
+  -L"$(dirname "$(find "$tmp/prefix" -name 'libpmr_c.*' | head -1)")" -lpmr_c -pthread \
+  -o "$tmp/hello_bare" >"$tmp/log" 2>&1 || fail "build with -I<prefix>/include, #include <pmr-c/pmr.h>"
+out=$("$tmp/hello_bare" --check) || fail "run with -I<prefix>/include"
+echo "cmake: -I<prefix>/include -lpmr_c, #include <pmr-c/pmr.h>: $out"
 
 cmake -S "$root" -B "$tmp/build_debug" -DPMR_C_DEBUG=ON -DPMR_C_WERROR=ON \
   -DCMAKE_INSTALL_PREFIX="$tmp/prefix_debug" >"$tmp/log" 2>&1 || fail "configure (debug)"
