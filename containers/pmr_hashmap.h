@@ -84,8 +84,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "internal/hash.h"
 #include "../mem_resource/pmr_mem_resource.h"
+#include "internal/hash.h"
 
 #ifdef __cplusplus
 extern "C" {

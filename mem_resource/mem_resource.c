@@ -71,8 +71,14 @@ static void malloc_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   free(p);
 }
 
-static const pmr_mem_resource_ops malloc_ops = {
-    .allocate = malloc_allocate, .deallocate = malloc_deallocate};
+static unsigned thread_safe(const pmr_mem_resource *self) {
+  (void)self;
+  return PMR_TRAIT_THREAD_SAFE;
+}
+
+static const pmr_mem_resource_ops malloc_ops = {.allocate = malloc_allocate,
+                                                .deallocate = malloc_deallocate,
+                                                .traits = thread_safe};
 static pmr_mem_resource malloc_resource = {&malloc_ops};
 
 pmr_mem_resource *pmr_malloc_resource(void) { return &malloc_resource; }
@@ -97,7 +103,8 @@ static void null_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 }
 
 static const pmr_mem_resource_ops null_ops = {.allocate = null_allocate,
-                                              .deallocate = null_deallocate};
+                                              .deallocate = null_deallocate,
+                                              .traits = thread_safe};
 static pmr_mem_resource null_resource = {&null_ops};
 
 pmr_mem_resource *pmr_null_resource(void) { return &null_resource; }
@@ -160,4 +167,9 @@ void pmr_report_misuse(const char *format, ...) {
   pmr_misuse_handler h =
       atomic_load_explicit(&misuse_handler, memory_order_acquire);
   h(message, atomic_load_explicit(&misuse_context, memory_order_acquire));
+}
+
+unsigned pmr_resource_traits(const pmr_mem_resource *r) {
+  if (r == NULL) r = pmr_get_default_resource();
+  return r->ops->traits != NULL ? r->ops->traits(r) : 0;
 }

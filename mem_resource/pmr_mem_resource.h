@@ -118,7 +118,30 @@ typedef struct pmr_mem_resource_ops {
    */
   bool (*try_resize)(pmr_mem_resource *self, void *p, size_t old_bytes,
                      size_t new_bytes, size_t alignment);
+  /* Optional (may be NULL: none known): what self is, as PMR_TRAIT_* bits,
+   * for a resource stacked on it (pmr_resource_traits). The answer must not
+   * change while a resource uses self as its upstream. */
+  unsigned (*traits)(const pmr_mem_resource *self);
 } pmr_mem_resource_ops;
+
+/* What a resource says of itself (pmr_mem_resource_ops.traits), so that a
+ * resource over it can adapt; a third-party resource may say them too.
+ *   PMR_TRAIT_THREAD_SAFE: every operation may run from several threads at
+ *     once. The thread-safe resources over it (synchronized_pool,
+ *     thread_cache) need it: debug builds report an upstream that declares
+ *     traits without it.
+ *   PMR_TRAIT_KEEPS_FREED: it keeps freed blocks for reuse, within bounds of
+ *     its own: a pool over it keeps no freed oversize block, so the same
+ *     memory is not kept at two levels.
+ *   PMR_TRAIT_MAPS_LARGE: a block of at least PMR_TRAIT_LARGE_MIN bytes it
+ *     gives is memory of its own mapping from the OS, which it neither reads
+ *     nor writes while the block is lent out: a pool over it may give the
+ *     physical memory of free pages in such blocks back to the OS
+ *     (madvise), and touch it again later. */
+#define PMR_TRAIT_THREAD_SAFE 1u
+#define PMR_TRAIT_KEEPS_FREED 2u
+#define PMR_TRAIT_MAPS_LARGE 4u
+#define PMR_TRAIT_LARGE_MIN ((size_t)128 << 10)
 
 /* The abstract resource: the first member of every concrete resource. */
 struct pmr_mem_resource {
@@ -217,6 +240,15 @@ static inline void pmr_deallocate(pmr_mem_resource *r, void *p, size_t bytes,
     r->ops->deallocate(r, p, bytes, alignment);
   }
 }
+
+/* The PMR_TRAIT_* bits r says of itself (NULL: the default resource's); 0
+ * when its ops have no traits. The malloc and null resources are
+ * thread-safe; so are the synchronized pool, the thread cache, statistics
+ * and the debug resource. The pools keep freed blocks and, over the malloc
+ * resource (or an upstream that maps its large blocks), map their large
+ * blocks. The unsynchronized pool and the monotonic buffer declare that
+ * they are not thread-safe. */
+unsigned pmr_resource_traits(const pmr_mem_resource *r);
 
 /* True when memory from a may be given back to b (NULL, for either: the
  * default resource). Identity is equal without calling any hook; otherwise

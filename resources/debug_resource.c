@@ -455,11 +455,17 @@ static bool dbg_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   return resized;
 }
 
+static unsigned dbg_traits(const pmr_mem_resource *self) {
+  (void)self;
+  return PMR_TRAIT_THREAD_SAFE;
+}
+
 static const pmr_mem_resource_ops debug_ops = {
     .allocate = dbg_allocate,
     .deallocate = dbg_deallocate,
     .is_equal = NULL, /* identity only */
     .try_resize = dbg_try_resize,
+    .traits = dbg_traits,
 };
 
 /* ---- public functions ------------------------------------------------------

@@ -86,10 +86,17 @@ static void restart_initial(pmr_monotonic_buffer *m) {
   forget(m->cur, m->end);
 }
 
+/* Declared: one thread at a time, and deallocation keeps nothing. */
+static unsigned mono_traits(const pmr_mem_resource *self) {
+  (void)self;
+  return 0;
+}
+
 static const pmr_mem_resource_ops mono_ops = {
     .allocate = mono_allocate,
     .deallocate = mono_deallocate,
     .try_resize = mono_try_resize,
+    .traits = mono_traits,
 };
 
 /* A destroyed buffer's: every call fails (live_registry.h). The inline

@@ -95,11 +95,21 @@ static bool stats_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   return true;
 }
 
+/* Thread-safe; blocks pass through unchanged, so what upstream says of
+ * keeping and mapping them holds here too. */
+static unsigned stats_traits(const pmr_mem_resource *self) {
+  return PMR_TRAIT_THREAD_SAFE |
+         (pmr_resource_traits(pmr_statistics_upstream(
+              (const pmr_statistics *)(const void *)self)) &
+          (PMR_TRAIT_KEEPS_FREED | PMR_TRAIT_MAPS_LARGE));
+}
+
 static const pmr_mem_resource_ops stats_ops = {
     .allocate = stats_allocate,
     .deallocate = stats_deallocate,
     .is_equal = NULL, /* identity only */
     .try_resize = stats_try_resize,
+    .traits = stats_traits,
 };
 
 /* Debug builds: the live statistics resources, to report init over one. */

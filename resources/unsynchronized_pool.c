@@ -120,20 +120,23 @@ static bool unsync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   return true;
 }
 
+/* Not thread-safe; keeps freed blocks; maps its large blocks where its
+ * upstream lets it (os_mem.h). */
+static unsigned unsync_traits(const pmr_mem_resource *self) {
+  const state *s = state_of((pmr_mem_resource *)(uintptr_t)self);
+  return PMR_TRAIT_KEEPS_FREED |
+         (pmr_impl_os_maps_large(s->src.upstream) ? PMR_TRAIT_MAPS_LARGE : 0);
+}
+
 static const pmr_mem_resource_ops unsync_ops = {
     .allocate = unsync_allocate,
     .deallocate = unsync_deallocate,
     .try_resize = unsync_try_resize,
+    .traits = unsync_traits,
 };
 
 /* A destroyed pool's: every call fails (live_registry.h). */
 PMR_IMPL_DESTROYED_OPS(destroyed_ops, "unsynchronized_pool");
-
-static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
-  return pmr_unsynchronized_pool_upstream((const pmr_unsynchronized_pool *)r);
-}
-static const pmr_impl_pool_kind kind = {PMR_IMPL_KIND_UNSYNC_POOL, &unsync_ops,
-                                        upstream_of};
 
 bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                                   const pmr_pool_options *opts,
@@ -142,7 +145,6 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
   if (pmr_impl_live_debug_init(&registry, p))
     pmr_unsynchronized_pool_destroy(p);
   p->base.ops = &unsync_ops;
-  pmr_impl_os_register_pool(&kind);
   state *s = state_of(&p->base);
   s->opts = pmr_impl_heap_options(opts);
   pmr_impl_source_init(&s->src, upstream, s->opts.max_blocks_per_chunk,

@@ -203,17 +203,19 @@ static bool hres_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   return true;
 }
 
+static unsigned hres_traits(const pmr_mem_resource *self) {
+  const pmr_impl_hres *s = state_of((pmr_mem_resource *)(uintptr_t)self);
+  return PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_KEEPS_FREED |
+         (pmr_impl_os_maps_large(s->heaps.src.upstream) ? PMR_TRAIT_MAPS_LARGE
+                                                        : 0);
+}
+
 const pmr_mem_resource_ops pmr_impl_hres_ops = {
     .allocate = hres_allocate,
     .deallocate = hres_deallocate,
     .try_resize = hres_try_resize,
+    .traits = hres_traits,
 };
-
-static pmr_mem_resource *upstream_of(const pmr_mem_resource *r) {
-  return state_of((pmr_mem_resource *)(uintptr_t)r)->heaps.src.upstream;
-}
-static const pmr_impl_pool_kind kind = {PMR_IMPL_KIND_HEAPS, &pmr_impl_hres_ops,
-                                        upstream_of};
 
 bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
                         pmr_mem_resource *upstream, const char *kind_name) {
@@ -228,7 +230,6 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
 #endif
     pmr_impl_hres_destroy(s);
   }
-  pmr_impl_os_register_pool(&kind);
   memset(s, 0, sizeof *s);
   s->kind = kind_name;
   s->largest = opts->largest_required_pool_block;
@@ -240,6 +241,16 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
     s->small_off[key] = (uint8_t)(off / 8);
   }
   pmr_impl_theaps_init(&s->heaps, upstream, opts);
+#ifdef PMR_DEBUG
+  const pmr_mem_resource *up = s->heaps.src.upstream;
+  if (up->ops->traits != NULL &&
+      (up->ops->traits(up) & PMR_TRAIT_THREAD_SAFE) == 0)
+    pmr_report_misuse(
+        "%s %p: upstream %p is not thread-safe (it declares traits without "
+        "PMR_TRAIT_THREAD_SAFE), yet this resource calls it from any thread",
+        kind_name, (void *)((char *)s - PMR_IMPL_HRES_OFFSET),
+        (const void *)up);
+#endif
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big, s->heaps.src.upstream, opts->max_free_bytes);
   s->slots.ops = &slot_ops;

@@ -65,33 +65,17 @@ bool pmr_impl_os_direct(const pmr_mem_resource *upstream) {
 #endif
 }
 
-static _Atomic(const pmr_impl_pool_kind *) pool_kinds[PMR_IMPL_KINDS];
+_Static_assert(PMR_TRAIT_LARGE_MIN == PMR_IMPL_OS_BIG_MIN,
+               "the public bound is the one the pools map from");
 
-void pmr_impl_os_register_pool(const pmr_impl_pool_kind *k) {
-  atomic_store_explicit(&pool_kinds[k->slot], k, memory_order_release);
-}
-
-/* r's kind, or NULL when r is not a registered kind of pool. */
-static const pmr_impl_pool_kind *kind_of(const pmr_mem_resource *r) {
-  if (r == NULL) return NULL;
-  for (unsigned i = 0; i < PMR_IMPL_KINDS; ++i) {
-    const pmr_impl_pool_kind *k =
-        atomic_load_explicit(&pool_kinds[i], memory_order_acquire);
-    if (k != NULL && k->ops == r->ops) return k;
-  }
-  return NULL;
-}
-
-bool pmr_impl_os_is_pool(const pmr_mem_resource *r) {
-  return kind_of(r) != NULL;
+bool pmr_impl_os_maps_large(const pmr_mem_resource *upstream) {
+  return pmr_impl_os_direct(upstream) ||
+         (pmr_resource_traits(upstream) & PMR_TRAIT_MAPS_LARGE) != 0;
 }
 
 bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes) {
-  if (bytes < PMR_IMPL_OS_BIG_MIN) return false;
-  const pmr_impl_pool_kind *k = kind_of(r);
-  if (k == NULL) return false;
-  pmr_mem_resource *up = k->upstream(r);
-  return pmr_impl_os_direct(up) || pmr_impl_os_backed(up, bytes);
+  return bytes >= PMR_IMPL_OS_BIG_MIN &&
+         (pmr_resource_traits(r) & PMR_TRAIT_MAPS_LARGE) != 0;
 }
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) & ~(to - 1); }

@@ -140,8 +140,9 @@ typedef struct pmr_impl_page_source {
   bool os; /* maps its segments itself (pmr_impl_os_direct) */
   /* Gives the OS the memory of free pages: os, or upstream is a pool over
    * the malloc resource whose blocks as large as segments are mappings
-   * (pmr_impl_os_backed; a segment of less than PMR_IMPL_OS_BIG_MIN bytes,
-   * asked for when upstream failed a larger one, is not). */
+   * (pmr_impl_os_backed: it says PMR_TRAIT_MAPS_LARGE; a segment of less than
+   * PMR_IMPL_OS_BIG_MIN bytes, asked for when upstream failed a larger one, is
+   * not). */
   bool decommit;
   /* Set when a segment became all free beyond the retention bound while
    * it could not go back (deallocation of a shared source, or a segment

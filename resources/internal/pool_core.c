@@ -198,7 +198,8 @@ void pmr_impl_big_init(pmr_impl_big_list *list,
                        const pmr_mem_resource *upstream, size_t retain) {
   memset(list, 0, sizeof *list);
   list->live.prev = list->live.next = &list->live;
-  list->retain = pmr_impl_os_is_pool(upstream) ? 0 : retain;
+  list->retain =
+      (pmr_resource_traits(upstream) & PMR_TRAIT_KEEPS_FREED) != 0 ? 0 : retain;
 }
 
 void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,

@@ -114,7 +114,7 @@ typedef struct pmr_impl_big_list {
 } pmr_impl_big_list;
 
 /* An empty list that keeps up to `retain` bytes of freed blocks, or none
- * when upstream is itself a pool (pmr_impl_os_is_pool): that pool keeps
+ * when upstream keeps freed blocks (PMR_TRAIT_KEEPS_FREED): that one keeps
  * what it gets back within its own bound, and a stack of pools keeping the
  * same blocks at two levels would hold twice what either allows. */
 void pmr_impl_big_init(pmr_impl_big_list *list,

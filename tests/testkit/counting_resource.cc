@@ -7,7 +7,7 @@ namespace pmrtest {
 
 const pmr_mem_resource_ops CountingResource::kOps = {
     &CountingResource::Allocate, &CountingResource::Deallocate, nullptr,
-    nullptr};
+    nullptr, nullptr};
 
 CountingResource::CountingResource(pmr_mem_resource* upstream)
     : hook_{{&kOps}, this}, upstream_(upstream) {}

@@ -45,7 +45,7 @@ struct BumpResource {
   }
   BumpResource() {
     static const pmr_mem_resource_ops ops = {Allocate, Deallocate, nullptr,
-                                             TryResize};
+                                             TryResize, nullptr};
     base.ops = &ops;
   }
 };
@@ -69,7 +69,7 @@ struct FriendlyResource {
   }
   explicit FriendlyResource(CountingResource* u) : up(u) {
     static const pmr_mem_resource_ops ops = {Allocate, Deallocate, IsEqual,
-                                             nullptr};
+                                             nullptr, nullptr};
     base.ops = &ops;
   }
 };

@@ -1,6 +1,12 @@
 // The abstract struct, the dispatch functions, and the malloc, null and
 // default resources.
 #include "mem_resource/pmr_mem_resource.h"
+#include "resources/pmr_debug_resource.h"
+#include "resources/pmr_monotonic_buffer.h"
+#include "resources/pmr_statistics.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -60,9 +66,9 @@ bool SpyTryResize(pmr_mem_resource*, void*, size_t old_bytes, size_t new_bytes,
   return new_bytes <= 256;
 }
 const pmr_mem_resource_ops kSpyOps = {SpyAllocate, SpyDeallocate, SpyIsEqual,
-                                      SpyTryResize};
+                                      SpyTryResize, nullptr};
 const pmr_mem_resource_ops kSpyOpsNoEqual = {SpyAllocate, SpyDeallocate,
-                                             nullptr, nullptr};
+                                             nullptr, nullptr, nullptr};
 
 Spy MakeSpy(const pmr_mem_resource_ops* ops = &kSpyOps) {
   Spy s;
@@ -325,6 +331,88 @@ TEST(DefaultResource, GetAndSetFromEightThreadsAtOnce) {
   pmr_set_default_resource(nullptr);
   EXPECT_EQ(a.outstanding_blocks() + b.outstanding_blocks(), 0u);
   EXPECT_EQ(a.mismatches() + b.mismatches(), 0u);
+}
+
+}  // namespace
+
+namespace {
+
+// What each resource says of itself (PMR_TRAIT_*), and that a resource
+// declaring nothing says 0.
+TEST(Traits, EachResourceSaysWhatItIs) {
+  const unsigned kAll =
+      PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_KEEPS_FREED | PMR_TRAIT_MAPS_LARGE;
+  EXPECT_EQ(pmr_resource_traits(pmr_malloc_resource()), PMR_TRAIT_THREAD_SAFE);
+  EXPECT_EQ(pmr_resource_traits(pmr_null_resource()), PMR_TRAIT_THREAD_SAFE);
+  EXPECT_EQ(pmr_resource_traits(nullptr),
+            pmr_resource_traits(pmr_get_default_resource()));
+  Spy spy = MakeSpy();
+  EXPECT_EQ(pmr_resource_traits(&spy.base), 0u);
+
+  pmr_unsynchronized_pool unsync;
+  pmr_unsynchronized_pool_init(&unsync, nullptr, pmr_malloc_resource());
+  EXPECT_EQ(pmr_resource_traits(&unsync.base),
+            PMR_TRAIT_KEEPS_FREED | PMR_TRAIT_MAPS_LARGE);
+  pmr_synchronized_pool sync;
+  pmr_synchronized_pool_init(&sync, nullptr, pmr_malloc_resource());
+  EXPECT_EQ(pmr_resource_traits(&sync.base), kAll);
+  pmr_thread_cache tc;
+  pmr_thread_cache_init(&tc, nullptr, &sync.base);  // maps through sync
+  EXPECT_EQ(pmr_resource_traits(&tc.base), kAll);
+  pmr_unsynchronized_pool over_spy;
+  pmr_unsynchronized_pool_init(&over_spy, nullptr, &spy.base);
+  EXPECT_EQ(pmr_resource_traits(&over_spy.base), PMR_TRAIT_KEEPS_FREED);
+  pmr_monotonic_buffer mono;
+  pmr_monotonic_buffer_init(&mono, nullptr);
+  EXPECT_EQ(pmr_resource_traits(&mono.base), 0u);
+  pmr_statistics st;
+  pmr_statistics_init(&st, &sync.base);
+  EXPECT_EQ(pmr_resource_traits(&st.base), kAll);  // passes sync's through
+  pmr_debug_resource dbg;
+  pmr_debug_resource_init(&dbg, nullptr, &sync.base);
+  EXPECT_EQ(pmr_resource_traits(&dbg.base), PMR_TRAIT_THREAD_SAFE);
+
+  pmr_debug_resource_destroy(&dbg);
+  pmr_statistics_destroy(&st);
+  pmr_monotonic_buffer_destroy(&mono);
+  pmr_unsynchronized_pool_destroy(&over_spy);
+  pmr_thread_cache_destroy(&tc);
+  pmr_synchronized_pool_destroy(&sync);
+  pmr_unsynchronized_pool_destroy(&unsync);
+}
+
+// A third-party upstream that says it keeps freed blocks: a pool over it
+// keeps no freed oversize block of its own (the one under keeps it).
+struct Keeper {
+  pmr_mem_resource base;
+  static void* Allocate(pmr_mem_resource*, size_t bytes, size_t alignment) {
+    return pmr_allocate(pmr_malloc_resource(), bytes, alignment);
+  }
+  static void Deallocate(pmr_mem_resource*, void* p, size_t bytes,
+                         size_t alignment) {
+    pmr_deallocate(pmr_malloc_resource(), p, bytes, alignment);
+  }
+  static unsigned Traits(const pmr_mem_resource*) {
+    return PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_KEEPS_FREED;
+  }
+};
+
+TEST(Traits, AnUpstreamThatKeepsFreedBlocksIsNotDoubledByAPoolOverIt) {
+  static const pmr_mem_resource_ops ops = {Keeper::Allocate, Keeper::Deallocate,
+                                           nullptr, nullptr, Keeper::Traits};
+  static const pmr_mem_resource_ops plain = {
+      Keeper::Allocate, Keeper::Deallocate, nullptr, nullptr, nullptr};
+  for (const pmr_mem_resource_ops* o : {&ops, &plain}) {
+    Keeper k{{o}};
+    pmr_unsynchronized_pool pool;
+    pmr_unsynchronized_pool_init(&pool, nullptr, &k.base);
+    void* big = pmr_allocate(&pool.base, 50000, 16);
+    ASSERT_NE(big, nullptr);
+    pmr_deallocate(&pool.base, big, 50000, 16);
+    EXPECT_EQ(pmr_unsynchronized_pool_get_stats(&pool).free_oversize_bytes > 0,
+              o == &plain);
+    pmr_unsynchronized_pool_destroy(&pool);
+  }
 }
 
 }  // namespace

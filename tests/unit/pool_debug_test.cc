@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "resources/pmr_monotonic_buffer.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
@@ -178,6 +179,39 @@ TEST_P(PoolDebugTest, DefaultHandlerPrintsToStderr) {
   std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("pmr: " + Name()), std::string::npos) << err;
   EXPECT_NE(err.find("double free"), std::string::npos) << err;
+}
+
+// A thread-safe pool over an upstream that declares itself not thread-safe
+// is named at init; over one that says nothing, or is thread-safe, nothing.
+TEST(ThreadSafeOverUnsafe, IsNamedAtInit) {
+  std::vector<std::string> messages;
+  pmr_misuse_handler prev = pmr_set_misuse_handler(Capture, &messages);
+  pmr_unsynchronized_pool unsafe;
+  pmr_unsynchronized_pool_init(&unsafe, nullptr, nullptr);
+  pmr_monotonic_buffer mono;
+  pmr_monotonic_buffer_init(&mono, nullptr);
+  pmrtest::CountingResource silent;  // declares no traits
+  for (pmr_mem_resource* up :
+       {&unsafe.base, &mono.base, silent.get(), pmr_malloc_resource()}) {
+    const bool bad = up == &unsafe.base || up == &mono.base;
+    pmr_thread_cache tc;
+    ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, up));
+    pmr_synchronized_pool sp;
+    ASSERT_TRUE(pmr_synchronized_pool_init(&sp, nullptr, up));
+    ASSERT_EQ(messages.size(), bad ? 2u : 0u);
+    if (bad) {
+      EXPECT_NE(messages[0].find("thread_cache"), std::string::npos);
+      EXPECT_NE(messages[0].find("not thread-safe"), std::string::npos)
+          << messages[0];
+      EXPECT_NE(messages[1].find("synchronized_pool"), std::string::npos);
+    }
+    messages.clear();
+    pmr_synchronized_pool_destroy(&sp);
+    pmr_thread_cache_destroy(&tc);
+  }
+  pmr_monotonic_buffer_destroy(&mono);
+  pmr_unsynchronized_pool_destroy(&unsafe);
+  pmr_set_misuse_handler(prev, nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Pools, PoolDebugTest,

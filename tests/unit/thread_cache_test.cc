@@ -748,7 +748,7 @@ struct ExitDuringUpstream {
 TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
   static const pmr_mem_resource_ops ops = {ExitDuringUpstream::Allocate,
                                            ExitDuringUpstream::Deallocate,
-                                           nullptr, nullptr};
+                                           nullptr, nullptr, nullptr};
   ExitDuringUpstream up;
   up.base.ops = &ops;
   TC t(&up.base);
@@ -799,7 +799,7 @@ struct OneSegment {
 
 TEST(ThreadCache, WithPagesUsedUpBlocksStillComeAndGo) {
   static const pmr_mem_resource_ops ops = {
-      OneSegment::Allocate, OneSegment::Deallocate, nullptr, nullptr};
+      OneSegment::Allocate, OneSegment::Deallocate, nullptr, nullptr, nullptr};
   OneSegment one;
   one.base.ops = &ops;
   CountingResource up(&one.base);
