@@ -57,7 +57,7 @@ extern "C" {
  * stack or inside another struct. */
 typedef struct pmr_unsynchronized_pool {
   pmr_mem_resource base; /* first: the abstract resource */
-  PMR_IMPL_STATE(2688);
+  PMR_IMPL_STATE(3072);
 } pmr_unsynchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.

@@ -13,6 +13,7 @@ typedef struct {
   pmr_impl_big_list big;
   pmr_pool_options opts; /* effective */
   size_t small_limit;    /* min(largest, table limit): keys below it are fast */
+  uint8_t small[PMR_IMPL_POOL_TABLE_LIMIT]; /* their classes (page_heap.h) */
   pmr_impl_track *debug; /* PMR_DEBUG builds only; NULL otherwise */
   bool live;
 } state;
@@ -66,7 +67,7 @@ static void *unsync_allocate(pmr_mem_resource *self, size_t bytes,
   state *s = state_of(self);
   size_t key = pmr_impl_heap_key(bytes, alignment);
   if (PMR_LIKELY(key < s->small_limit)) {
-    void *b = pmr_impl_heap_pop(pmr_impl_heap_small(&s->heap, key));
+    void *b = pmr_impl_heap_pop(pmr_impl_heap_small(&s->heap, s->small, key));
     if (PMR_LIKELY(b != NULL)) {
       TRACK(s, b, bytes, alignment);
       return b;
@@ -153,6 +154,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                      true);
   s->small_limit =
       pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
+  pmr_impl_heap_small_map(s->small, s->small_limit);
   pmr_impl_big_init(&s->big, s->src.upstream, s->opts.max_free_bytes);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();

@@ -9,13 +9,9 @@
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/os_mem.h"
 
-_Static_assert(offsetof(pmr_impl_theap, heap.classes) % 8 == 0 &&
-                   sizeof(pmr_impl_page_class) % 8 == 0 &&
-                   (offsetof(pmr_impl_theap, heap.classes) +
-                    24 * sizeof(pmr_impl_page_class)) /
-                           8 <=
-                       UINT8_MAX,
-               "small_off holds the offsets of the classes up to 1024 bytes");
+_Static_assert(
+    offsetof(pmr_impl_theap, heap) == 0,
+    "the small map's offsets are from the heap, at the theap's start");
 
 static pmr_impl_hres *state_of(pmr_mem_resource *self) {
   return (pmr_impl_hres *)(void *)((char *)self + PMR_IMPL_HRES_OFFSET);
@@ -160,9 +156,9 @@ static void *hres_allocate(pmr_mem_resource *self, size_t bytes,
   const pmr_impl_hres *s = state_of(self);
   size_t key = pmr_impl_heap_key(bytes, alignment);
   if (PMR_LIKELY(key < s->small_limit)) {
-    char *h = (char *)pmr_impl_slots_mine(&s->slots);
-    void *b = pmr_impl_heap_pop(
-        (pmr_impl_page_class *)(void *)(h + (size_t)s->small_off[key] * 8));
+    pmr_impl_page_heap *h =
+        (pmr_impl_page_heap *)pmr_impl_slots_mine(&s->slots);
+    void *b = pmr_impl_heap_pop(pmr_impl_heap_small(h, s->small_off, key));
     if (PMR_LIKELY(b != NULL)) return b;
   }
 #endif
@@ -234,12 +230,8 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
   s->kind = kind_name;
   s->largest = opts->largest_required_pool_block;
   s->small_limit = pmr_impl_pool_small_limit(s->largest);
-  for (size_t key = 0; key < s->small_limit; ++key) {
-    /* The stand-in's classes have no block either: every heap's offsets. */
-    size_t off = offsetof(pmr_impl_theap, heap.classes) +
-                 pmr_impl_pool_class_of(key + 1) * sizeof(pmr_impl_page_class);
-    s->small_off[key] = (uint8_t)(off / 8);
-  }
+  /* The stand-in's classes have no block either: one map for all heaps. */
+  pmr_impl_heap_small_map(s->small_off, s->small_limit);
   pmr_impl_theaps_init(&s->heaps, upstream, opts);
 #ifdef PMR_DEBUG
   const pmr_mem_resource *up = s->heaps.src.upstream;

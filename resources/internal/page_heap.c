@@ -43,7 +43,8 @@ static void page_span(const pmr_impl_page_source *src, const pmr_impl_page *pg,
   *base = b;
   if (((uintptr_t)b & ~src->frame_mask) == 0) {
     *table = (char *)pmr_impl_page_of(src, b); /* page 0's: the table's */
-    *past = *table + PMR_IMPL_PAGE_SLOT * ((~src->frame_mask >> 16) + 1);
+    *past = *table + PMR_IMPL_PAGE_SLOT *
+                         ((~src->frame_mask >> PMR_IMPL_PAGE_SHIFT) + 1);
   } else {
     *table = *past = b + PMR_IMPL_PAGE_SIZE;
   }
@@ -103,16 +104,13 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
       src->os ? PMR_IMPL_OS_FRAME_SHIFT : PMR_IMPL_PAGE_SHIFT;
   unsigned index_bits = frame_shift - PMR_IMPL_PAGE_SHIFT;
   src->frame_mask = ~(((uintptr_t)1 << frame_shift) - 1);
-  /* (address >> 9): page index bits land on 128 (PMR_IMPL_PAGE_SLOT), and
-   * the colour bits above them on multiples of the table's size. */
-  _Static_assert(
-      7 + (PMR_IMPL_OS_FRAME_SHIFT - PMR_IMPL_PAGE_SHIFT) + 5 <= 23 &&
-          PMR_IMPL_PAGE_COLORS <= 32,
-      "pmr_impl_page_of takes the mask's bits from the low 32 "
-      "bits of an address");
-  src->color_mask =
-      (uint32_t)(((((uintptr_t)1 << index_bits) - 1) << 7) |
-                 ((uintptr_t)(PMR_IMPL_PAGE_COLORS - 1) << (7 + index_bits)));
+  /* (address >> PMR_IMPL_PAGE_OF_SHIFT): page index bits land on multiples
+   * of PMR_IMPL_PAGE_SLOT, and the colour bits above them on multiples of
+   * the table's size. */
+  src->color_mask = (uint32_t)(((((uintptr_t)1 << index_bits) - 1)
+                                << PMR_IMPL_PAGE_SLOT_SHIFT) |
+                               ((uintptr_t)(PMR_IMPL_PAGE_COLORS - 1)
+                                << (PMR_IMPL_PAGE_SLOT_SHIFT + index_bits)));
   src->max_blocks = max_blocks > UINT32_MAX ? UINT32_MAX : (unsigned)max_blocks;
   if (retained_bytes == 0) retained_bytes = PMR_IMPL_DEFAULT_RETAINED_BYTES;
   src->retain_pages = retained_bytes / PMR_IMPL_PAGE_SIZE;
@@ -487,12 +485,23 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
   }
   memset(&h->empty, 0, sizeof h->empty);
   pmr_impl_heap_reset(h);
-  for (size_t i = 0; i < PMR_IMPL_POOL_TABLE_LIMIT / 8; ++i) {
-    size_t s = i * 8 + 8; /* the largest size with this index */
-    const pmr_impl_page_class *k =
-        s > h->largest ? &h->empty
-                       : &h->classes[pmr_impl_pool_class_table[i + 1]];
-    h->small[i] = (uint16_t)((const char *)k - (const char *)h);
+}
+
+_Static_assert((offsetof(pmr_impl_page_heap, classes) +
+                PMR_IMPL_HEAP_SMALL_CLASSES * sizeof(pmr_impl_page_class)) /
+                       8 <=
+                   UINT8_MAX,
+               "a small map entry holds a class's offset / 8");
+_Static_assert(offsetof(pmr_impl_page_heap, classes) % 8 == 0 &&
+                   sizeof(pmr_impl_page_class) % 8 == 0,
+               "classes lie at multiples of 8");
+
+void pmr_impl_heap_small_map(uint8_t map[PMR_IMPL_POOL_TABLE_LIMIT],
+                             size_t limit) {
+  for (size_t key = 0; key < limit; ++key) {
+    size_t off = offsetof(pmr_impl_page_heap, classes) +
+                 pmr_impl_pool_class_of(key + 1) * sizeof(pmr_impl_page_class);
+    map[key] = (uint8_t)(off / 8);
   }
 }
 

@@ -131,7 +131,8 @@ typedef struct pmr_impl_page {
 
 typedef struct pmr_impl_page_source {
   /* Frame geometry (pmr_impl_page_of): ~(frame size - 1), and the bits of
-   * (address >> 9) that give a page's descriptor its offset in the frame
+   * (address >> PMR_IMPL_PAGE_OF_SHIFT) that give a page's descriptor its
+   * offset in the frame
    * (its index in the table, and the frame's colour). */
   uintptr_t frame_mask;
   uint32_t color_mask;
@@ -178,12 +179,7 @@ typedef struct pmr_impl_page_class {
 } pmr_impl_page_class;
 
 typedef struct pmr_impl_page_heap {
-  /* Byte offset from the heap of the class of a request whose size rounded
-   * up to its alignment is s <= 1024, by (s - 1) / 8 (see
-   * pmr_impl_heap_key); sizes that are not pooled lead to `empty`, whose
-   * current page never has a block. */
-  uint16_t small[PMR_IMPL_POOL_TABLE_LIMIT / 8];
-  pmr_impl_page_class empty;
+  pmr_impl_page_class empty; /* of sizes not pooled: current has no block */
   pmr_impl_page_class classes[PMR_IMPL_HEAP_CLASSES];
   pmr_impl_page no_page;
   pmr_impl_page_source *src;
@@ -256,10 +252,22 @@ static inline size_t pmr_impl_heap_key(size_t bytes, size_t alignment) {
   return (bytes - 1) | (alignment - 1);
 }
 
-/* The class of a key below min(h->largest + 1, 1024). */
+/* The classes of sizes up to PMR_IMPL_POOL_TABLE_LIMIT: 8 .. 1024. */
+#define PMR_IMPL_HEAP_SMALL_CLASSES 24
+
+/* The fast paths' size-class map, derived from pool_core.h's class rule
+ * (the one definition of the classes): map[key] is the byte offset / 8,
+ * in any page heap, of the class of pmr_impl_heap_key `key`, for every key
+ * below `limit` (pmr_impl_pool_small_limit). Bytes indexed by the key
+ * itself: one load, no shift, one table for every heap of a resource. */
+void pmr_impl_heap_small_map(uint8_t map[PMR_IMPL_POOL_TABLE_LIMIT],
+                             size_t limit);
+
+/* The class of key (below the map's limit) in h. */
 static inline pmr_impl_page_class *pmr_impl_heap_small(pmr_impl_page_heap *h,
+                                                       const uint8_t *map,
                                                        size_t key) {
-  return (pmr_impl_page_class *)(void *)((char *)h + h->small[key >> 3]);
+  return (pmr_impl_page_class *)(void *)((char *)h + (size_t)map[key] * 8);
 }
 
 /* Descriptors are PMR_IMPL_PAGE_SLOT bytes; a frame's table sits at one of
@@ -267,19 +275,30 @@ static inline pmr_impl_page_class *pmr_impl_heap_small(pmr_impl_page_heap *h,
  * frame size. 32 spreads the tables of 32 consecutive frames over a whole
  * 64 KiB page, so their descriptors' first lines (the ones every free
  * touches) fall into 512 distinct sets of a 1024-set L2 instead of 128. */
-#define PMR_IMPL_PAGE_COLORS 32u
-#define PMR_IMPL_PAGE_SLOT 128u
+#define PMR_IMPL_PAGE_COLOR_BITS 5
+#define PMR_IMPL_PAGE_COLORS (1u << PMR_IMPL_PAGE_COLOR_BITS)
+#define PMR_IMPL_PAGE_SLOT_SHIFT 7
+#define PMR_IMPL_PAGE_SLOT (1u << PMR_IMPL_PAGE_SLOT_SHIFT)
 /* Frames of a source that maps its segments: one segment. */
 #define PMR_IMPL_OS_FRAME_SHIFT 20
+/* pmr_impl_page_of shifts an address right by this: a page's index in its
+ * frame then lands on multiples of a descriptor's size. */
+#define PMR_IMPL_PAGE_OF_SHIFT (PMR_IMPL_PAGE_SHIFT - PMR_IMPL_PAGE_SLOT_SHIFT)
+_Static_assert(PMR_IMPL_PAGE_OF_SHIFT + PMR_IMPL_PAGE_SLOT_SHIFT +
+                       (PMR_IMPL_OS_FRAME_SHIFT - PMR_IMPL_PAGE_SHIFT) +
+                       PMR_IMPL_PAGE_COLOR_BITS <=
+                   32,
+               "pmr_impl_page_of takes the mask's bits from the low 32 bits "
+               "of an address");
 
 /* The descriptor of the page holding p (or starting at p): the frame's
  * start plus (table colour, index in the table) from the bits above. */
 static inline pmr_impl_page *pmr_impl_page_of(const pmr_impl_page_source *src,
                                               const void *p) {
   uintptr_t a = (uintptr_t)p;
-  /* The bits the mask takes lie below bit 32 of the address (it is below
-   * 2^23): a 32-bit shift finds them in one instruction fewer. */
-  uint32_t slot = ((uint32_t)a >> 9) & src->color_mask;
+  /* The bits the mask takes lie below bit 32 of the address (asserted
+   * above): a 32-bit shift finds them in one instruction fewer. */
+  uint32_t slot = ((uint32_t)a >> PMR_IMPL_PAGE_OF_SHIFT) & src->color_mask;
   return (pmr_impl_page *)((a & src->frame_mask) + slot);
 }
 
@@ -291,8 +310,11 @@ static inline uint32_t pmr_impl_page_used(const pmr_impl_page *pg) {
 /* The start of pg's page. */
 static inline char *pmr_impl_page_base(const pmr_impl_page_source *src,
                                        const pmr_impl_page *pg) {
-  uintptr_t d = (uintptr_t)pg, index_mask = ~src->frame_mask >> 16;
-  return (char *)((d & src->frame_mask) + (((d >> 7) & index_mask) << 16));
+  uintptr_t d = (uintptr_t)pg,
+            index_mask = ~src->frame_mask >> PMR_IMPL_PAGE_SHIFT;
+  return (char *)((d & src->frame_mask) +
+                  (((d >> PMR_IMPL_PAGE_SLOT_SHIFT) & index_mask)
+                   << PMR_IMPL_PAGE_SHIFT));
 }
 
 /* A block of class k, or NULL when upstream fails (k != &h->empty). */

@@ -25,14 +25,11 @@ void pmr_impl_theaps_init(pmr_impl_theaps *hs, pmr_mem_resource *up,
 void pmr_impl_theap_format_none(void *mem) {
   pmr_impl_theap *t = (pmr_impl_theap *)mem;
   pmr_impl_page_heap *h = &t->heap;
-  /* Every class, and every entry of the small table, leads to a class
-   * whose current page (no_page) has no free block. */
+  /* Every class's current page (no_page) has no free block. */
   memset(&h->empty, 0, sizeof h->empty);
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i)
     memset(&h->classes[i], 0, sizeof h->classes[i]);
   pmr_impl_heap_reset(h);
-  for (size_t i = 0; i < PMR_IMPL_POOL_TABLE_LIMIT / 8; ++i)
-    h->small[i] = (uint16_t)((const char *)&h->empty - (const char *)h);
   atomic_init(&t->lock, 1); /* never taken: nothing may change it */
 }
 
