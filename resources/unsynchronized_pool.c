@@ -2,6 +2,8 @@
  * oversize list, and (debug builds) a table of live blocks. */
 #include "resources/pmr_unsynchronized_pool.h"
 
+#include <errno.h>
+
 #include "resources/internal/debug_track.h"
 #include "resources/internal/live_registry.h"
 #include "resources/internal/os_mem.h"
@@ -56,8 +58,14 @@ PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
   if (k == &s->heap.empty)
     p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, &s->src, bytes,
                            alignment);
-  else
-    p = pmr_impl_heap_alloc(&s->heap, k);
+  else if ((p = pmr_impl_heap_alloc(&s->heap, k)) == NULL) {
+    /* No segment from upstream: the kept oversize blocks go back, and the
+     * request is tried once more. */
+    int saved = errno;
+    if (pmr_impl_big_give_back(&s->big, NULL, s->src.upstream, NULL) != 0 &&
+        (p = pmr_impl_heap_alloc(&s->heap, k)) != NULL)
+      errno = saved;
+  }
   TRACK(s, p, bytes, alignment);
   return p;
 }
@@ -192,9 +200,12 @@ size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p) {
   PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", 0);
   state *s = state_of(&p->base);
   if (!s->live) return 0;
+  /* Segments that went back when their last page came back count too. */
+  size_t before = pmr_impl_source_released(&s->src);
   pmr_impl_heap_trim(&s->heap);
   size_t given = pmr_impl_big_trim(&s->big, NULL, s->src.upstream);
-  return given + pmr_impl_source_trim(&s->src, 0);
+  pmr_impl_source_trim(&s->src, 0);
+  return given + (pmr_impl_source_released(&s->src) - before);
 }
 
 pmr_pool_stats pmr_unsynchronized_pool_get_stats(

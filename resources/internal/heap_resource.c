@@ -89,7 +89,11 @@ static void *allocate_slow(pmr_impl_hres *s, size_t bytes, size_t alignment) {
     return NULL; /* errno: malloc's ENOMEM */
   pmr_impl_page_class *k = &t->heap.classes[cls];
   void *p = pmr_impl_heap_pop(k);
-  return p != NULL ? p : pmr_impl_theap_alloc(t, k);
+  if (p == NULL && (p = pmr_impl_theap_alloc(t, k)) == NULL &&
+      pmr_impl_big_give_back(&s->big, &s->big_lock, s->heaps.src.upstream,
+                             NULL) != 0)
+    p = pmr_impl_theap_alloc(t, k); /* no segment: kept blocks went back */
+  return p;
 }
 
 /* errno is kept on success. */
@@ -275,10 +279,14 @@ bool pmr_impl_hres_destroy(pmr_impl_hres *s) {
 
 size_t pmr_impl_hres_trim(pmr_impl_hres *s) {
   if (!s->live) return 0;
+  size_t before = pmr_impl_source_released(&s->heaps.src);
   pmr_impl_theaps_trim_heaps(&s->heaps, find_heap(s));
   size_t given =
       pmr_impl_big_trim(&s->big, &s->big_lock, s->heaps.src.upstream);
-  return given + pmr_impl_source_trim(&s->heaps.src, 0);
+  pmr_impl_source_trim(&s->heaps.src, 0);
+  /* Segments that went back meanwhile by any path count (another thread's
+   * give-back too). */
+  return given + (pmr_impl_source_released(&s->heaps.src) - before);
 }
 
 /* Under the registry's mutex: no heap is made or abandoned meanwhile. */

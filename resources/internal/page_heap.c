@@ -62,7 +62,16 @@ static void page_noaccess(const pmr_impl_page_source *src,
   PMR_IMPL_NOACCESS(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
 }
 
+/* Tests set a time here (pmr_impl_clock_set_for_tests); 0: the clock. */
+static _Atomic uint64_t test_now;
+
+void pmr_impl_clock_set_for_tests(uint64_t ns) {
+  atomic_store_explicit(&test_now, ns, memory_order_relaxed);
+}
+
 uint64_t pmr_impl_coarse_ns(void) {
+  uint64_t fixed = atomic_load_explicit(&test_now, memory_order_relaxed);
+  if (PMR_UNLIKELY(fixed != 0)) return fixed;
   struct timespec t;
 #ifdef CLOCK_MONOTONIC_COARSE
   clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
@@ -189,6 +198,7 @@ static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
     src->segments = seg->seg_next;
   if (seg->seg_next != NULL) seg->seg_next->seg_prev = seg->seg_prev;
   src->segment_bytes -= segment_bytes(seg);
+  src->released_bytes += segment_bytes(seg);
 }
 
 static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
@@ -374,6 +384,13 @@ size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
   }
   if (keep == 0) pmr_impl_source_purge(src, SIZE_MAX);
   return given;
+}
+
+size_t pmr_impl_source_released(pmr_impl_page_source *src) {
+  src_lock(src);
+  size_t n = src->released_bytes;
+  src_unlock(src);
+  return n;
 }
 
 void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {

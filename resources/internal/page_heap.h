@@ -164,9 +164,12 @@ typedef struct pmr_impl_page_source {
   size_t free_count;
   pmr_impl_page *segments; /* doubly linked through seg_prev/seg_next */
   size_t segment_bytes;    /* held from upstream for pages */
-  size_t retain_pages;     /* free pages kept before segments go back */
-  size_t empty_segments;   /* segments whose pages are all free */
-  uint64_t last_grow_ns;   /* when the last segment came from upstream */
+  /* Of segments given back to upstream since init, by any path (what a
+   * trim reports is the difference across it). */
+  size_t released_bytes;
+  size_t retain_pages;   /* free pages kept before segments go back */
+  size_t empty_segments; /* segments whose pages are all free */
+  uint64_t last_grow_ns; /* when the last segment came from upstream */
 } pmr_impl_page_source;
 
 typedef struct pmr_impl_page_class {
@@ -201,6 +204,12 @@ pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts);
  * give-back waits for its delay. */
 uint64_t pmr_impl_coarse_ns(void);
 
+/* For tests: from now on pmr_impl_coarse_ns returns ns (0: the clock
+ * again), so that a test of the delays moves time itself instead of
+ * sleeping and hoping the machine keeps up. Declared again in
+ * tests/testkit/clock.h. */
+void pmr_impl_clock_set_for_tests(uint64_t ns);
+
 /* ---- source ---- */
 void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
                           size_t max_blocks, size_t retained_bytes,
@@ -220,6 +229,9 @@ bool pmr_impl_source_grow(pmr_impl_page_source *src);
  * pages would remain; returns the bytes given back. With keep 0 it also
  * gives the OS the memory of every other free page (decommit sources). */
 size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep);
+
+/* Bytes of segments given back to upstream since init (under the lock). */
+size_t pmr_impl_source_released(pmr_impl_page_source *src);
 
 /* Gives the OS the memory of free pages, the longest free first, at least
  * `bytes` of it if there is that much (decommit sources; no lock held). */

@@ -202,6 +202,23 @@ void pmr_impl_big_init(pmr_impl_big_list *list,
       (pmr_resource_traits(upstream) & PMR_TRAIT_KEEPS_FREED) != 0 ? 0 : retain;
 }
 
+static char *big_new(pmr_mem_resource *upstream, size_t size, size_t align) {
+  if (big_mapped(upstream, size)) return (char *)pmr_impl_os_map(size, align);
+  return (char *)pmr_allocate(upstream, size, align);
+}
+
+size_t pmr_impl_big_give_back(pmr_impl_big_list *list, void *lock,
+                              pmr_mem_resource *upstream,
+                              struct pmr_impl_page_source *pages) {
+  size_t given = pmr_impl_big_trim(list, lock, upstream);
+  if (pages != NULL) {
+    size_t before = pmr_impl_source_released(pages);
+    pmr_impl_source_trim(pages, 0);
+    given += pmr_impl_source_released(pages) - before;
+  }
+  return given;
+}
+
 void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
                          pmr_mem_resource *upstream,
                          struct pmr_impl_page_source *pages, size_t bytes,
@@ -231,12 +248,15 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
     if (pages != NULL && pages->decommit && size >= PMR_IMPL_OS_BIG_MIN) {
       pmr_impl_source_purge(pages, size);
     }
-    if (big_mapped(upstream, size)) {
-      p = (char *)pmr_impl_os_map(size, align);
-    } else {
-      p = (char *)pmr_allocate(upstream, size, align);
-    }
+    int saved = errno;
+    p = big_new(upstream, size, align);
+    /* Refused: the pool's free segments and kept blocks go back, and the
+     * request is tried once more, so a capped upstream serves it as it
+     * would under malloc. */
+    if (p == NULL && pmr_impl_big_give_back(list, lock, upstream, pages) != 0)
+      p = big_new(upstream, size, align);
     if (p == NULL) return NULL;
+    errno = saved;
   }
   b = (pmr_impl_big_block *)(void *)(p + off);
   b->size = size;

@@ -136,6 +136,12 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
 void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
                        pmr_mem_resource *upstream, void *p, size_t bytes,
                        size_t alignment);
+/* After upstream refused a request: every kept block, and every segment of
+ * `pages` (NULL: none) with no block in use, back to upstream (lock: as
+ * for pmr_impl_big_alloc, not held); returns the bytes. */
+size_t pmr_impl_big_give_back(pmr_impl_big_list *list, void *lock,
+                              pmr_mem_resource *upstream,
+                              struct pmr_impl_page_source *pages);
 /* Gives every kept block back to upstream; returns their bytes. */
 size_t pmr_impl_big_trim(pmr_impl_big_list *list, void *lock,
                          pmr_mem_resource *upstream);

@@ -1,18 +1,18 @@
 /* PRIVATE: thread-local storage, the library's one platform layer.
  *
- * Two hot paths read thread-locals: the thread cache finds the calling
- * thread's cache in a per-thread table, and the synchronized pool finds the
- * thread's preferred shard. Both use:
+ * The hot paths of the thread cache and the synchronized pool read one
+ * thread-local: the calling thread's heap in a per-thread table
+ * (thread_slots.h). They use:
  *   - PMR_IMPL_TLS_MODEL on their _Thread_local objects: the initial-exec
  *     model, so that a read is one load at a fixed offset from the thread
  *     pointer rather than a call to __tls_get_addr (what a shared library's
  *     thread-locals cost by default);
  *   - on x86-64 Linux (PMR_IMPL_TLS_FS), pmr_impl_tls_offset and
- *     pmr_impl_tls_load: the thread cache computes an entry's offset from
+ *     pmr_impl_tls_load: an instance computes its entry's offset from
  *     the thread pointer once per instance (initial-exec objects sit at the
  *     same offset in every thread) and reads it with one %fs-relative load.
  *
- * What initial-exec costs: the objects (about 540 bytes) live in the static
+ * What initial-exec costs: the objects (about 530 bytes) live in the static
  * TLS block that the C library sets up at program start. A shared library
  * that contains pmr-c and is linked at start-up is counted in; one loaded
  * later with dlopen must fit in glibc's reserve for such libraries (its size

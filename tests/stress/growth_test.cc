@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -67,9 +68,17 @@ std::tuple<size_t, size_t, size_t> Churn(Pool& pool, CountingResource& up) {
   return {after10, half, up.outstanding_bytes()};
 }
 
+// keep: max_free_bytes (0: the default).
+pmr_pool_options Keep(size_t keep) {
+  pmr_pool_options o = {};
+  o.max_free_bytes = keep;
+  return o;
+}
+
 struct Sync {
-  explicit Sync(pmr_mem_resource* up) {
-    pmr_synchronized_pool_init(&p, nullptr, up);
+  explicit Sync(pmr_mem_resource* up, size_t keep = 0) {
+    pmr_pool_options o = Keep(keep);
+    pmr_synchronized_pool_init(&p, &o, up);
   }
   ~Sync() { pmr_synchronized_pool_destroy(&p); }
   pmr_mem_resource* r() { return &p.base; }
@@ -78,7 +87,11 @@ struct Sync {
 };
 
 struct TC {
-  explicit TC(pmr_mem_resource* up) { pmr_thread_cache_init(&t, nullptr, up); }
+  explicit TC(pmr_mem_resource* up, size_t keep = 0) {
+    pmr_thread_cache_options o = {};
+    o.pool = Keep(keep);
+    pmr_thread_cache_init(&t, &o, up);
+  }
   ~TC() { pmr_thread_cache_destroy(&t); }
   pmr_mem_resource* r() { return &t.base; }
   size_t held() { return pmr_thread_cache_get_stats(&t).held_bytes; }
@@ -188,8 +201,9 @@ const pmr_mem_resource_ops Capped::kOps = {Capped::Allocate, Capped::Deallocate,
                                            nullptr, nullptr, nullptr};
 
 struct Unsync {
-  explicit Unsync(pmr_mem_resource* up) {
-    pmr_unsynchronized_pool_init(&p, nullptr, up);
+  explicit Unsync(pmr_mem_resource* up, size_t keep = 0) {
+    pmr_pool_options o = Keep(keep);
+    pmr_unsynchronized_pool_init(&p, &o, up);
   }
   ~Unsync() { pmr_unsynchronized_pool_destroy(&p); }
   pmr_mem_resource* r() { return &p.base; }
@@ -223,8 +237,76 @@ void CappedUpstreamServesEveryRound() {
     EXPECT_GE(bytes, first * 85 / 100) << "round " << r << " size " << sizes[r];
     for (void* p : v) pmr_deallocate(pool.r(), p, sizes[r], 16);
   }
-  pool.trim();
+  const size_t before = up.held;
+  // trim says exactly what went back, segments freed on the way included.
+  const size_t given = pool.trim();
+  EXPECT_EQ(given, before - up.held);
   EXPECT_LT(up.held, size_t{1} << 20);  // freed, trimmed: (almost) nothing
+}
+
+// Under a 32 MiB cap: fill with small blocks until upstream refuses, free
+// them all, then ask for large blocks (an interpreter growing a table): the
+// pool gives its free pages back when upstream refuses and tries again, so
+// they succeed at once, with no pause, as they would over malloc.
+template <class Pool>
+void CappedUpstreamServesLargeBlocksAfterSmallOnes() {
+  Capped up(size_t{32} << 20);
+  Pool pool(&up.base);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<void*> v;
+    for (void* p; (p = pmr_allocate(pool.r(), 64, 16)) != nullptr;)
+      v.push_back(p);
+    ASSERT_GT(v.size() * 64, size_t{24} << 20);
+    for (void* p : v) pmr_deallocate(pool.r(), p, 64, 16);
+    errno = EDOM;
+    std::vector<void*> big;
+    for (int i = 0; i < 6; ++i) {
+      void* b = pmr_allocate(pool.r(), size_t{4} << 20, 16);
+      ASSERT_NE(b, nullptr) << "round " << round << ", block " << i;
+      big.push_back(b);
+    }
+    EXPECT_EQ(errno, EDOM);  // recovered: errno as it was
+    for (void* b : big) pmr_deallocate(pool.r(), b, size_t{4} << 20, 16);
+  }
+}
+
+// ... and the other way round: freed large blocks the pool keeps for reuse
+// (max_free_bytes) go back when a segment for small blocks is refused.
+template <class Pool>
+void CappedUpstreamServesSmallBlocksAfterKeptLargeOnes() {
+  Capped up(size_t{32} << 20);
+  Pool pool(&up.base, size_t{64} << 20);  // keeps every freed block
+  std::vector<void*> big;
+  for (void* b; (b = pmr_allocate(pool.r(), size_t{4} << 20, 16)) != nullptr;)
+    big.push_back(b);
+  ASSERT_GE(big.size(), 6u);
+  for (void* b : big) pmr_deallocate(pool.r(), b, size_t{4} << 20, 16);
+  std::vector<void*> v;
+  for (size_t i = 0; i < (size_t{20} << 20) / 64; ++i) {
+    void* p = pmr_allocate(pool.r(), 64, 16);
+    ASSERT_NE(p, nullptr) << "after " << i * 64 << " bytes";
+    v.push_back(p);
+  }
+  for (void* p : v) pmr_deallocate(pool.r(), p, 64, 16);
+}
+
+TEST(Capped, UnsynchronizedPoolServesLargeBlocksAfterSmallOnes) {
+  CappedUpstreamServesLargeBlocksAfterSmallOnes<Unsync>();
+}
+TEST(Capped, SynchronizedPoolServesLargeBlocksAfterSmallOnes) {
+  CappedUpstreamServesLargeBlocksAfterSmallOnes<SyncT>();
+}
+TEST(Capped, ThreadCacheServesLargeBlocksAfterSmallOnes) {
+  CappedUpstreamServesLargeBlocksAfterSmallOnes<TCT>();
+}
+TEST(Capped, UnsynchronizedPoolServesSmallBlocksAfterKeptLargeOnes) {
+  CappedUpstreamServesSmallBlocksAfterKeptLargeOnes<Unsync>();
+}
+TEST(Capped, SynchronizedPoolServesSmallBlocksAfterKeptLargeOnes) {
+  CappedUpstreamServesSmallBlocksAfterKeptLargeOnes<SyncT>();
+}
+TEST(Capped, ThreadCacheServesSmallBlocksAfterKeptLargeOnes) {
+  CappedUpstreamServesSmallBlocksAfterKeptLargeOnes<TCT>();
 }
 
 TEST(Capped, UnsynchronizedPoolServesEveryRound) {

@@ -18,6 +18,7 @@
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
+#include "tests/testkit/clock.h"
 #include "tests/testkit/counting_resource.h"
 #include "tests/testkit/pools.h"
 
@@ -128,6 +129,7 @@ class PoolOsMemoryTest : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(PoolOsMemoryTest, AFreePageGivesItsMemoryBackOnceFreeForAWhile) {
+  pmrtest::FakeClock clock;
   auto p = Make(pmr_malloc_resource());
   pmr_mem_resource* r = p->get();
   TwoPages a = FillAPage(r, 64);
@@ -136,7 +138,7 @@ TEST_P(PoolOsMemoryTest, AFreePageGivesItsMemoryBackOnceFreeForAWhile) {
   FreeAll(r, a.full, 64);  // page a.page is free now
   // Just freed: kept resident, the next class to need a page takes it warm.
   EXPECT_GT(ResidentBody(a.page), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  clock.AdvanceMs(1100);
   FreeAll(r, c.full, 4096);  // c.page: free, the newest
   // The next page event gives a.page back: in the synchronized pool the
   // allocation slow path that follows it, with no lock held. A new class
@@ -158,12 +160,13 @@ TEST_P(PoolOsMemoryTest, AFreePageGivesItsMemoryBackOnceFreeForAWhile) {
 TEST_P(PoolOsMemoryTest, MemoryFromAnotherUpstreamIsNeverGivenToTheOs) {
   pmrtest::CountingResource up;
   {
+    pmrtest::FakeClock clock;
     auto p = Make(up.get());
     pmr_mem_resource* r = p->get();
     TwoPages a = FillAPage(r, 64);
     TwoPages c = FillAPage(r, 4096);
     FreeAll(r, a.full, 64);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    clock.AdvanceMs(1100);
     FreeAll(r, c.full, 4096);
     p->trim();
     // a.page's segment holds live blocks: still held, and untouched.

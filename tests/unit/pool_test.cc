@@ -19,6 +19,7 @@
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
+#include "tests/testkit/clock.h"
 #include "tests/testkit/counting_resource.h"
 #include "tests/testkit/pools.h"
 
@@ -354,6 +355,7 @@ TEST_P(PoolTest, EmptyCurrentPagesServeANewClassBeforeUpstream) {
 }
 
 TEST_P(PoolTest, FreePagesBeyondTheBoundGoBackWithoutTrim) {
+  pmrtest::FakeClock clock;
   auto p = Make();  // max_free_bytes: 1 MiB
   std::vector<void*> live;
   for (int i = 0; i < 100000; ++i)
@@ -362,7 +364,7 @@ TEST_P(PoolTest, FreePagesBeyondTheBoundGoBackWithoutTrim) {
   for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
   // Segments go back once no new one was needed for a second, at the next
   // allocation slow path (here: a new class) or deallocation that frees one.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  clock.AdvanceMs(1100);
   pmr_deallocate(p->get(), pmr_allocate(p->get(), 3000, 8), 3000, 8);
   pmr_pool_stats st = p->stats();
   EXPECT_LE(st.free_page_bytes, (size_t{1} << 20) + 16 * kPage);
@@ -728,6 +730,22 @@ TEST(SizeClasses, TheDocumentedTable) {
                              224, 256, 320, 384, 448, 512, 640};
   for (unsigned i = 0; i < sizeof expected / sizeof expected[0]; ++i)
     EXPECT_EQ(pmr_impl_pool_class_size(i), expected[i]) << i;
+}
+
+// trim says exactly what went back, also when segments go back on the
+// way (a page that empties during the trim, once a second has passed since
+// the pool last grew, frees its segment at once).
+TEST_P(PoolTest, TrimReportsEveryByteThatWentBack) {
+  pmrtest::FakeClock clock;
+  auto p = Make();
+  std::vector<void*> v;
+  for (int i = 0; i < 60000; ++i) v.push_back(pmr_allocate(p->get(), 64, 8));
+  for (void* b : v) pmr_deallocate(p->get(), b, 64, 8);
+  clock.AdvanceMs(1100);  // past the give-back delay (page_heap.h)
+  const size_t before = up_.outstanding_bytes();
+  const size_t given = p->trim();
+  EXPECT_GT(given, size_t{3} << 20);
+  EXPECT_EQ(given, before - up_.outstanding_bytes());
 }
 
 }  // namespace
