@@ -15,6 +15,7 @@
 #include "resources/pmr_debug_resource.h"
 #include "resources/pmr_monotonic_buffer.h"
 #include "resources/pmr_pool_options.h"
+#include "resources/pmr_segment_cache.h"
 #include "resources/pmr_statistics.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"

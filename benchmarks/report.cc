@@ -347,28 +347,32 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
   if (pick < all.size()) {
     const Stat* p = Find(run.cells[w][pick], wl.primary);
     const size_t fastest = FastestOf(run, w, false);
-    absl::FPrintF(out, "   -> pmr-c pick: %s (%s %s)", all[pick].id,
-                  wl.memory ? Mib(p->median) : Num(p->median),
-                  wl.memory ? std::string("MiB") : PrimaryUnit(wl));
+    std::string line;
+    absl::StrAppendFormat(&line, "pmr-c pick: %s (%s %s)", all[pick].id,
+                          wl.memory ? Mib(p->median) : Num(p->median),
+                          wl.memory ? std::string("MiB") : PrimaryUnit(wl));
     const double g = RatioVs(run, w, pick, wl.primary, "glibc_malloc");
     if (g > 0)
-      absl::FPrintF(out, ", %s than glibc_malloc", Compare(g, wl.memory));
+      absl::StrAppendFormat(&line, ", %s than glibc_malloc",
+                            Compare(g, wl.memory));
     if (all[pick].std_counterpart != nullptr) {
       const double s =
           RatioVs(run, w, pick, wl.primary, all[pick].std_counterpart);
       if (s > 0)
-        absl::FPrintF(out, ", %s than %s", Compare(s, wl.memory),
-                      all[pick].std_counterpart);
+        absl::StrAppendFormat(&line, ", %s than %s", Compare(s, wl.memory),
+                              all[pick].std_counterpart);
     }
     if (wl.extra_ref != nullptr) {
       const double x = RatioVs(run, w, pick, wl.primary, wl.extra_ref);
       if (x > 0)
-        absl::FPrintF(out, ", %s than %s", Compare(x, wl.memory), wl.extra_ref);
+        absl::StrAppendFormat(&line, ", %s than %s", Compare(x, wl.memory),
+                              wl.extra_ref);
     }
     if (fastest < all.size() && fastest != pick)
-      absl::FPrintF(out, "; %s overall: %s", wl.memory ? "leanest" : "fastest",
-                    all[fastest].id);
-    absl::FPrintF(out, "\n");
+      absl::StrAppendFormat(&line, "; %s overall: %s",
+                            wl.memory ? "leanest" : "fastest", all[fastest].id);
+    // Wrapped: which names win decides its length.
+    absl::FPrintF(out, "%s\n", Wrap("   -> ", line, "      ", 150));
   }
 }
 

@@ -111,6 +111,21 @@ void *pmr_impl_os_map(size_t bytes, size_t alignment) {
 #endif
 }
 
+void pmr_impl_os_lsan_root(void *p, size_t bytes, bool add) {
+#if defined(PMR_IMPL_OS_MMAP)
+  size_t len = round_up(bytes, pmr_impl_os_page_size());
+  if (add) {
+    ROOT_ADD(p, len);
+  } else {
+    ROOT_REMOVE(p, len);
+  }
+#else
+  (void)p;
+  (void)bytes;
+  (void)add;
+#endif
+}
+
 void pmr_impl_os_unmap(void *p, size_t bytes) {
 #if defined(PMR_IMPL_OS_MMAP)
   size_t len = round_up(bytes, pmr_impl_os_page_size());

@@ -50,6 +50,10 @@ void pmr_impl_os_unmap(void *p, size_t bytes);
  * [p, p + bytes); they read as zeros when touched again. errno untouched. */
 void pmr_impl_os_decommit(void *p, size_t bytes);
 
+/* Tells LeakSanitizer (ASan builds) that [p, p + bytes), mapped here, is
+ * (add) or is no longer a region to scan for pointers; nothing otherwise. */
+void pmr_impl_os_lsan_root(void *p, size_t bytes, bool add);
+
 /* The OS page size (4096 where it cannot be asked). */
 size_t pmr_impl_os_page_size(void);
 

@@ -7,6 +7,7 @@
 #include "resources/internal/page_heap.h"
 
 #include "resources/internal/os_mem.h"
+#include "resources/internal/segment_cache.h"
 
 #include <errno.h>
 #include <string.h>
@@ -205,9 +206,9 @@ static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
   size_t bytes = segment_bytes(seg);
   char *mem = pmr_impl_page_base(src, seg);
   PMR_IMPL_UNDEFINED(mem, bytes);
-  if (src->os)
-    pmr_impl_os_unmap(mem, bytes);
-  else
+  if (src->os) {
+    if (!pmr_impl_segcache_put(mem, bytes)) pmr_impl_os_unmap(mem, bytes);
+  } else
     pmr_deallocate(src->upstream, mem, bytes, PMR_IMPL_PAGE_SIZE);
 }
 
@@ -218,7 +219,12 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   unsigned n = src->next_pages;
   src_unlock(src);
   char *mem = NULL;
-  for (; n >= 1; n /= 2) {
+  if (src->os) { /* a warm segment another pool gave back, if any */
+    size_t got = 0;
+    mem = (char *)pmr_impl_segcache_take((size_t)n * PMR_IMPL_PAGE_SIZE, &got);
+    if (mem != NULL) n = (unsigned)(got / PMR_IMPL_PAGE_SIZE);
+  }
+  for (; mem == NULL && n >= 1; n /= 2) {
     size_t bytes = (size_t)n * PMR_IMPL_PAGE_SIZE;
     mem = src->os ? (char *)pmr_impl_os_map(bytes, ~src->frame_mask + 1)
                   : (char *)pmr_allocate(src->upstream, bytes,

@@ -239,11 +239,13 @@ TEST_P(PoolTest, BlocksFillEachPageAroundADescriptorThatMovesFromPageToPage) {
     ASSERT_EQ(gaps.size(), 1u) << "page " << page;
     EXPECT_EQ(gaps[0].second, 128u);
     EXPECT_LT(gaps[0].first, 4096u);
-    EXPECT_EQ(gaps[0].first % 128, 0u);
+    // The descriptor's place follows from the page's address (its colour,
+    // page_heap.h), whatever addresses upstream gave.
+    EXPECT_EQ(gaps[0].first, ((page >> 16) % 32) * 128) << "page " << page;
     holes.insert(gaps[0].first);
   }
   EXPECT_GE(full, 15u);
-  EXPECT_GT(holes.size(), 8u);  // more offsets than 8
+  EXPECT_GT(holes.size(), 1u);  // it moves from page to page
   const size_t peak = p->stats().held_bytes;
   for (void* b : live) pmr_deallocate(p->get(), b, 64, 8);
   p->trim();  // needs every descriptor intact

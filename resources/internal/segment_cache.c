@@ -1,0 +1,152 @@
+/* The process-wide cache of free segments (see pmr_segment_cache.h). */
+#include "resources/internal/segment_cache.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "resources/internal/fork_guard.h"
+#include "resources/internal/mem_check.h"
+#include "resources/internal/os_mem.h"
+#include "resources/internal/page_heap.h"
+#include "resources/internal/spin_lock.h"
+#include "resources/pmr_segment_cache.h"
+
+/* Entries at most: 64 MiB of the smallest segments (4 pages). */
+#define MAX_ENTRIES 256
+/* Segments given back to the OS in one call of a put or take (each a
+ * system call under the lock). */
+#define PURGE_BATCH 4
+
+typedef struct entry {
+  char *p;
+  size_t bytes;
+  uint64_t since; /* when it was cached (pmr_impl_coarse_ns) */
+  bool resident;  /* its memory was not given back yet */
+} entry;
+
+static pmr_impl_spin lock;
+/* Oldest first; the lock guards everything below. */
+static entry entries[MAX_ENTRIES];
+static size_t count, cached, resident;
+static size_t hits, misses;
+static size_t max_bytes = PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES;
+static uint64_t delay_ns =
+    (uint64_t)PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS * 1000000u;
+
+static bool fork_take(void) { return pmr_impl_fork_spin_take(&lock); }
+static void fork_release(void) { pmr_impl_spin_unlock(&lock); }
+static const pmr_impl_fork_client fork_client = {fork_take, fork_release,
+                                                 fork_release};
+
+static void lock_cache(void) {
+  pmr_impl_fork_register(&fork_client);
+  pmr_impl_spin_lock(&lock);
+}
+
+/* Under the lock: the memory of up to PURGE_BATCH segments cached for the
+ * delay goes back to the OS, oldest first. */
+static void purge_due(uint64_t now) {
+  size_t done = 0;
+  for (size_t i = 0; i < count && done < PURGE_BATCH; ++i) {
+    entry *e = &entries[i];
+    if (now - e->since < delay_ns) break; /* the rest are newer */
+    if (!e->resident) continue;
+    pmr_impl_os_decommit(e->p, e->bytes);
+    e->resident = false;
+    resident -= e->bytes;
+    ++done;
+  }
+}
+
+static void remove_at(size_t i) {
+  cached -= entries[i].bytes;
+  if (entries[i].resident) resident -= entries[i].bytes;
+  memmove(&entries[i], &entries[i + 1], (count - i - 1) * sizeof *entries);
+  --count;
+}
+
+void *pmr_impl_segcache_take(size_t bytes, size_t *got) {
+  uint64_t now = pmr_impl_coarse_ns();
+  char *p = NULL;
+  lock_cache();
+  /* The newest that fits: the warmest. */
+  for (size_t i = count; i-- > 0;) {
+    if (entries[i].bytes < bytes) continue;
+    p = entries[i].p;
+    *got = entries[i].bytes;
+    remove_at(i);
+    break;
+  }
+  if (p != NULL)
+    ++hits;
+  else
+    ++misses;
+  purge_due(now);
+  pmr_impl_spin_unlock(&lock);
+  if (p != NULL) {
+    pmr_impl_os_lsan_root(p, *got, true);
+    PMR_IMPL_UNDEFINED(p, *got);
+  }
+  return p;
+}
+
+bool pmr_impl_segcache_put(void *p, size_t bytes) {
+  uint64_t now = pmr_impl_coarse_ns();
+  lock_cache();
+  bool kept = count < MAX_ENTRIES && cached + bytes <= max_bytes;
+  if (kept) {
+    entries[count++] = (entry){(char *)p, bytes, now, true};
+    cached += bytes;
+    resident += bytes;
+  }
+  purge_due(now);
+  pmr_impl_spin_unlock(&lock);
+  if (kept) {
+    pmr_impl_os_lsan_root(p, bytes, false); /* not a heap root while here */
+    PMR_IMPL_NOACCESS(p, bytes);
+  }
+  return kept;
+}
+
+pmr_segment_cache_stats pmr_segment_cache_get_stats(void) {
+  pmr_segment_cache_stats st;
+  lock_cache();
+  st.cached_bytes = cached;
+  st.resident_bytes = resident;
+  st.hits = hits;
+  st.misses = misses;
+  st.max_bytes = max_bytes;
+  st.delay_ms = (unsigned)(delay_ns / 1000000u);
+  pmr_impl_spin_unlock(&lock);
+  return st;
+}
+
+/* Unmaps the oldest segments while the cache holds more than keep_bytes;
+ * returns their bytes. */
+static size_t release_beyond(size_t keep_bytes) {
+  size_t given = 0;
+  for (;;) {
+    lock_cache();
+    entry e = {NULL, 0, 0, false};
+    if (count != 0 && cached > keep_bytes) {
+      e = entries[0];
+      remove_at(0);
+    }
+    pmr_impl_spin_unlock(&lock);
+    if (e.p == NULL) return given;
+    PMR_IMPL_UNDEFINED(e.p, e.bytes);
+    pmr_impl_os_lsan_root(e.p, e.bytes, true); /* os_unmap removes it */
+    pmr_impl_os_unmap(e.p, e.bytes);
+    given += e.bytes;
+  }
+}
+
+void pmr_segment_cache_set_limits(size_t max, unsigned delay_ms) {
+  lock_cache();
+  max_bytes = max;
+  delay_ns = (uint64_t)delay_ms * 1000000u;
+  pmr_impl_spin_unlock(&lock);
+  release_beyond(max);
+}
+
+size_t pmr_segment_cache_trim(void) { return release_beyond(0); }

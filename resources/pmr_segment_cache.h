@@ -1,0 +1,68 @@
+/* pmr_segment_cache: the process-wide cache of free segments under the
+ * pools, so that short-lived pools start warm.
+ *
+ * A pool, synchronized pool or thread cache over the malloc resource maps
+ * its segments (runs of 64 KiB pages, up to 1 MiB) from the OS itself.
+ * When it gives one back (destroy, release, trim, or beyond max_free_bytes)
+ * the segment goes to this cache instead of the OS, and the next pool that
+ * needs a segment takes a warm one from here: a pool made per request,
+ * frame, task or thread then reuses memory the process already has, as
+ * malloc would, instead of mapping and faulting in fresh memory each time.
+ *
+ * Bounds: the cache holds at most `max_bytes` of segments (default
+ * PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES); beyond, segments go back to the OS
+ * at once. A segment cached for `delay_ms` (default
+ * PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS) with no use gives its physical memory
+ * back to the OS (its address range stays reserved, and reads as zeros
+ * when a pool takes it again); this happens when the cache is next used,
+ * by any thread, or at once with pmr_segment_cache_trim. Pools over any
+ * other upstream never use the cache: their segments go back to their
+ * upstream.
+ *
+ * A pool's held_bytes and trim stay exact for that pool: what it gives to
+ * the cache is no longer its.
+ *
+ * Thread safety: every function from any thread at any time; fork() keeps
+ * the cache consistent in the child (a pthread_atfork handler takes its
+ * lock). A segment is never handed to two pools. */
+#ifndef PMR_RESOURCES_SEGMENT_CACHE_H
+#define PMR_RESOURCES_SEGMENT_CACHE_H
+
+#include "../mem_resource/pmr_mem_resource.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 64 MiB: what a few short-lived pools of a busy round hold at their peak
+ * (benchmarks/README.md, workload P), well below what a server's pools
+ * hold. */
+#define PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES ((size_t)64 << 20)
+/* 1 s: as the pools' own free pages (pmr_pool_options.h). */
+#define PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS 1000u
+
+typedef struct pmr_segment_cache_stats {
+  size_t cached_bytes;   /* segments in the cache now */
+  size_t resident_bytes; /* of which not yet given back to the OS */
+  size_t hits;           /* segments taken from the cache, since start */
+  size_t misses;         /* segments mapped because the cache had none */
+  size_t max_bytes;      /* the bounds in effect */
+  unsigned delay_ms;
+} pmr_segment_cache_stats;
+
+pmr_segment_cache_stats pmr_segment_cache_get_stats(void);
+
+/* Sets the bounds (max_bytes 0: no cache, every segment goes back to the
+ * OS; delay_ms 0: cached segments give their memory back when the cache is
+ * next used). Segments beyond the new bound go back at once. */
+void pmr_segment_cache_set_limits(size_t max_bytes, unsigned delay_ms);
+
+/* Gives every cached segment back to the OS now (a process-wide trim);
+ * returns their bytes. */
+size_t pmr_segment_cache_trim(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PMR_RESOURCES_SEGMENT_CACHE_H */

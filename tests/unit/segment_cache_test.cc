@@ -1,0 +1,242 @@
+// pmr_segment_cache: segments given back by one pool serve the next without
+// a new mapping; the bound holds under many threads; the delay gives their
+// memory back; trim empties the cache; fork keeps it consistent.
+#include "resources/pmr_segment_cache.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+#include "resources/pmr_unsynchronized_pool.h"
+#include "tests/testkit/clock.h"
+
+namespace {
+
+// One kind of pool over the malloc resource, made and destroyed by a test.
+enum class Kind { kUnsync, kSync, kThreadCache };
+
+class AnyPool {
+ public:
+  explicit AnyPool(Kind k) : kind_(k) {
+    switch (k) {
+      case Kind::kUnsync:
+        pmr_unsynchronized_pool_init(&u_, nullptr, pmr_malloc_resource());
+        break;
+      case Kind::kSync:
+        pmr_synchronized_pool_init(&s_, nullptr, pmr_malloc_resource());
+        break;
+      case Kind::kThreadCache:
+        pmr_thread_cache_init(&t_, nullptr, pmr_malloc_resource());
+        break;
+    }
+  }
+  ~AnyPool() {
+    switch (kind_) {
+      case Kind::kUnsync:
+        pmr_unsynchronized_pool_destroy(&u_);
+        break;
+      case Kind::kSync:
+        pmr_synchronized_pool_destroy(&s_);
+        break;
+      case Kind::kThreadCache:
+        pmr_thread_cache_destroy(&t_);
+        break;
+    }
+  }
+  pmr_mem_resource* r() {
+    return kind_ == Kind::kUnsync ? &u_.base
+           : kind_ == Kind::kSync ? &s_.base
+                                  : &t_.base;
+  }
+  // n blocks of 64 bytes, written, then freed.
+  void Use(size_t n) {
+    std::vector<void*> v;
+    for (size_t i = 0; i < n; ++i) {
+      void* p = pmr_allocate(r(), 64, 8);
+      ASSERT_NE(p, nullptr);
+      *static_cast<size_t*>(p) = i;
+      v.push_back(p);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(*static_cast<size_t*>(v[i]), i);
+      pmr_deallocate(r(), v[i], 64, 8);
+    }
+  }
+
+ private:
+  Kind kind_;
+  pmr_unsynchronized_pool u_;
+  pmr_synchronized_pool s_;
+  pmr_thread_cache t_;
+};
+
+class SegmentCacheTest : public ::testing::TestWithParam<Kind> {
+ protected:
+  void SetUp() override {
+    pmr_segment_cache_set_limits(PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES,
+                                 PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS);
+    pmr_segment_cache_trim();
+  }
+  void TearDown() override {
+    pmr_segment_cache_set_limits(PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES,
+                                 PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS);
+    pmr_segment_cache_trim();
+  }
+};
+
+TEST_P(SegmentCacheTest, ASegmentGivenBackIsReusedWithoutANewMapping) {
+  {
+    AnyPool a(GetParam());
+    a.Use(1000);
+  }
+  const pmr_segment_cache_stats s0 = pmr_segment_cache_get_stats();
+  ASSERT_GE(s0.cached_bytes, size_t{256} << 10);  // a's segment
+  EXPECT_EQ(s0.resident_bytes, s0.cached_bytes);
+  {
+    AnyPool b(GetParam());
+    b.Use(1000);
+    const pmr_segment_cache_stats s1 = pmr_segment_cache_get_stats();
+    EXPECT_EQ(s1.hits, s0.hits + 1);
+    EXPECT_EQ(s1.misses, s0.misses);  // no new mapping
+    EXPECT_LT(s1.cached_bytes, s0.cached_bytes);
+  }
+  EXPECT_EQ(pmr_segment_cache_get_stats().cached_bytes, s0.cached_bytes);
+}
+
+TEST_P(SegmentCacheTest, TrimEmptiesTheCache) {
+  {
+    AnyPool a(GetParam());
+    a.Use(20000);
+  }
+  const size_t cached = pmr_segment_cache_get_stats().cached_bytes;
+  ASSERT_GT(cached, 0u);
+  EXPECT_EQ(pmr_segment_cache_trim(), cached);
+  const pmr_segment_cache_stats st = pmr_segment_cache_get_stats();
+  EXPECT_EQ(st.cached_bytes, 0u);
+  EXPECT_EQ(st.resident_bytes, 0u);
+}
+
+TEST_P(SegmentCacheTest, WithNoRoomSegmentsGoBackToTheOs) {
+  pmr_segment_cache_set_limits(0, PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS);
+  const size_t misses = pmr_segment_cache_get_stats().misses;
+  for (int i = 0; i < 3; ++i) {
+    AnyPool a(GetParam());
+    a.Use(1000);
+  }
+  const pmr_segment_cache_stats st = pmr_segment_cache_get_stats();
+  EXPECT_EQ(st.cached_bytes, 0u);
+  EXPECT_EQ(st.misses, misses + 3);
+  EXPECT_EQ(st.max_bytes, 0u);
+}
+
+// A segment cached for the delay gives its memory back when the cache is
+// next used; the segment itself stays cached and serves again.
+TEST_P(SegmentCacheTest, ASegmentUnusedForTheDelayGivesItsMemoryBack) {
+  pmrtest::FakeClock clock;
+  {
+    AnyPool a(GetParam());
+    a.Use(1000);
+  }
+  {
+    AnyPool b(GetParam());  // holds the first while a second is cached
+    b.Use(1000);
+    {
+      AnyPool c(GetParam());
+      c.Use(1000);
+    }
+    const pmr_segment_cache_stats s0 = pmr_segment_cache_get_stats();
+    ASSERT_GT(s0.cached_bytes, 0u);
+    EXPECT_EQ(s0.resident_bytes, s0.cached_bytes);
+    clock.AdvanceMs(PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS + 100);
+  }  // b's segment goes in (a use of the cache): the older one is due
+  const pmr_segment_cache_stats s1 = pmr_segment_cache_get_stats();
+  EXPECT_LT(s1.resident_bytes, s1.cached_bytes);
+  AnyPool d(GetParam());
+  d.Use(3000);  // the cached segments serve, reading as written
+}
+
+TEST_P(SegmentCacheTest, TheBoundHoldsUnderManyThreadsMakingPools) {
+  const size_t kMax = size_t{3} << 20;
+  pmr_segment_cache_set_limits(kMax, PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS);
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> worst{0};
+  std::thread watcher([&] {
+    while (!stop.load()) {
+      size_t c = pmr_segment_cache_get_stats().cached_bytes;
+      if (c > worst.load()) worst = c;
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        AnyPool p(GetParam());
+        p.Use(20000);  // 1.3 MB: two or three segments
+      }
+    });
+  for (auto& th : threads) th.join();
+  stop = true;
+  watcher.join();
+  EXPECT_LE(worst.load(), kMax);
+  EXPECT_GT(pmr_segment_cache_get_stats().hits, 0u);
+}
+
+// fork() while other threads make and destroy pools: the child's cache is
+// consistent (it makes, uses and destroys pools, and trims the cache).
+TEST_P(SegmentCacheTest, ForkWhileOtherThreadsMakePools) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&] {
+      while (!stop.load()) {
+        AnyPool p(GetParam());
+        p.Use(5000);
+      }
+    });
+  for (int round = 0; round < 5; ++round) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int bad = 0;
+      for (int i = 0; i < 3; ++i) {
+        AnyPool p(GetParam());
+        std::vector<void*> v;
+        for (int j = 0; j < 5000; ++j) {
+          void* b = pmr_allocate(p.r(), 64, 8);
+          if (b == nullptr) ++bad;
+          v.push_back(b);
+        }
+        for (void* b : v) pmr_deallocate(p.r(), b, 64, 8);
+      }
+      pmr_segment_cache_trim();
+      if (pmr_segment_cache_get_stats().cached_bytes != 0) ++bad;
+      _exit(bad == 0 ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << round;
+  }
+  stop = true;
+  for (auto& th : threads) th.join();
+}
+
+std::string KindName(const ::testing::TestParamInfo<Kind>& info) {
+  static const char* const kNames[] = {"unsynchronized", "synchronized",
+                                       "thread_cache"};
+  return kNames[static_cast<int>(info.param)];
+}
+
+INSTANTIATE_TEST_SUITE_P(Pools, SegmentCacheTest,
+                         ::testing::Values(Kind::kUnsync, Kind::kSync,
+                                           Kind::kThreadCache),
+                         KindName);
+
+}  // namespace
