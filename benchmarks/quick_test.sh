@@ -29,6 +29,7 @@ allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic
 metrics_of() {
   case $1 in
     A | B1 | B2 | B8 | C) echo "alloc_ns_per_op free_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
+    P) echo "total_ns_per_op kept_ns_per_op minor_faults_per_round peak_rss_growth_kib" ;;
     D) echo "peak_rss_kib retained_after_free_kib" ;;
     E) echo "ns_per_step peak_rss_growth_kib" ;;
     F) echo "ns_per_block peak_rss_growth_kib" ;;

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -284,6 +285,75 @@ void RunB(Make make, const ChildArgs& args, int threads, bool shared) {
   }
   Sink() += acc;
   ph.Emit();
+  EmitRssGrowth(base);
+}
+
+// ---- P: short-lived pools: each thread makes its own instance per round --
+// The way resources are used: a pool per request, task or thread, made and
+// destroyed over and over. Each round, each of `threads` new threads makes
+// an instance, allocates n x 64 B (writing each), frees them and destroys
+// the instance; the same loop with instances made once and kept (dropped
+// each round, as in B) is timed beside it.
+template <class Make>
+void RunP(Make make, const ChildArgs& args, int threads) {
+  using A = AdapterOf<Make>;
+  const size_t n = args.sizes.b_blocks;
+  std::vector<std::vector<void*>> ptrs(threads, std::vector<void*>(n, nullptr));
+  std::vector<std::unique_ptr<A>> kept;
+  for (int t = 0; t < threads; ++t) kept.push_back(make());
+  const long base = StatusKib("VmRSS");
+  std::vector<double> fresh_ns, kept_ns, faults;
+  uint64_t acc = 0;
+  auto work = [&](A& a, int t) {
+    std::vector<void*>& v = ptrs[t];
+    for (size_t i = 0; i < n; ++i) {
+      void* p = a.alloc(kBlock);
+      CheckAlloc(p);
+      std::memset(p, static_cast<int>(i), kBlock);
+      v[i] = p;
+    }
+    const uint64_t x = *static_cast<unsigned char*>(v[n / 2]);
+    for (size_t i = 0; i < n; ++i) a.dealloc(v[i], kBlock);
+    a.drop();
+    return x;
+  };
+  // One round: wall time per block, and minor faults.
+  auto round = [&](bool fresh) {
+    std::vector<uint64_t> xs(threads);
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
+    const uint64_t t0 = NowNs();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        if (fresh) {
+          std::unique_ptr<A> a = make();
+          xs[t] = work(*a, t);
+        } else {
+          xs[t] = work(*kept[t], t);
+        }
+      });
+    for (auto& th : pool) th.join();
+    const uint64_t t1 = NowNs();
+    getrusage(RUSAGE_SELF, &r1);
+    for (uint64_t x : xs) acc += x;
+    return std::make_pair(
+        static_cast<double>(t1 - t0) / (static_cast<double>(n) * threads),
+        static_cast<double>(r1.ru_minflt - r0.ru_minflt));
+  };
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const auto k = round(false);
+    const auto f = round(true);
+    if (r >= 0) {
+      kept_ns.push_back(k.first);
+      fresh_ns.push_back(f.first);
+      faults.push_back(f.second);
+    }
+  }
+  Sink() += acc;
+  EmitMetric("total_ns_per_op", fresh_ns);
+  EmitMetric("kept_ns_per_op", kept_ns);
+  EmitMetric("minor_faults_per_round", faults);
   EmitRssGrowth(base);
 }
 
@@ -1478,6 +1548,42 @@ WorkloadInfo WorkloadB(int threads) {
   return w;
 }
 
+WorkloadInfo WorkloadP() {
+  WorkloadInfo w;
+  w.id = "P";
+  w.title =
+      "short-lived pools: 2 threads, each makes its own instance per round, "
+      "allocates 64 B blocks (writing each), frees them, destroys it";
+  w.threads = 2;
+  w.metrics = {{"total_ns_per_op", "ns"},
+               {"kept_ns_per_op", "ns"},
+               {"minor_faults_per_round", "faults"},
+               {"peak_rss_growth_kib", "KiB"}};
+  w.primary = "total_ns_per_op";
+  w.unit_label = "ns per block (make + alloc + free + destroy)";
+  w.params = [](const WorkloadInfo& w, const Sizes& s) {
+    return absl::StrFormat(
+        "%d threads, each round: make an instance, %d x %d B, free, destroy; "
+        "wall time per block of the round (threads started and joined "
+        "inside); kept = the same with instances made once and kept",
+        w.threads, s.b_blocks, kBlock);
+  };
+  w.params_json = [](const WorkloadInfo& w, const Sizes& s) {
+    return absl::StrFormat(
+        "{\"blocks_per_thread\":%d,\"block_bytes\":%d,\"threads\":%d}",
+        s.b_blocks, kBlock, w.threads);
+  };
+  w.notes = [](const WorkloadInfo&, const Sizes&) -> std::string {
+    return "   minor_faults_per_round: page faults of a round of instances "
+           "made per round (memory the process had to fault in)\n";
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithAdapter(w, a, [&](auto make) { RunP(make, args, w.threads); });
+  };
+  return w;
+}
+
 WorkloadInfo WorkloadC() {
   WorkloadInfo w = AllocFree(
       "C",
@@ -1914,10 +2020,10 @@ WorkloadInfo WorkloadR() {
 
 const std::vector<WorkloadInfo>& Workloads() {
   static const std::vector<WorkloadInfo> kAll = {
-      WorkloadA(),    WorkloadB(1), WorkloadB(2),    WorkloadB(8),
-      WorkloadC(),    WorkloadD(),  WorkloadE(),     WorkloadF(),
-      WorkloadG(),    WorkloadV(),  WorkloadH(),     WorkloadS(),
-      WorkloadHStr(), WorkloadW(),  WorkloadSChar(), WorkloadR(),
+      WorkloadA(),     WorkloadB(1), WorkloadB(2), WorkloadB(8),   WorkloadP(),
+      WorkloadC(),     WorkloadD(),  WorkloadE(),  WorkloadF(),    WorkloadG(),
+      WorkloadV(),     WorkloadH(),  WorkloadS(),  WorkloadHStr(), WorkloadW(),
+      WorkloadSChar(), WorkloadR(),
   };
   return kAll;
 }

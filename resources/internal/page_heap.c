@@ -221,7 +221,12 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   char *mem = NULL;
   if (src->os) { /* a warm segment another pool gave back, if any */
     size_t got = 0;
-    mem = (char *)pmr_impl_segcache_take((size_t)n * PMR_IMPL_PAGE_SIZE, &got);
+    _Static_assert(
+        (size_t)1 << PMR_IMPL_OS_FRAME_SHIFT == PMR_IMPL_SEGCACHE_MAX,
+        "cached blocks are aligned as the frames of mapped segments");
+    mem = (char *)pmr_impl_segcache_take((size_t)n * PMR_IMPL_PAGE_SIZE,
+                                         PMR_IMPL_SEGCACHE_MAX,
+                                         PMR_IMPL_PAGE_SIZE, &got);
     if (mem != NULL) n = (unsigned)(got / PMR_IMPL_PAGE_SIZE);
   }
   for (; mem == NULL && n >= 1; n /= 2) {

@@ -8,6 +8,7 @@
 #include "resources/internal/debug_track.h"
 #include "resources/internal/os_mem.h"
 #include "resources/internal/page_heap.h"
+#include "resources/internal/segment_cache.h"
 #include "resources/internal/spin_lock.h"
 
 /* Class of each size s <= 1024, indexed by (s + 7) / 8. Built by hand from
@@ -175,11 +176,20 @@ static bool big_mapped(const pmr_mem_resource *upstream, size_t size) {
   return size >= PMR_IMPL_OS_BIG_MIN && pmr_impl_os_direct(upstream);
 }
 
+/* Mapped blocks a segment's size or less are mapped aligned as segments,
+ * and go to the segment cache (for the next pool, or block, that needs
+ * one) rather than back to the OS. */
+static bool big_cached(size_t size, size_t align) {
+  return size <= PMR_IMPL_SEGCACHE_MAX && align <= PMR_IMPL_SEGCACHE_MAX;
+}
+
 static void big_free_memory(pmr_mem_resource *upstream,
                             const pmr_impl_big_block *b) {
-  if (big_mapped(upstream, b->size))
-    pmr_impl_os_unmap(b->start, b->size);
-  else
+  if (big_mapped(upstream, b->size)) {
+    size_t len = pmr_impl_round_up(b->size, pmr_impl_os_page_size());
+    if (!big_cached(len, b->alignment) || !pmr_impl_segcache_put(b->start, len))
+      pmr_impl_os_unmap(b->start, b->size);
+  } else
     pmr_deallocate(upstream, b->start, b->size, b->alignment);
 }
 
@@ -202,9 +212,20 @@ void pmr_impl_big_init(pmr_impl_big_list *list,
       (pmr_resource_traits(upstream) & PMR_TRAIT_KEEPS_FREED) != 0 ? 0 : retain;
 }
 
-static char *big_new(pmr_mem_resource *upstream, size_t size, size_t align) {
-  if (big_mapped(upstream, size)) return (char *)pmr_impl_os_map(size, align);
-  return (char *)pmr_allocate(upstream, size, align);
+/* A new block of *size bytes (*size grows to a cached block's). */
+static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t align) {
+  if (!big_mapped(upstream, *size))
+    return (char *)pmr_allocate(upstream, *size, align);
+  size_t len = pmr_impl_round_up(*size, pmr_impl_os_page_size()), got = 0;
+  char *p = NULL;
+  if (!big_cached(len, align)) return (char *)pmr_impl_os_map(*size, align);
+  p = (char *)pmr_impl_segcache_take(len, len + len / 4,
+                                     pmr_impl_os_page_size(), &got);
+  if (p != NULL) {
+    *size = got; /* at most a quarter more than asked */
+    return p;
+  }
+  return (char *)pmr_impl_os_map(*size, PMR_IMPL_SEGCACHE_MAX);
 }
 
 size_t pmr_impl_big_give_back(pmr_impl_big_list *list, void *lock,
@@ -249,12 +270,12 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
       pmr_impl_source_purge(pages, size);
     }
     int saved = errno;
-    p = big_new(upstream, size, align);
+    p = big_new(upstream, &size, align);
     /* Refused: the pool's free segments and kept blocks go back, and the
      * request is tried once more, so a capped upstream serves it as it
      * would under malloc. */
     if (p == NULL && pmr_impl_big_give_back(list, lock, upstream, pages) != 0)
-      p = big_new(upstream, size, align);
+      p = big_new(upstream, &size, align);
     if (p == NULL) return NULL;
     errno = saved;
   }

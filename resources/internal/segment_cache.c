@@ -65,13 +65,15 @@ static void remove_at(size_t i) {
   --count;
 }
 
-void *pmr_impl_segcache_take(size_t bytes, size_t *got) {
+void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
+                             size_t *got) {
   uint64_t now = pmr_impl_coarse_ns();
   char *p = NULL;
   lock_cache();
   /* The newest that fits: the warmest. */
   for (size_t i = count; i-- > 0;) {
-    if (entries[i].bytes < bytes) continue;
+    size_t b = entries[i].bytes;
+    if (b < bytes || b > most || b % unit != 0) continue;
     p = entries[i].p;
     *got = entries[i].bytes;
     remove_at(i);

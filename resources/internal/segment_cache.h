@@ -6,13 +6,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A cached segment of at least `bytes` bytes (its size in *got), aligned as
- * every mapped segment is, taken out of the cache; NULL (a miss) when there
- * is none. Its memory is zero or as its last pool left it. */
-void *pmr_impl_segcache_take(size_t bytes, size_t *got);
+/* The largest block the cache keeps, and the alignment every one has:
+ * a segment of a source that maps its own (os_mem.h). */
+#define PMR_IMPL_SEGCACHE_MAX ((size_t)1 << 20)
 
-/* Keeps segment p of `bytes` bytes (from pmr_impl_os_map) for the next
- * pool; false when the cache is full or off: the caller unmaps it. */
+/* A cached block of `bytes` to `most` bytes, a multiple of `unit` (its
+ * size in *got), aligned to PMR_IMPL_SEGCACHE_MAX, taken out of the cache;
+ * NULL (a miss) when there is none. Its memory is zero or as its last
+ * owner left it. */
+void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
+                             size_t *got);
+
+/* Keeps p, `bytes` (at most PMR_IMPL_SEGCACHE_MAX, a multiple of the OS
+ * page) from pmr_impl_os_map with alignment PMR_IMPL_SEGCACHE_MAX, for the
+ * next pool; false when the cache is full or off: the caller unmaps it. */
 bool pmr_impl_segcache_put(void *p, size_t bytes);
 
 #endif /* PMR_IMPL_SEGMENT_CACHE_H */
