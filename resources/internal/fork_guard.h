@@ -9,7 +9,7 @@
  *
  * Locks are taken without waiting for long: a thread may hold one client's
  * lock while it waits for another's (a pool calling its upstream with a
- * shard locked). When a lock stays busy, the guard releases everything it
+ * heap locked). When a lock stays busy, the guard releases everything it
  * took, yields and starts over, so such a thread gets what it waits for and
  * no order between clients is needed. */
 #ifndef PMR_IMPL_FORK_GUARD_H

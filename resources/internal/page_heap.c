@@ -339,7 +339,7 @@ static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
 
 /* Under the lock, for a decommit source: the pages due, for the caller to pass
  * to purge_finish once unlocked. A shared source may be called under a
- * shard's lock: it only sets purge_wanted, for pmr_impl_source_shrink. */
+ * heap's lock: it only sets purge_wanted, for pmr_impl_source_shrink. */
 static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
   if (!src->decommit) return NULL;
   if (!src->shared) return purge_take(src, now, false, PURGE_BATCH);

@@ -41,15 +41,18 @@
  * block is mapped, free pages give back as much memory as it takes, so a
  * program moving from small blocks to large buffers does not hold both.
  *
- *   source (segments, free pages; one per pool resource, shared by shards)
- *     <- heap (size classes: current page + partial pages; one per shard)
+ *   source (segments, free pages; one per pool resource, shared by heaps)
+ *     <- heap (size classes: current page + partial pages; the
+ *        unsynchronized pool's one, or one per thread: thread_heap.h)
  *
- * Threads: a heap is used under its owner's lock (or by one thread). Blocks
- * freed by a thread that cannot take the owner's lock go to the page's
- * atomic `remote` list; the page is then queued once on its heap's atomic
- * `delayed` list and the owner collects it in its allocation slow path. A
- * shared source has its own spin lock; upstream is never called with it
- * held. Not for C++ translation units (C11 atomics). */
+ * Threads: a heap is used by one thread at a time, its owner. Blocks freed
+ * by any other thread go to the page's atomic `remote` list; the page is
+ * then queued once on its heap's atomic `delayed` list and the owner
+ * collects it in its allocation slow path. A shared source has its own
+ * spin lock; upstream is never called with it held. When a source maps its
+ * segments itself, segments it gives back go to the process-wide segment
+ * cache (segment_cache.h), and new ones come from there first. Not for C++
+ * translation units (C11 atomics). */
 #ifndef PMR_IMPL_PAGE_HEAP_H
 #define PMR_IMPL_PAGE_HEAP_H
 
@@ -152,7 +155,7 @@ typedef struct pmr_impl_page_source {
   atomic_bool shrink_wanted;
   /* Set, for a shared decommit source, when a free page became due to give its
    * memory to the OS under a lock that must not be held through system
-   * calls (a shard's); the slow paths that check shrink_wanted then call
+   * calls (a heap's); the slow paths that check shrink_wanted then call
    * pmr_impl_source_shrink, which does it. */
   atomic_bool purge_wanted;
   unsigned next_pages; /* pages of the next segment */
