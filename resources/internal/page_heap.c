@@ -87,7 +87,8 @@ uint64_t pmr_impl_coarse_ns(void) {
  * again (a round of work, a request burst) keeps its pages instead of
  * giving them to malloc and faulting them in again. */
 static bool quiet_since_grow(const pmr_impl_page_source *src) {
-  return pmr_impl_coarse_ns() - src->last_grow_ns >=
+  return pmr_impl_coarse_ns() -
+             atomic_load_explicit(&src->last_grow_ns, memory_order_relaxed) >=
          PMR_IMPL_GIVE_BACK_DELAY_NS;
 }
 
@@ -105,6 +106,7 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   atomic_init(&src->lock, 0);
   atomic_init(&src->shrink_wanted, false);
   atomic_init(&src->purge_wanted, false);
+  atomic_init(&src->last_grow_ns, 0);
   src->shared = shared;
   src->upstream = pmr_resource_or_default(up);
   src->os = pmr_impl_os_direct(src->upstream);
@@ -259,9 +261,10 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   if (src->segments != NULL) src->segments->seg_prev = seg;
   src->segments = seg;
   src->segment_bytes += segment_bytes(seg);
-  src->last_grow_ns = pmr_impl_coarse_ns();
+  uint64_t now = pmr_impl_coarse_ns();
+  atomic_store_explicit(&src->last_grow_ns, now, memory_order_relaxed);
   for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_push(src, seg_page(src, seg, i), false, src->last_grow_ns);
+    free_set_push(src, seg_page(src, seg, i), false, now);
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
@@ -452,6 +455,9 @@ void pmr_impl_source_shrink(pmr_impl_page_source *src) {
     }
   }
   if (!atomic_load_explicit(&src->shrink_wanted, memory_order_relaxed)) return;
+  /* Not yet: no lock (allocation slow paths of every thread come here
+   * while the give-back waits for its delay). */
+  if (!quiet_since_grow(src)) return;
   src_lock(src);
   bool due = quiet_since_grow(src);
   if (due)

@@ -172,7 +172,9 @@ typedef struct pmr_impl_page_source {
   size_t released_bytes;
   size_t retain_pages;   /* free pages kept before segments go back */
   size_t empty_segments; /* segments whose pages are all free */
-  uint64_t last_grow_ns; /* when the last segment came from upstream */
+  /* When the last segment came from upstream: written under the lock,
+   * read without it by pmr_impl_source_shrink's first test. */
+  _Atomic uint64_t last_grow_ns;
 } pmr_impl_page_source;
 
 typedef struct pmr_impl_page_class {

@@ -47,8 +47,13 @@ pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
   }
   pmr_impl_spin_unlock(&hs->lock);
   if (t != NULL) return t;
-  t = (pmr_impl_theap *)calloc(1, sizeof *t);
+  /* Lines of its own: another thread's heap next to it in malloc's memory
+   * would share the lines at their ends (the owners write them). */
+  size_t size = (sizeof *t + PMR_IMPL_CACHE_LINE - 1) &
+                ~(size_t)(PMR_IMPL_CACHE_LINE - 1);
+  t = (pmr_impl_theap *)aligned_alloc(PMR_IMPL_CACHE_LINE, size);
   if (t == NULL) return NULL;
+  memset(t, 0, size);
   atomic_init(&t->lock, 0);
   t->hs = hs;
   pmr_impl_heap_init(&t->heap, &hs->src, hs->largest, false);
