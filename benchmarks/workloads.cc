@@ -341,11 +341,16 @@ void RunP(Make make, const ChildArgs& args, int threads) {
         static_cast<double>(t1 - t0) / (static_cast<double>(n) * threads),
         static_cast<double>(r1.ru_minflt - r0.ru_minflt));
   };
+  // Kept first, then those instances destroyed: what they hold is gone
+  // before the instances made per round run.
   for (int r = -args.warmup; r < args.rounds; ++r) {
     const auto k = round(false);
+    if (r >= 0) kept_ns.push_back(k.first);
+  }
+  kept.clear();
+  for (int r = -args.warmup; r < args.rounds; ++r) {
     const auto f = round(true);
     if (r >= 0) {
-      kept_ns.push_back(k.first);
       fresh_ns.push_back(f.first);
       faults.push_back(f.second);
     }

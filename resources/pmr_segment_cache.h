@@ -4,7 +4,8 @@
  * A pool, synchronized pool or thread cache over the malloc resource maps
  * its segments (runs of 64 KiB pages, up to 1 MiB) from the OS itself.
  * When it gives one back (destroy, release, trim, or beyond max_free_bytes)
- * the segment goes to this cache instead of the OS, and the next pool that
+ * the segment (or an oversize block of up to 2 MiB) goes to this cache
+ * instead of the OS, and the next pool that
  * needs a segment takes a warm one from here: a pool made per request,
  * frame, task or thread then reuses memory the process already has, as
  * malloc would, instead of mapping and faulting in fresh memory each time.
@@ -34,10 +35,13 @@
 extern "C" {
 #endif
 
-/* 64 MiB: what a few short-lived pools of a busy round hold at their peak
- * (benchmarks/README.md, workload P), well below what a server's pools
- * hold. */
-#define PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES ((size_t)64 << 20)
+/* 256 MiB: more than the pools of a busy round free (benchmark P: two
+ * threads' pools of 64 MiB each; with 64 MiB, half of every round's
+ * segments were new mappings, and a pool made per round took 1.8x the time
+ * of one kept). Resident only until the delay has passed and the cache is
+ * used again; pmr_segment_cache_trim when going idle gives it back at
+ * once. */
+#define PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES ((size_t)256 << 20)
 /* 1 s: as the pools' own free pages (pmr_pool_options.h). */
 #define PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS 1000u
 

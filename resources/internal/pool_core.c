@@ -176,11 +176,12 @@ static bool big_mapped(const pmr_mem_resource *upstream, size_t size) {
   return size >= PMR_IMPL_OS_BIG_MIN && pmr_impl_os_direct(upstream);
 }
 
-/* Mapped blocks a segment's size or less are mapped aligned as segments,
- * and go to the segment cache (for the next pool, or block, that needs
- * one) rather than back to the OS. */
+/* Mapped blocks up to twice a segment's size (a segment of a pool over
+ * this one, with its trailer) are mapped aligned as segments, and go to
+ * the segment cache (for the next pool, or block, that needs one) rather
+ * than back to the OS. */
 static bool big_cached(size_t size, size_t align) {
-  return size <= PMR_IMPL_SEGCACHE_MAX && align <= PMR_IMPL_SEGCACHE_MAX;
+  return size <= 2 * PMR_IMPL_SEGCACHE_MAX && align <= PMR_IMPL_SEGCACHE_MAX;
 }
 
 static void big_free_memory(pmr_mem_resource *upstream,

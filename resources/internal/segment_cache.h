@@ -6,8 +6,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The largest block the cache keeps, and the alignment every one has:
- * a segment of a source that maps its own (os_mem.h). */
+/* The alignment of every block the cache keeps: a segment of a source
+ * that maps its own (os_mem.h). Blocks are at most twice that (an
+ * oversize block holding a segment of a pool over a pool, plus its
+ * trailer). */
 #define PMR_IMPL_SEGCACHE_MAX ((size_t)1 << 20)
 
 /* A cached block of `bytes` to `most` bytes, a multiple of `unit` (its
@@ -17,8 +19,8 @@
 void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
                              size_t *got);
 
-/* Keeps p, `bytes` (at most PMR_IMPL_SEGCACHE_MAX, a multiple of the OS
- * page) from pmr_impl_os_map with alignment PMR_IMPL_SEGCACHE_MAX, for the
+/* Keeps p, `bytes` (at most 2 * PMR_IMPL_SEGCACHE_MAX, a multiple of the
+ * OS page) from pmr_impl_os_map with alignment PMR_IMPL_SEGCACHE_MAX, for the
  * next pool; false when the cache is full or off: the caller unmaps it. */
 bool pmr_impl_segcache_put(void *p, size_t bytes);
 
