@@ -4,20 +4,24 @@
  * A pool, synchronized pool or thread cache over the malloc resource maps
  * its segments (runs of 64 KiB pages, up to 1 MiB) from the OS itself.
  * When it gives one back (destroy, release, trim, or beyond max_free_bytes)
- * the segment (or an oversize block of up to 2 MiB) goes to this cache
- * instead of the OS, and the next pool that
+ * the segment (or an oversize block that holds a segment of a pool over
+ * the pool) goes to this cache instead of the OS, and the next pool that
  * needs a segment takes a warm one from here: a pool made per request,
  * frame, task or thread then reuses memory the process already has, as
  * malloc would, instead of mapping and faulting in fresh memory each time.
  *
  * Bounds: the cache holds at most `max_bytes` of segments (default
  * PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES); beyond, segments go back to the OS
- * at once. A segment cached for `delay_ms` (default
- * PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS) with no use gives its physical memory
- * back to the OS (its address range stays reserved, and reads as zeros
- * when a pool takes it again); this happens when the cache is next used,
- * by any thread, or at once with pmr_segment_cache_trim. Pools over any
- * other upstream never use the cache: their segments go back to their
+ * at once. When a pool maps new memory because no cached segment fits,
+ * cached segments give back at least as much physical memory first, so
+ * the cache does not make the process hold more than it would without it.
+ * A pool that takes a warm segment treats its pages as used memory: free
+ * ones give their memory back after the delay, as its own do. A segment cached
+ * for `delay_ms` (default PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS) with no use gives
+ * its physical memory back to the OS (its address range stays reserved, and
+ * reads as zeros when a pool takes it again); this happens when the cache is
+ * next used, by any thread, or at once with pmr_segment_cache_trim. Pools over
+ * any other upstream never use the cache: their segments go back to their
  * upstream.
  *
  * A pool's held_bytes and trim stay exact for that pool: what it gives to

@@ -221,14 +221,15 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   unsigned n = src->next_pages;
   src_unlock(src);
   char *mem = NULL;
-  if (src->os) { /* a warm segment another pool gave back, if any */
+  bool warm = false; /* its memory may be resident: free pages to purge */
+  if (src->os) {     /* a warm segment another pool gave back, if any */
     size_t got = 0;
     _Static_assert(
         (size_t)1 << PMR_IMPL_OS_FRAME_SHIFT == PMR_IMPL_SEGCACHE_MAX,
         "cached blocks are aligned as the frames of mapped segments");
     mem = (char *)pmr_impl_segcache_take((size_t)n * PMR_IMPL_PAGE_SIZE,
                                          PMR_IMPL_SEGCACHE_MAX,
-                                         PMR_IMPL_PAGE_SIZE, &got);
+                                         PMR_IMPL_PAGE_SIZE, &got, &warm);
     if (mem != NULL) n = (unsigned)(got / PMR_IMPL_PAGE_SIZE);
   }
   for (; mem == NULL && n >= 1; n /= 2) {
@@ -249,6 +250,7 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
     atomic_init(&pg->remote, NULL);
     pg->segment = seg;
     pg->decommit = decommit;
+    pg->dirty = warm; /* for segment_link */
     page_noaccess(src, pg);
   }
   seg->seg_pages = n;
@@ -263,8 +265,10 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->segment_bytes += segment_bytes(seg);
   uint64_t now = pmr_impl_coarse_ns();
   atomic_store_explicit(&src->last_grow_ns, now, memory_order_relaxed);
-  for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_push(src, seg_page(src, seg, i), false, now);
+  for (uint32_t i = 0; i < seg->seg_pages; ++i) {
+    pmr_impl_page *pg = seg_page(src, seg, i);
+    free_set_push(src, pg, pg->dirty, now);
+  }
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 

@@ -28,6 +28,8 @@ static pmr_impl_spin lock;
 /* Oldest first; the lock guards everything below. */
 static entry entries[MAX_ENTRIES];
 static size_t count, cached, resident;
+/* resident, readable without the lock (a hint: no lock when 0). */
+static atomic_size_t resident_hint;
 static size_t hits, misses;
 static size_t max_bytes = PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES;
 static uint64_t delay_ns =
@@ -43,17 +45,25 @@ static void lock_cache(void) {
   pmr_impl_spin_lock(&lock);
 }
 
+static void unlock_cache(void) {
+  atomic_store_explicit(&resident_hint, resident, memory_order_relaxed);
+  pmr_impl_spin_unlock(&lock);
+}
+
 /* Under the lock: the memory of up to PURGE_BATCH segments cached for the
- * delay goes back to the OS, oldest first. */
-static void purge_due(uint64_t now) {
+ * delay goes back to the OS, oldest first; and, oldest first whatever
+ * their age, at least `room` bytes of it (a miss: the caller maps that
+ * much anew, and the process should not hold both). */
+static void purge_due(uint64_t now, size_t room) {
   size_t done = 0;
-  for (size_t i = 0; i < count && done < PURGE_BATCH; ++i) {
+  for (size_t i = 0; i < count && (done < PURGE_BATCH || room > 0); ++i) {
     entry *e = &entries[i];
-    if (now - e->since < delay_ns) break; /* the rest are newer */
+    if (room == 0 && now - e->since < delay_ns) break; /* the rest: newer */
     if (!e->resident) continue;
     pmr_impl_os_decommit(e->p, e->bytes);
     e->resident = false;
     resident -= e->bytes;
+    room = room > e->bytes ? room - e->bytes : 0;
     ++done;
   }
 }
@@ -66,7 +76,7 @@ static void remove_at(size_t i) {
 }
 
 void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
-                             size_t *got) {
+                             size_t *got, bool *warm) {
   uint64_t now = pmr_impl_coarse_ns();
   char *p = NULL;
   lock_cache();
@@ -76,6 +86,7 @@ void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
     if (b < bytes || b > most || b % unit != 0) continue;
     p = entries[i].p;
     *got = entries[i].bytes;
+    *warm = entries[i].resident;
     remove_at(i);
     break;
   }
@@ -83,13 +94,21 @@ void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
     ++hits;
   else
     ++misses;
-  purge_due(now);
-  pmr_impl_spin_unlock(&lock);
+  purge_due(now, p != NULL ? 0 : bytes);
+  unlock_cache();
   if (p != NULL) {
     pmr_impl_os_lsan_root(p, *got, true);
     PMR_IMPL_UNDEFINED(p, *got);
   }
   return p;
+}
+
+void pmr_impl_segcache_make_room(size_t bytes) {
+  if (atomic_load_explicit(&resident_hint, memory_order_relaxed) == 0) return;
+  uint64_t now = pmr_impl_coarse_ns();
+  lock_cache();
+  purge_due(now, bytes);
+  unlock_cache();
 }
 
 bool pmr_impl_segcache_put(void *p, size_t bytes) {
@@ -101,8 +120,8 @@ bool pmr_impl_segcache_put(void *p, size_t bytes) {
     cached += bytes;
     resident += bytes;
   }
-  purge_due(now);
-  pmr_impl_spin_unlock(&lock);
+  purge_due(now, 0);
+  unlock_cache();
   if (kept) {
     pmr_impl_os_lsan_root(p, bytes, false); /* not a heap root while here */
     PMR_IMPL_NOACCESS(p, bytes);
@@ -119,7 +138,7 @@ pmr_segment_cache_stats pmr_segment_cache_get_stats(void) {
   st.misses = misses;
   st.max_bytes = max_bytes;
   st.delay_ms = (unsigned)(delay_ns / 1000000u);
-  pmr_impl_spin_unlock(&lock);
+  unlock_cache();
   return st;
 }
 
@@ -134,7 +153,7 @@ static size_t release_beyond(size_t keep_bytes) {
       e = entries[0];
       remove_at(0);
     }
-    pmr_impl_spin_unlock(&lock);
+    unlock_cache();
     if (e.p == NULL) return given;
     PMR_IMPL_UNDEFINED(e.p, e.bytes);
     pmr_impl_os_lsan_root(e.p, e.bytes, true); /* os_unmap removes it */
@@ -147,7 +166,7 @@ void pmr_segment_cache_set_limits(size_t max, unsigned delay_ms) {
   lock_cache();
   max_bytes = max;
   delay_ns = (uint64_t)delay_ms * 1000000u;
-  pmr_impl_spin_unlock(&lock);
+  unlock_cache();
   release_beyond(max);
 }
 

@@ -15,9 +15,15 @@
 /* A cached block of `bytes` to `most` bytes, a multiple of `unit` (its
  * size in *got), aligned to PMR_IMPL_SEGCACHE_MAX, taken out of the cache;
  * NULL (a miss) when there is none. Its memory is zero or as its last
- * owner left it. */
+ * owner left it; *warm says whether it may still be resident (then its
+ * new owner should give its unused pages back to the OS in time). */
 void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
-                             size_t *got);
+                             size_t *got, bool *warm);
+
+/* Before `bytes` of new memory are mapped: cached blocks give back at
+ * least that much physical memory (oldest first), so the cache does not
+ * make the process hold more than it would without it. */
+void pmr_impl_segcache_make_room(size_t bytes);
 
 /* Keeps p, `bytes` (at most 2 * PMR_IMPL_SEGCACHE_MAX, a multiple of the
  * OS page) from pmr_impl_os_map with alignment PMR_IMPL_SEGCACHE_MAX, for the

@@ -229,23 +229,27 @@ TEST_P(SegmentCacheTest, ForkWhileOtherThreadsMakePools) {
   for (auto& th : threads) th.join();
 }
 
-// An oversize block mapped over the malloc resource, a segment's size or
-// less, goes to the cache too when its pool does not keep it, and serves the
-// next pool's block of about that size; a pool's segment never takes one
-// whose size is not a whole number of pages.
-TEST_F(SegmentCacheTest, OversizeBlocksOfASegmentsSizeAreCachedToo) {
+// An oversize block that is a segment of a pool over the pool (aligned to a
+// page, a segment's size or a little more) goes to the cache too when its
+// pool does not keep it, and serves the next such block; other large
+// blocks go back to the OS; a pool's own segment never takes a cached
+// block whose size is not a whole number of pages.
+TEST_F(SegmentCacheTest, SegmentsOfAPoolOverAPoolAreCachedToo) {
   pmr_pool_options o = {};
   o.max_free_bytes = 1;  // the pool keeps none
-  const size_t kBig = size_t{300} << 10;
-  {
+  const size_t kBig = (size_t{1} << 20) + 100, kPage = size_t{64} << 10;
+  auto once = [&](size_t align) {
     pmr_unsynchronized_pool a;
     pmr_unsynchronized_pool_init(&a, &o, pmr_malloc_resource());
-    void* b = pmr_allocate(&a.base, kBig, 16);
-    ASSERT_NE(b, nullptr);
+    void* b = pmr_allocate(&a.base, kBig, align);
+    EXPECT_NE(b, nullptr);
     memset(b, 1, kBig);
-    pmr_deallocate(&a.base, b, kBig, 16);
+    pmr_deallocate(&a.base, b, kBig, align);
     pmr_unsynchronized_pool_destroy(&a);
-  }
+  };
+  once(16);  // an array: back to the OS
+  EXPECT_EQ(pmr_segment_cache_get_stats().cached_bytes, 0u);
+  once(kPage);
   const pmr_segment_cache_stats s0 = pmr_segment_cache_get_stats();
   ASSERT_GE(s0.cached_bytes, kBig);
   {
@@ -253,15 +257,9 @@ TEST_F(SegmentCacheTest, OversizeBlocksOfASegmentsSizeAreCachedToo) {
     p.Use(1000);
     EXPECT_GE(pmr_segment_cache_get_stats().cached_bytes, kBig);
   }
-  pmr_unsynchronized_pool c;
-  pmr_unsynchronized_pool_init(&c, &o, pmr_malloc_resource());
   const size_t hits = pmr_segment_cache_get_stats().hits;
-  void* b = pmr_allocate(&c.base, kBig - 1000, 16);
-  ASSERT_NE(b, nullptr);
-  memset(b, 2, kBig - 1000);
+  once(kPage);
   EXPECT_EQ(pmr_segment_cache_get_stats().hits, hits + 1);
-  pmr_deallocate(&c.base, b, kBig - 1000, 16);
-  pmr_unsynchronized_pool_destroy(&c);
 }
 
 std::string KindName(const ::testing::TestParamInfo<Kind>& info) {
