@@ -30,8 +30,10 @@ static void *make_heap(pmr_impl_slot_owner *o) {
 
 static void heap_gone(pmr_impl_slot_owner *o, void *obj, bool vanished) {
   (void)o;
-  (void)vanished; /* fork's child: its lock was free, as after an exit */
-  pmr_impl_theap_abandon((pmr_impl_theap *)obj);
+  if (vanished)
+    pmr_impl_theap_lose((pmr_impl_theap *)obj);
+  else
+    pmr_impl_theap_abandon((pmr_impl_theap *)obj);
 }
 
 static void heaps_cleared(pmr_impl_slot_owner *o) {
@@ -117,7 +119,7 @@ static void free_pooled(pmr_impl_hres *s, void *p) {
   pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
   pmr_impl_theap *t = find_heap(s);
   if (t != NULL && pg->heap == &t->heap) {
-    if (pmr_impl_page_push(pg, p)) pmr_impl_theap_free_slow(t, pg);
+    if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
     return;
   }
   pmr_impl_heap_free_remote(pg, p);
@@ -141,14 +143,6 @@ PMR_NOINLINE static void hres_deallocate_slow(pmr_mem_resource *self, void *p,
                       alignment);
   errno = saved;
 }
-
-#ifndef PMR_DEBUG
-/* The page event of a free on the fast path (the page was full, or its
- * last block came back): the caller owns pg's heap. */
-PMR_NOINLINE static void hres_free_event(pmr_impl_page *pg) {
-  pmr_impl_theap_free_slow((pmr_impl_theap *)(void *)pg->heap, pg);
-}
-#endif
 
 /* The fast paths: the calling thread's heap (the stand-in, whose classes
  * have no block and which owns no page, when it has none), its class's
@@ -176,7 +170,7 @@ static void hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
     pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
     if (PMR_LIKELY((void *)pg->heap == pmr_impl_slots_mine(&s->slots))) {
-      if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) hres_free_event(pg);
+      if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
       return;
     }
   }

@@ -10,6 +10,7 @@
 #include "resources/internal/segment_cache.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -24,6 +25,9 @@ pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
 
 _Static_assert(sizeof(pmr_impl_page) <= PMR_IMPL_PAGE_SLOT,
                "a descriptor fits its slot");
+_Static_assert(offsetof(pmr_impl_page, heap) == 64 &&
+                   offsetof(pmr_impl_page, remote) < 128,
+               "a remote free's fields sit on the descriptor's second line");
 _Static_assert(PMR_IMPL_PAGE_SLOT % PMR_MAX_ALIGN == 0,
                "blocks after the descriptor keep the basic alignment");
 
@@ -512,7 +516,8 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
   h->largest =
       largest < PMR_IMPL_HEAP_LARGEST ? largest : PMR_IMPL_HEAP_LARGEST;
   h->give_back = give_back;
-  h->pages_taken = h->pages_returned = 0;
+  atomic_init(&h->pages_taken, 0);
+  atomic_init(&h->pages_returned, 0);
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
     uint32_t block = (uint32_t)pmr_impl_pool_class_size(i);
     h->classes[i].block = block;
@@ -559,7 +564,7 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   page_noaccess(h->src, pg);
   pg->block = 0;
   pg->heap = NULL;
-  h->pages_returned++;
+  pmr_impl_count_up(&h->pages_returned);
   source_give(h->src, pg, h->give_back);
 }
 
@@ -651,7 +656,7 @@ static void make_current(pmr_impl_page *pg) {
 static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
                        pmr_impl_page *pg) {
   pg->heap = h;
-  h->pages_taken++;
+  pmr_impl_count_up(&h->pages_taken);
   pg->block = k->block;
   pg->cls = (uint8_t)k->index;
   pg->used_minus_1 = UINT32_MAX; /* none */

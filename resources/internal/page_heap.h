@@ -119,12 +119,16 @@ typedef struct pmr_impl_page {
    * (while carve is below the frame's table) the region after it. */
   char *carve;
   char *end;
-  struct pmr_impl_page_heap *heap;   /* owner while the page serves a class */
   struct pmr_impl_page *prev, *next; /* partial list or free set */
-  struct pmr_impl_page *segment;     /* the first page of its segment */
+  /* Second cache line: what a free by another thread reads and writes. Its
+   * owner's allocations and frees write the first line all the time; a
+   * thread freeing the owner's blocks (a consumer) checks the owner and
+   * pushes here without pulling that line away. */
+  struct pmr_impl_page_heap *heap; /* owner while the page serves a class */
   /* Blocks freed by other threads. The thread whose push finds it empty
    * queues the page on heap->delayed; the owner empties it there. */
   _Atomic(void *) remote;
+  struct pmr_impl_page *segment; /* the first page of its segment */
   struct pmr_impl_page *delayed_next;
   /* First page of a segment only. */
   uint32_t seg_pages, seg_free;
@@ -196,8 +200,15 @@ typedef struct pmr_impl_page_heap {
   bool give_back;                   /* deallocation may return segments */
   /* Pages the heap took from its source to serve a class, and gave back
    * with no block in use (statistics). */
-  size_t pages_taken, pages_returned;
+  atomic_size_t pages_taken, pages_returned; /* written by its owner only */
 } pmr_impl_page_heap;
+
+/* A counter only one thread writes at a time, others read: a plain load
+ * and store, no read-modify-write. */
+static inline void pmr_impl_count_up(atomic_size_t *n) {
+  atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
 
 /* Options with zeros replaced by the defaults, clamped to what pages serve
  * (largest_required_pool_block at most PMR_POOL_PAGE_LARGEST_BLOCK). */

@@ -30,11 +30,7 @@ void pmr_impl_theap_format_none(void *mem) {
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i)
     memset(&h->classes[i], 0, sizeof h->classes[i]);
   pmr_impl_heap_reset(h);
-  atomic_init(&t->lock, 1); /* never taken: nothing may change it */
 }
-
-static void lock_heap(pmr_impl_theap *t) { pmr_impl_spin_lock(&t->lock); }
-static void unlock_heap(pmr_impl_theap *t) { pmr_impl_spin_unlock(&t->lock); }
 
 pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
   pmr_impl_spin_lock(&hs->lock);
@@ -54,7 +50,6 @@ pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
   t = (pmr_impl_theap *)aligned_alloc(PMR_IMPL_CACHE_LINE, size);
   if (t == NULL) return NULL;
   memset(t, 0, size);
-  atomic_init(&t->lock, 0);
   t->hs = hs;
   pmr_impl_heap_init(&t->heap, &hs->src, hs->largest, false);
   pmr_impl_spin_lock(&hs->lock);
@@ -67,9 +62,7 @@ pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
 
 void pmr_impl_theap_abandon(pmr_impl_theap *t) {
   pmr_impl_theaps *hs = t->hs;
-  lock_heap(t);
-  pmr_impl_heap_trim(&t->heap);
-  unlock_heap(t);
+  pmr_impl_heap_trim(&t->heap); /* still its owner's */
   pmr_impl_spin_lock(&hs->lock);
   t->next_abandoned =
       atomic_load_explicit(&hs->abandoned, memory_order_relaxed);
@@ -78,11 +71,18 @@ void pmr_impl_theap_abandon(pmr_impl_theap *t) {
   pmr_impl_spin_unlock(&hs->lock);
 }
 
+void pmr_impl_theap_lose(pmr_impl_theap *t) {
+  pmr_impl_theaps *hs = t->hs;
+  hs->owned--; /* fork's child: one thread, no lock needed */
+}
+
 void pmr_impl_theaps_clear(pmr_impl_theaps *hs) {
   for (pmr_impl_theap *t = hs->all, *next; t != NULL; t = next) {
     next = t->next_all;
-    hs->gone_taken += t->heap.pages_taken;
-    hs->gone_returned += t->heap.pages_returned;
+    hs->gone_taken +=
+        atomic_load_explicit(&t->heap.pages_taken, memory_order_relaxed);
+    hs->gone_returned +=
+        atomic_load_explicit(&t->heap.pages_returned, memory_order_relaxed);
     free(t);
   }
   hs->all = NULL;
@@ -91,7 +91,8 @@ void pmr_impl_theaps_clear(pmr_impl_theaps *hs) {
 }
 
 /* What other threads freed into the abandoned heaps' pages, and their
- * empty current pages, back to the source; true when a page went. */
+ * empty current pages, back to the source; true when a page went. The
+ * instance's lock keeps every other thread from them (adoption takes it). */
 static bool collect_abandoned(pmr_impl_theaps *hs) {
   if (atomic_load_explicit(&hs->abandoned, memory_order_relaxed) == NULL)
     return false;
@@ -99,11 +100,8 @@ static bool collect_abandoned(pmr_impl_theaps *hs) {
   pmr_impl_spin_lock(&hs->lock);
   for (pmr_impl_theap *t =
            atomic_load_explicit(&hs->abandoned, memory_order_relaxed);
-       t != NULL; t = t->next_abandoned) {
-    lock_heap(t);
+       t != NULL; t = t->next_abandoned)
     any |= pmr_impl_heap_trim(&t->heap) != 0;
-    unlock_heap(t);
-  }
   pmr_impl_spin_unlock(&hs->lock);
   return any;
 }
@@ -112,13 +110,11 @@ void *pmr_impl_theap_alloc(pmr_impl_theap *t, pmr_impl_page_class *k) {
   pmr_impl_theaps *hs = t->hs;
   void *b;
   for (bool first = true;; first = false) {
-    lock_heap(t);
     b = pmr_impl_heap_alloc_held(&t->heap, k);
     /* Before new memory, the pages that the thread's other classes keep
      * current with no block in use. */
     if (b == NULL && first && pmr_impl_heap_trim(&t->heap) != 0)
       b = pmr_impl_heap_alloc_held(&t->heap, k);
-    unlock_heap(t);
     if (b != NULL) break;
     if (first && collect_abandoned(hs)) continue;
     if (!pmr_impl_source_grow(&hs->src)) return NULL; /* no lock held */
@@ -130,18 +126,8 @@ void *pmr_impl_theap_alloc(pmr_impl_theap *t, pmr_impl_page_class *k) {
   return b;
 }
 
-void pmr_impl_theap_free_slow(pmr_impl_theap *t, pmr_impl_page *pg) {
-  lock_heap(t);
-  pmr_impl_heap_free_slow(pg);
-  unlock_heap(t);
-}
-
 void pmr_impl_theaps_trim_heaps(pmr_impl_theaps *hs, pmr_impl_theap *t) {
-  if (t != NULL) {
-    lock_heap(t);
-    pmr_impl_heap_trim(&t->heap);
-    unlock_heap(t);
-  }
+  if (t != NULL) pmr_impl_heap_trim(&t->heap);
   collect_abandoned(hs);
 }
 
@@ -150,11 +136,14 @@ void pmr_impl_theaps_page_counts(pmr_impl_theaps *hs, size_t *held,
   size_t tk = hs->gone_taken, rt = hs->gone_returned, h = 0;
   pmr_impl_spin_lock(&hs->lock);
   for (pmr_impl_theap *t = hs->all; t != NULL; t = t->next_all) {
-    lock_heap(t);
-    tk += t->heap.pages_taken;
-    rt += t->heap.pages_returned;
-    h += t->heap.pages_taken - t->heap.pages_returned;
-    unlock_heap(t);
+    /* Read in this order, a page counted returned is counted taken. */
+    size_t r =
+        atomic_load_explicit(&t->heap.pages_returned, memory_order_relaxed);
+    size_t k = atomic_load_explicit(&t->heap.pages_taken, memory_order_relaxed);
+    if (k < r) k = r;
+    tk += k;
+    rt += r;
+    h += k - r;
   }
   pmr_impl_spin_unlock(&hs->lock);
   *held = h;
@@ -162,31 +151,20 @@ void pmr_impl_theaps_page_counts(pmr_impl_theaps *hs, size_t *held,
   *returned = rt;
 }
 
-/* ---- fork --------------------------------------------------------------- */
-
-/* Releases the heaps' locks from the first one up to (not including)
- * `stop` (NULL: all). */
-static void unlock_heaps(pmr_impl_theaps *hs, pmr_impl_theap *stop) {
-  for (pmr_impl_theap *t = hs->all; t != stop; t = t->next_all) unlock_heap(t);
-}
+/* ---- fork ---------------------------------------------------------------
+ * The instance's lock and the source's: no heap is adopted, collected or
+ * made meanwhile, and the shared pages are consistent. A heap whose owner
+ * was changing it at fork() is never touched again (pmr_impl_theap_lose). */
 
 bool pmr_impl_theaps_fork_take(pmr_impl_theaps *hs) {
   if (!pmr_impl_fork_spin_take(&hs->lock)) return false;
-  for (pmr_impl_theap *t = hs->all; t != NULL; t = t->next_all) {
-    if (pmr_impl_fork_spin_take(&t->lock)) continue;
-    unlock_heaps(hs, t);
-    pmr_impl_spin_unlock(&hs->lock);
-    return false;
-  }
   if (pmr_impl_fork_spin_take(&hs->src.lock)) return true;
-  unlock_heaps(hs, NULL);
   pmr_impl_spin_unlock(&hs->lock);
   return false;
 }
 
 void pmr_impl_theaps_fork_release(pmr_impl_theaps *hs) {
   pmr_impl_spin_unlock(&hs->src.lock);
-  unlock_heaps(hs, NULL);
   pmr_impl_spin_unlock(&hs->lock);
 }
 

@@ -19,11 +19,13 @@
  * a segment, the abandoned heaps' remote frees are collected, so their
  * pages that became free serve first.
  *
- * Locks: each heap has a spin lock that its owner takes only in slow paths
- * (page changes), so that fork's prepare finds no heap half changed and
- * whoever handles an abandoned heap excludes everyone else; the fast paths
- * take none. Order: the instance's lock, then a heap's, then the source's;
- * upstream is called with none held. Heaps are freed only by
+ * Locks: a heap has none: only its owner changes it, and an abandoned one
+ * only under the instance's lock (adoption takes it too). The shared
+ * source has its own. Order: the instance's lock, then the source's;
+ * upstream is called with none held. fork() takes both; in the child, the
+ * heaps of the threads that do not exist there are lost: one may have been
+ * half changed, so it is never touched again (its pages that hold free
+ * blocks stay unused until release or destroy). Heaps are freed only by
  * pmr_impl_theaps_clear, so a remote free always finds its page's heap. */
 #ifndef PMR_IMPL_THREAD_HEAP_H
 #define PMR_IMPL_THREAD_HEAP_H
@@ -35,7 +37,6 @@ struct pmr_impl_theaps;
 
 typedef struct pmr_impl_theap {
   pmr_impl_page_heap heap; /* first: a page's heap is its theap */
-  pmr_impl_spin lock;
   struct pmr_impl_theaps *hs;
   struct pmr_impl_theap *next_all;       /* every heap of the instance */
   struct pmr_impl_theap *next_abandoned; /* while abandoned */
@@ -65,9 +66,13 @@ void pmr_impl_theap_format_none(void *mem);
  * (from malloc). NULL when out of memory. */
 pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs);
 
-/* t's thread is gone: t's empty current pages go back to the source, and
- * t waits, abandoned, for the next thread. */
+/* t's thread is exiting (it calls this): t's empty current pages go back
+ * to the source, and t waits, abandoned, for the next thread. */
 void pmr_impl_theap_abandon(pmr_impl_theap *t);
+
+/* In fork's child: t's thread does not exist there; t is never touched
+ * again (it may be half changed). */
+void pmr_impl_theap_lose(pmr_impl_theap *t);
 
 /* Frees every heap (no thread may use one any more); the pages stay with
  * the source, for its release. */
@@ -78,22 +83,19 @@ void pmr_impl_theaps_clear(pmr_impl_theaps *hs);
  * heaps' frees, then a segment from upstream. NULL when upstream fails. */
 void *pmr_impl_theap_alloc(pmr_impl_theap *t, pmr_impl_page_class *k);
 
-/* After a free by t's owner into pg left pg full-then-not or empty. */
-void pmr_impl_theap_free_slow(pmr_impl_theap *t, pmr_impl_page *pg);
-
 /* The calling thread's heap: its empty current pages and what other
  * threads freed into it back to the source; then the same for every
  * abandoned heap. t may be NULL (the thread has none). */
 void pmr_impl_theaps_trim_heaps(pmr_impl_theaps *hs, pmr_impl_theap *t);
 
 /* Pages that heaps hold now and, since init, took and gave back (a
- * snapshot: each heap's counts are read under its lock). */
+ * snapshot of counters their owners keep). */
 void pmr_impl_theaps_page_counts(pmr_impl_theaps *hs, size_t *held,
                                  size_t *taken, size_t *returned);
 
 /* For fork: takes (pmr_impl_fork_spin_take) or releases the instance's
- * lock, every heap's and the source's; false (none held) when one stays
- * busy. fork_child makes them free. */
+ * lock and the source's; false (none held) when one stays busy.
+ * fork_child makes them free. */
 bool pmr_impl_theaps_fork_take(pmr_impl_theaps *hs);
 void pmr_impl_theaps_fork_release(pmr_impl_theaps *hs);
 void pmr_impl_theaps_fork_child(pmr_impl_theaps *hs);
