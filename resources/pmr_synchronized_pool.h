@@ -35,13 +35,15 @@
  * same pool.
  * fork(): a pool stays usable and destroyable in the child of a
  * multi-threaded parent: handlers installed with pthread_atfork take every
- * lock of the pool before fork() (so nothing is inherited locked or half
- * changed) and free them after. A live pool is listed for this: destroy it
- * before its storage goes away.
- * Failure: NULL when upstream fails; the pool stays usable. A success leaves
- * errno as it was, also when a failed upstream call was recovered from (a
- * smaller segment); deallocation never
- * changes errno.
+ * lock of the pool before fork() (so nothing shared is inherited locked or
+ * half changed) and free them after; the heaps of threads that do not exist
+ * in the child are left alone, their free blocks unused until release or
+ * destroy. A live pool is listed for this: destroy it before its storage
+ * goes away.
+ * Failure: NULL when upstream fails (or malloc, for a thread's first heap);
+ * the pool stays usable. A success leaves errno as it was, also when a
+ * failed upstream call was recovered from (a smaller segment); deallocation
+ * never changes errno.
  * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool.
  * NULL (pmr_mem_resource.h): a NULL pool given to any function below is a
  * caller error: debug builds report it through pmr_report_misuse and the

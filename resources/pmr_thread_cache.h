@@ -44,11 +44,10 @@
  *
  * fork(): an instance stays usable and destroyable in the child of a
  * multi-threaded parent. Handlers installed with pthread_atfork take the
- * instance's locks before fork() (waiting for threads in a slow path to
- * leave it) and free them after; in the child, the heaps of the threads that
- * do not exist there are adopted like those of exited threads. A block a
- * vanished thread was allocating or freeing at that instant may stay unused
- * until release/destroy.
+ * instance's locks before fork() and free them after. In the child, the
+ * heaps of the threads that do not exist there are never touched again
+ * (one may have been half changed at that instant): the free blocks in
+ * their pages stay unused until release/destroy.
  *
  * Failure: NULL when upstream fails (or malloc fails for a thread's first
  * heap); nothing leaks, and the resource works again once upstream does. A

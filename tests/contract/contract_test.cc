@@ -272,6 +272,12 @@ TEST(Destroy, UseAfterDestroyFailsAndReinitWorks) {
         return pmr_synchronized_pool_init(p, nullptr, up->get());
       },
       pmr_synchronized_pool_destroy);
+  UseAfterDestroyFails<pmr_thread_cache>(
+      "thread_cache",
+      [](pmr_thread_cache* t, CountingResource* up) {
+        return pmr_thread_cache_init(t, nullptr, up->get());
+      },
+      pmr_thread_cache_destroy);
   UseAfterDestroyFails<pmr_monotonic_buffer>(
       "monotonic_buffer",
       [](pmr_monotonic_buffer* m, CountingResource* up) {

@@ -21,6 +21,7 @@
 #include "resources/pmr_monotonic_buffer.h"
 #include "resources/pmr_statistics.h"
 #include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
 
@@ -361,6 +362,21 @@ TEST_F(NullRuleDebug, EveryPoolFunction) {
     NULL_CALL(pmr_synchronized_pool_upstream, w, nullptr,
               pmr_synchronized_pool_upstream(n));
   }
+  {
+    pmr_thread_cache* n = nullptr;
+    const char* w = "thread_cache";
+    NULL_CALL(pmr_thread_cache_init, w, false,
+              pmr_thread_cache_init(n, nullptr, nullptr));
+    NULL_VOID(pmr_thread_cache_destroy, w, pmr_thread_cache_destroy(n));
+    NULL_VOID(pmr_thread_cache_release, w, pmr_thread_cache_release(n));
+    NULL_CALL(pmr_thread_cache_trim, w, 0u, pmr_thread_cache_trim(n));
+    NULL_CALL(pmr_thread_cache_get_stats, w, 0u,
+              pmr_thread_cache_get_stats(n).held_bytes);
+    NULL_CALL(pmr_thread_cache_get_options, w, 0u,
+              pmr_thread_cache_get_options(n).max_cached_blocks);
+    NULL_CALL(pmr_thread_cache_upstream, w, nullptr,
+              pmr_thread_cache_upstream(n));
+  }
 }
 
 TEST_F(NullRuleDebug, EveryStatisticsAndDebugResourceFunction) {
@@ -429,6 +445,14 @@ TEST_F(NullRuleDebug, UseAfterDestroyIsReported) {
   ASSERT_EQ(got_.size(), 2u);
   EXPECT_NE(got_[0].find("synchronized_pool"), std::string::npos);
   EXPECT_NE(got_[1].find("deallocate"), std::string::npos);
+  got_.clear();
+  pmr_thread_cache t;
+  pmr_thread_cache_init(&t, nullptr, up.get());
+  pmr_thread_cache_destroy(&t);
+  EXPECT_EQ(pmr_allocate(&t.base, 64, 8), nullptr);
+  ASSERT_EQ(got_.size(), 1u);
+  EXPECT_NE(got_[0].find("thread_cache"), std::string::npos);
+  EXPECT_NE(got_[0].find("after destroy"), std::string::npos);
   got_.clear();
   pmr_monotonic_buffer m;
   pmr_monotonic_buffer_init(&m, up.get());

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -260,6 +261,38 @@ TEST_F(SegmentCacheTest, SegmentsOfAPoolOverAPoolAreCachedToo) {
   const size_t hits = pmr_segment_cache_get_stats().hits;
   once(kPage);
   EXPECT_EQ(pmr_segment_cache_get_stats().hits, hits + 1);
+}
+
+long RssKib() {
+  long pages = 0, resident = 0;
+  FILE* f = fopen("/proc/self/statm", "r");
+  if (f == nullptr) return -1;
+  if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
+  fclose(f);
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// After the process-wide trim, what pools made and destroyed held is gone
+// from the process: resident memory is back within 1 MiB of the start.
+TEST_P(SegmentCacheTest, AfterTheTrimResidentMemoryIsBackWhereItStarted) {
+  std::vector<void*> blocks;  // the test's own memory, allocated first
+  blocks.reserve(20000);
+  const long before = RssKib();
+  ASSERT_GT(before, 0);
+  for (int i = 0; i < 4; ++i) {
+    AnyPool p(GetParam());
+    for (int j = 0; j < 20000; ++j) {
+      void* b = pmr_allocate(p.r(), 256, 8);
+      ASSERT_NE(b, nullptr);
+      memset(b, j, 256);  // 5 MB resident
+      blocks.push_back(b);
+    }
+    for (void* b : blocks) pmr_deallocate(p.r(), b, 256, 8);
+    blocks.clear();
+  }
+  EXPECT_GT(pmr_segment_cache_get_stats().resident_bytes, size_t{1} << 20);
+  pmr_segment_cache_trim();
+  EXPECT_LE(RssKib(), before + 1024);
 }
 
 std::string KindName(const ::testing::TestParamInfo<Kind>& info) {
