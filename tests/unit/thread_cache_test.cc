@@ -66,7 +66,7 @@ TEST(ThreadCache, InitNeverCallsUpstreamAndOptionsAreEffective) {
   TC t(up.get(), &o);
   EXPECT_EQ(up.calls().size(), 0u);
   pmr_thread_cache_options e = pmr_thread_cache_get_options(&t.tc);
-  EXPECT_EQ(e.max_cached_blocks, 2040u);  // a magazine fits a pooled block
+  EXPECT_EQ(e.max_cached_blocks, 2040u);  // deprecated, still clamped
   EXPECT_EQ(e.max_cached_bytes, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES);
   EXPECT_EQ(e.pool.largest_required_pool_block, PMR_POOL_DEFAULT_LARGEST_BLOCK);
   EXPECT_EQ(pmr_thread_cache_upstream(&t.tc), up.get());
@@ -158,10 +158,9 @@ TEST(ThreadCache, AThreadKeepsAtMostOnePageWithNoBlockInUsePerClass) {
   EXPECT_GT(st.pages_returned, 600u);  // 4096-byte blocks: 15 a page
 }
 
-// A thread that frees far more than its cache holds, with no empty magazine
-// anywhere, parks the blocks in chains packed into some of those blocks;
-// the next allocations get the same blocks back, every one distinct, without
-// asking upstream.
+// A thread that frees a large working set gets the same blocks back, every
+// one distinct, without asking upstream: its pages went to the free pages
+// and come back.
 TEST(ThreadCache, AFreedWorkingSetComesBackWholeWithoutUpstream) {
   for (size_t size : {32, 48, 64, 256, 1024}) {
     CountingResource up;
@@ -203,8 +202,6 @@ TEST(ThreadCache, AFreedWorkingSetComesBackWholeWithoutUpstream) {
   }
 }
 
-// Blocks parked that way go back to their pages before the central pool
-// asks upstream for memory: another class reuses their pages.
 // Pages that a class emptied serve another class without new memory.
 TEST(ThreadCache, FreedPagesLetOtherClassesGrowWithoutNewMemory) {
   CountingResource up;
@@ -224,9 +221,8 @@ TEST(ThreadCache, FreedPagesLetOtherClassesGrowWithoutNewMemory) {
   for (void* p : v) pmr_deallocate(t.r(), p, 128, 8);
 }
 
-// The blocks a thread keeps in its own magazines, one in each of many
-// pages, would keep every one of those pages in use: before the central
-// pool asks upstream for memory, they go back to their pages too.
+// Blocks freed one per page last, after the rest of each page: every page
+// empties and serves another class without new memory.
 TEST(ThreadCache, CachedBlocksLetOtherClassesGrowWithoutNewMemory) {
   CountingResource up;
   pmr_thread_cache_options o = {};
@@ -236,8 +232,7 @@ TEST(ThreadCache, CachedBlocksLetOtherClassesGrowWithoutNewMemory) {
   for (int i = 0; i < 64 * 63; ++i)
     v.push_back(static_cast<char*>(pmr_allocate(t.r(), 1024, 8)));
   std::sort(v.begin(), v.end());
-  // All but the first block of each page first, then one block per page:
-  // those last frees are what the thread's magazines keep.
+  // All but the first block of each page first, then one block per page.
   std::vector<char*> last;
   uintptr_t page = 0;
   for (char* p : v) {
@@ -252,8 +247,7 @@ TEST(ThreadCache, CachedBlocksLetOtherClassesGrowWithoutNewMemory) {
   for (char* p : last) pmr_deallocate(t.r(), p, 1024, 8);
   ASSERT_GE(last.size(), 60u);
   const size_t segments = up.allocations();
-  // The magazines keep 32 to 64 of the last frees: three quarters of the
-  // pages are needed, so the pages they pin must come back.
+  // Three quarters of the pages are needed: they must come back.
   std::vector<void*> small;
   for (int i = 0; i < 48 * 1000; ++i)
     small.push_back(pmr_allocate(t.r(), 64, 8));
@@ -262,10 +256,6 @@ TEST(ThreadCache, CachedBlocksLetOtherClassesGrowWithoutNewMemory) {
   for (void* p : small) pmr_deallocate(t.r(), p, 64, 8);
 }
 
-// Frees and allocations that go back and forth across the point where a
-// cache gives a magazine back (or takes one) move no magazine each time:
-// between two trips to the central pool lie at least half the limit of
-// operations.
 // The fast paths find a class from (bytes - 1) | (alignment - 1) in a table
 // of 1024 entries: every small size and alignment must get a block of at
 // least its rounded size, aligned, and distinct from the others.
@@ -315,10 +305,6 @@ TEST(ThreadCache, SizesAboveTheLargestBlockGoStraightToUpstream) {
   EXPECT_EQ(t.stats().thread_page_bytes, cached);
 }
 
-// A thread whose count of cached blocks goes up and down around a
-// magazine's size (both its magazines in play, never both full nor both
-// empty) gets back the blocks it freed last first, and trades no magazine
-// with the central pool.
 // Within a class's current page, the block freed last is the next one
 // allocated, and going up and down moves no page.
 TEST(ThreadCache, BlocksFreedLastComeBackFirst) {
@@ -385,8 +371,6 @@ TEST(ThreadCache, TryResizeStaysInTheBlocksClass) {
   pmr_deallocate(t.r(), over, 300, 8);
 }
 
-// Stats read the owners' magazine tops while they move: every snapshot
-// stays within the bound (and TSan sees no race).
 // Stats read while threads allocate and free: every snapshot is consistent
 // (and TSan sees no race).
 TEST(ThreadCache, StatsReadWhileThreadsRunAreConsistent) {
@@ -518,9 +502,6 @@ TEST(ThreadCache, ThreadsRefillingSideBySideCarveSeparateChunks) {
     for (void* p : blocks[me]) pmr_deallocate(t.r(), p, 64, 8);
 }
 
-// A thread's full magazines stay in its home shard; another thread whose
-// home is empty takes them over instead of asking upstream. Magazine counts
-// of exited threads stay in the statistics.
 // A thread that exits leaves its heap, with the pages that still hold
 // blocks, to the next thread that starts: it allocates from them without
 // asking upstream. Page counts of exited threads stay in the statistics.
@@ -621,7 +602,7 @@ TEST(ThreadCache, DestroyWhileOtherThreadsHoldCachesThenTheyExit) {
       for (int i = 0; i < 100; ++i)
         v.push_back(pmr_allocate(&tc->base, 100, 8));
       for (void* p : v) pmr_deallocate(&tc->base, p, 100, 8);
-      parked.Wait();     // caches full of blocks
+      parked.Wait();     // heaps with free blocks
       destroyed.Wait();  // the instance is gone; now exit
     });
   }
@@ -671,14 +652,11 @@ TEST(ThreadCache, InstancesCreatedAndDestroyedWhileThreadsLive) {
   EXPECT_EQ(bad.load(), 0);
 }
 
-// One thread allocates, another frees (workload F): the blocks and the
-// magazines that carry them circulate, so upstream memory stops growing once
-// the pipeline is full. (Empty magazines must get back to the freeing
-// thread: when they piled up at the allocating thread's side, the freeing
-// thread asked upstream for a new one every 128 blocks, 2.4 MB over the
-// last 300,000 blocks.) Not exactly flat: when the scheduler stalls the
-// freeing thread, the allocating one may carve one more chunk (128 KiB at
-// that point) and a few more magazines; the bound allows that, no more.
+// One thread allocates, another frees (workload F): the freed blocks go
+// back to the allocating thread's pages, which it takes them back from, so
+// upstream memory stops growing once the pipeline is full. Not exactly
+// flat: when the scheduler stalls the freeing thread, the allocating one
+// may take a few more pages; the bound allows that, no more.
 TEST(ThreadCache, AProducerAndAConsumerReachASteadyState) {
   CountingResource up;
   TC t(up.get());
@@ -718,10 +696,10 @@ TEST(ThreadCache, AProducerAndAConsumerReachASteadyState) {
 }
 
 // Upstream is called with no lock of the instance held: a thread exiting
-// meanwhile (which hands its magazines back under the shard locks) is not
-// held up. (When a chunk was asked of upstream under the shard lock, and
-// upstream was itself a thread cache whose first use takes the registry
-// mutex that thread exit holds, the two threads deadlocked.)
+// meanwhile (which hands its heap back under the instance's lock) is not
+// held up. (Were upstream called under a lock, and upstream itself a
+// thread cache whose first use takes the registry mutex that thread exit
+// holds, the two threads would deadlock.)
 struct ExitDuringUpstream {
   pmr_mem_resource base;
   std::atomic<bool> armed{false};
@@ -753,16 +731,16 @@ TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
   up.base.ops = &ops;
   TC t(&up.base);
   std::vector<void*> mine;
-  mine.push_back(pmr_allocate(t.r(), 64, 8));  // this thread: home shard 0
-  for (int i = 0; i < 7; ++i)                  // homes 1 to 7
+  mine.push_back(pmr_allocate(t.r(), 64, 8));  // this thread's heap
+  for (int i = 0; i < 7; ++i)                  // heaps left for adoption
     std::thread([&] {
       pmr_deallocate(t.r(), pmr_allocate(t.r(), 64, 8), 64, 8);
     }).join();
-  auto exiting = [](void* arg) -> void* {  // home 0 again: it shares our shard
+  auto exiting = [](void* arg) -> void* {  // adopts an exited thread's heap
     auto* u = static_cast<std::pair<ExitDuringUpstream*, TC*>*>(arg);
     pmr_deallocate(u->second->r(), pmr_allocate(u->second->r(), 64, 8), 64, 8);
     while (!u->first->go) std::this_thread::yield();
-    return nullptr;  // thread exit: its magazines go to shard 0
+    return nullptr;  // thread exit: its heap is abandoned
   };
   std::pair<ExitDuringUpstream*, TC*> arg(&up, &t);
   ASSERT_EQ(pthread_create(&up.exiting, nullptr, exiting, &arg), 0);
@@ -776,10 +754,9 @@ TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
 }
 
 // Upstream gives one segment of pages and refuses every other: once the
-// pages are used up, threads may find no magazine (magazines are blocks of
-// the pages too); every block still comes and goes, one at a time through
-// its page, from several threads at once (TSan checks the locking), and
-// release gives everything back.
+// pages are used up, every block still comes and goes, one at a time
+// through its page, from several threads at once (TSan checks the
+// locking), and release gives everything back.
 struct OneSegment {
   pmr_mem_resource base;
   std::atomic<long> segments{0}, refused{0};
