@@ -328,6 +328,31 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
     return &m->impl;                                                 \
   }
 
+/* The typed iterator of a typed map: key points to KeyT, value to V. */
+#define PMR_IMPL_HASHMAP_TYPED_ITER(name, KeyT, V)                         \
+  typedef struct name##_iter {                                             \
+    /* the current element, after a true name_iter_next */                 \
+    KeyT *key;                                                             \
+    V *value;                                                              \
+    pmr_hashmap_iter impl; /* private */                                   \
+  } name##_iter;                                                           \
+  PMR_MAYBE_UNUSED static inline name##_iter name##_iter_begin(name *m) {  \
+    name##_iter it;                                                        \
+    it.key = NULL;                                                         \
+    it.value = NULL;                                                       \
+    it.impl = pmr_hashmap_iter_begin(&m->impl);                            \
+    return it;                                                             \
+  }                                                                        \
+  PMR_MAYBE_UNUSED static inline bool name##_iter_next(name##_iter *it) {  \
+    if (!pmr_hashmap_iter_next(&it->impl)) return false;                   \
+    it->key = (KeyT *)it->impl.key;                                        \
+    it->value = (V *)it->impl.value;                                       \
+    return true;                                                           \
+  }                                                                        \
+  PMR_MAYBE_UNUSED static inline void name##_iter_erase(name##_iter *it) { \
+    pmr_hashmap_iter_erase(&it->impl);                                     \
+  }
+
 /* ---- Typed maps. PMR_HASHMAP_TYPED(name, K, V) defines the type `name`
  * (a struct holding one pmr_hashmap) and inline functions that take keys and
  * values by type, so a key or value of the wrong type or size does not
@@ -360,28 +385,7 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
  * pmr_string_c_str and pmr_string_length from containers/pmr_string.h). */
 #define PMR_HASHMAP_TYPED(name, K, V)                                        \
   PMR_IMPL_HASHMAP_TYPED_COMMON(name)                                        \
-  typedef struct name##_iter {                                               \
-    /* the current element, after a true name_iter_next */                   \
-    K const *key;                                                            \
-    V *value;                                                                \
-    pmr_hashmap_iter impl; /* private */                                     \
-  } name##_iter;                                                             \
-  PMR_MAYBE_UNUSED static inline name##_iter name##_iter_begin(name *m) {    \
-    name##_iter it;                                                          \
-    it.key = NULL;                                                           \
-    it.value = NULL;                                                         \
-    it.impl = pmr_hashmap_iter_begin(&m->impl);                              \
-    return it;                                                               \
-  }                                                                          \
-  PMR_MAYBE_UNUSED static inline bool name##_iter_next(name##_iter *it) {    \
-    if (!pmr_hashmap_iter_next(&it->impl)) return false;                     \
-    it->key = (K const *)it->impl.key;                                       \
-    it->value = (V *)it->impl.value;                                         \
-    return true;                                                             \
-  }                                                                          \
-  PMR_MAYBE_UNUSED static inline void name##_iter_erase(name##_iter *it) {   \
-    pmr_hashmap_iter_erase(&it->impl);                                       \
-  }                                                                          \
+  PMR_IMPL_HASHMAP_TYPED_ITER(name, K const, V)                              \
   PMR_MAYBE_UNUSED static inline bool name##_init(name *m,                   \
                                                   pmr_mem_resource *r) {     \
     return pmr_hashmap_init(&m->impl, sizeof(K), PMR_ALIGNOF(K), sizeof(V),  \
@@ -424,28 +428,7 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
 
 #define PMR_HASHMAP_TYPED_STR(name, V)                                         \
   PMR_IMPL_HASHMAP_TYPED_COMMON(name)                                          \
-  typedef struct name##_iter {                                                 \
-    /* the current element, after a true name_iter_next */                     \
-    const struct pmr_string *key;                                              \
-    V *value;                                                                  \
-    pmr_hashmap_iter impl; /* private */                                       \
-  } name##_iter;                                                               \
-  PMR_MAYBE_UNUSED static inline name##_iter name##_iter_begin(name *m) {      \
-    name##_iter it;                                                            \
-    it.key = NULL;                                                             \
-    it.value = NULL;                                                           \
-    it.impl = pmr_hashmap_iter_begin(&m->impl);                                \
-    return it;                                                                 \
-  }                                                                            \
-  PMR_MAYBE_UNUSED static inline bool name##_iter_next(name##_iter *it) {      \
-    if (!pmr_hashmap_iter_next(&it->impl)) return false;                       \
-    it->key = (const struct pmr_string *)it->impl.key;                         \
-    it->value = (V *)it->impl.value;                                           \
-    return true;                                                               \
-  }                                                                            \
-  PMR_MAYBE_UNUSED static inline void name##_iter_erase(name##_iter *it) {     \
-    pmr_hashmap_iter_erase(&it->impl);                                         \
-  }                                                                            \
+  PMR_IMPL_HASHMAP_TYPED_ITER(name, const struct pmr_string, V)                \
   PMR_MAYBE_UNUSED static inline bool name##_init(name *m,                     \
                                                   pmr_mem_resource *r) {       \
     return pmr_hashmap_init_string(&m->impl, sizeof(V), PMR_ALIGNOF(V), r);    \

@@ -22,13 +22,6 @@ static inline bool pmr_impl_spin_try_lock(pmr_impl_spin *l) {
          atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;
 }
 
-/* For a lock its caller almost always finds free (a heap its thread owns):
- * the exchange alone. The first read of test-and-test-and-set only pays
- * where the lock is often held by another thread. */
-static inline bool pmr_impl_spin_try_lock_own(pmr_impl_spin *l) {
-  return atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;
-}
-
 PMR_NOINLINE static void pmr_impl_spin_lock_slow(pmr_impl_spin *l) {
   for (unsigned spins = 0; !pmr_impl_spin_try_lock(l); ++spins) {
     if (spins < 64) {
