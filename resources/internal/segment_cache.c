@@ -113,6 +113,9 @@ void pmr_impl_segcache_make_room(size_t bytes) {
 
 bool pmr_impl_segcache_put(void *p, size_t bytes) {
   uint64_t now = pmr_impl_coarse_ns();
+  /* Marked before another thread can take it (it unmarks what it takes). */
+  pmr_impl_os_lsan_root(p, bytes, false); /* not a heap root while here */
+  PMR_IMPL_NOACCESS(p, bytes);
   lock_cache();
   bool kept = count < MAX_ENTRIES && cached + bytes <= max_bytes;
   if (kept) {
@@ -122,9 +125,9 @@ bool pmr_impl_segcache_put(void *p, size_t bytes) {
   }
   purge_due(now, 0);
   unlock_cache();
-  if (kept) {
-    pmr_impl_os_lsan_root(p, bytes, false); /* not a heap root while here */
-    PMR_IMPL_NOACCESS(p, bytes);
+  if (!kept) { /* the caller unmaps it, as it was */
+    PMR_IMPL_UNDEFINED(p, bytes);
+    pmr_impl_os_lsan_root(p, bytes, true);
   }
   return kept;
 }
