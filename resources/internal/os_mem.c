@@ -28,10 +28,32 @@
 
 #if defined(PMR_IMPL_MEM_CHECK_ASAN)
 /* Mapped memory is no heap block: LeakSanitizer must scan it for pointers
- * to the heap (a pooled block may hold the only one). */
+ * to the heap (a pooled block may hold the only one). LeakSanitizer's
+ * list of root regions has a lock of its own that fork() does not guard:
+ * every call goes through root_lock, which the fork guard holds across a
+ * fork, so a child never inherits it held by a thread it does not have. */
 #include <sanitizer/lsan_interface.h>
-#define ROOT_ADD(p, n) __lsan_register_root_region((p), (n))
-#define ROOT_REMOVE(p, n) __lsan_unregister_root_region((p), (n))
+
+#include "resources/internal/fork_guard.h"
+#include "resources/internal/spin_lock.h"
+
+static pmr_impl_spin root_lock;
+static bool root_fork_take(void) { return pmr_impl_fork_spin_take(&root_lock); }
+static void root_fork_release(void) { pmr_impl_spin_unlock(&root_lock); }
+static const pmr_impl_fork_client root_fork_client = {
+    root_fork_take, root_fork_release, root_fork_release};
+
+static void root_change(void *p, size_t n, bool add) {
+  pmr_impl_fork_register(&root_fork_client);
+  pmr_impl_spin_lock(&root_lock);
+  if (add)
+    __lsan_register_root_region(p, n);
+  else
+    __lsan_unregister_root_region(p, n);
+  pmr_impl_spin_unlock(&root_lock);
+}
+#define ROOT_ADD(p, n) root_change((p), (n), true)
+#define ROOT_REMOVE(p, n) root_change((p), (n), false)
 #else
 #define ROOT_ADD(p, n) ((void)(p), (void)(n))
 #define ROOT_REMOVE(p, n) ((void)(p), (void)(n))

@@ -207,14 +207,15 @@ TEST_P(SegmentCacheTest, ForkWhileOtherThreadsMakePools) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      // No malloc here: the other threads may have held the allocator's
+      // lock at the fork (glibc's malloc is fork-safe, ASan's is not).
+      static void* v[5000];
       int bad = 0;
       for (int i = 0; i < 3; ++i) {
         AnyPool p(GetParam());
-        std::vector<void*> v;
-        for (int j = 0; j < 5000; ++j) {
-          void* b = pmr_allocate(p.r(), 64, 8);
+        for (void*& b : v) {
+          b = pmr_allocate(p.r(), 64, 8);
           if (b == nullptr) ++bad;
-          v.push_back(b);
         }
         for (void* b : v) pmr_deallocate(p.r(), b, 64, 8);
       }
