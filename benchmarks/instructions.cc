@@ -10,6 +10,7 @@
 // single-threaded designs. Timed comparisons are in //benchmarks:all.
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -67,6 +68,46 @@ LOOP_INLINE void PmrBulk(long n, pmr_mem_resource* r) {
   Bulk(
       n, [r] { return pmr_allocate(r, kSize, kAlign); },
       [r](void* p) { pmr_deallocate(r, p, kSize, kAlign); });
+}
+
+// Benchmark E's churn shape: kLive blocks of 16..256 bytes live; each step
+// frees a random one and allocates a random size in its place (n steps,
+// counted per step). The sequence comes from a fixed xorshift generator,
+// the same for every scenario; filling and emptying the set cost the same
+// at every n, so they cancel out.
+constexpr long kLive = 10000;
+
+template <typename Alloc, typename Free>
+LOOP_INLINE void Churn(long n, Alloc alloc, Free dealloc) {
+  static void* blocks[kLive];
+  static size_t sizes[kLive];
+  uint64_t x = 88172645463325252u;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (long i = 0; i < kLive; ++i) {
+    sizes[i] = 16 + (next() % 16) * 16;
+    blocks[i] = alloc(sizes[i]);
+    Sink(blocks[i]);
+  }
+  for (long i = 0; i < n; ++i) {
+    uint64_t r = next();
+    size_t at = static_cast<size_t>(r % kLive);
+    dealloc(blocks[at], sizes[at]);
+    sizes[at] = 16 + ((r >> 32) % 16) * 16;
+    blocks[at] = alloc(sizes[at]);
+    Sink(blocks[at]);
+  }
+  for (long i = 0; i < kLive; ++i) dealloc(blocks[i], sizes[i]);
+}
+
+LOOP_INLINE void PmrChurn(long n, pmr_mem_resource* r) {
+  Churn(
+      n, [r](size_t b) { return pmr_allocate(r, b, kAlign); },
+      [r](void* p, size_t b) { pmr_deallocate(r, p, b, kAlign); });
 }
 
 // mimalloc called directly (not as a drop-in malloc): its own entry points,
@@ -208,6 +249,27 @@ const Scenario kScenarios[] = {
        PmrBulk(n, &tc.base);
        pmr_thread_cache_destroy(&tc);
      }},
+    {"pmr_unsynchronized_pool_churn",
+     [](long n) {
+       pmr_unsynchronized_pool pool;
+       pmr_unsynchronized_pool_init(&pool, nullptr, nullptr);
+       PmrChurn(n, &pool.base);
+       pmr_unsynchronized_pool_destroy(&pool);
+     }},
+    {"pmr_synchronized_pool_churn",
+     [](long n) {
+       pmr_synchronized_pool pool;
+       pmr_synchronized_pool_init(&pool, nullptr, nullptr);
+       PmrChurn(n, &pool.base);
+       pmr_synchronized_pool_destroy(&pool);
+     }},
+    {"pmr_thread_cache_churn",
+     [](long n) {
+       pmr_thread_cache tc;
+       pmr_thread_cache_init(&tc, nullptr, nullptr);
+       PmrChurn(n, &tc.base);
+       pmr_thread_cache_destroy(&tc);
+     }},
     {"mi_malloc_pair",  // mimalloc's mi_malloc / mi_free, called directly
      [](long n) {
        WithMimalloc([n](const Mimalloc& mi) {
@@ -242,6 +304,14 @@ const Scenario kScenarios[] = {
              [&mi](void* p) { mi.free(p); });
        });
      }},
+    {"mi_malloc_churn",
+     [](long n) {
+       WithMimalloc([n](const Mimalloc& mi) {
+         Churn(
+             n, [&mi](size_t b) { return mi.malloc(b); },
+             [&mi](void* p, size_t) { mi.free(p); });
+       });
+     }},
     {"malloc_pair",  // glibc, or whatever malloc is preloaded
      [](long n) {
        Pairs(
@@ -254,6 +324,13 @@ const Scenario kScenarios[] = {
      [](long n) {
        Bulk(
            n, [] { return malloc(kSize); }, [](void* p) { free(p); });
+     },
+     true},
+    {"malloc_churn",  // glibc, or whatever malloc is preloaded
+     [](long n) {
+       Churn(
+           n, [](size_t b) { return malloc(b); },
+           [](void* p, size_t) { free(p); });
      },
      true},
     {"std_unsynchronized_pool_pair",

@@ -51,9 +51,18 @@ PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
                                                size_t bytes, size_t alignment) {
   state *s = state_of(self);
   void *p;
+  size_t key = pmr_impl_heap_key(bytes, alignment);
+  p = NULL;
+  if (key < s->small_limit) /* first the class's next page */
+    p = pmr_impl_heap_alloc_local(&s->heap,
+                                  pmr_impl_heap_small(&s->heap, s->small, key));
   if (PMR_UNLIKELY(
           atomic_load_explicit(&s->src.shrink_wanted, memory_order_relaxed)))
     pmr_impl_source_shrink(&s->src);
+  if (p != NULL) {
+    TRACK(s, p, bytes, alignment);
+    return p;
+  }
   pmr_impl_page_class *k = pmr_impl_heap_class(&s->heap, bytes, alignment);
   if (k == &s->heap.empty)
     p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, &s->src, bytes,

@@ -5,7 +5,9 @@
 # totals divided by N2 - N1 is the cost of one operation and its loop.
 # Shapes: *_pair allocates and frees one block at a time (steady state);
 # *_bulk allocates 100,000 blocks, then frees them all (benchmark A), and
-# counts per block. mi_* call mimalloc's own functions; PEER:malloc_* run
+# counts per block; *_churn keeps 10,000 blocks of 16..256 bytes live and
+# frees a random one and allocates a random size per step (benchmark E),
+# counting per step. mi_* call mimalloc's own functions; PEER:malloc_* run
 # with PEER as the drop-in malloc (LD_PRELOAD, through the PLT).
 #   tools/instructions.sh [SCENARIO...]
 set -euo pipefail

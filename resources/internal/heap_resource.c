@@ -101,8 +101,8 @@ static void *allocate_slow(pmr_impl_hres *s, size_t bytes, size_t alignment) {
 /* errno is kept on success. */
 PMR_NOINLINE static void *hres_allocate_slow(pmr_mem_resource *self,
                                              size_t bytes, size_t alignment) {
-  int saved = errno;
   pmr_impl_hres *s = state_of(self);
+  int saved = errno;
   void *p = allocate_slow(s, bytes, alignment);
   if (p != NULL) errno = saved;
 #ifdef PMR_DEBUG
@@ -144,6 +144,34 @@ PMR_NOINLINE static void hres_deallocate_slow(pmr_mem_resource *self, void *p,
   errno = saved;
 }
 
+#ifndef PMR_DEBUG
+/* Whether the source asked a slow path to give memory back
+ * (pmr_impl_source_shrink), as every allocation slow path does. */
+static bool source_waits(const pmr_impl_hres *s) {
+  return atomic_load_explicit(&s->heaps.src.shrink_wanted,
+                              memory_order_relaxed) ||
+         atomic_load_explicit(&s->heaps.src.purge_wanted, memory_order_relaxed);
+}
+
+/* A failed pop's first resort, with the fast path's arguments: the class's
+ * next page in the thread's heap (the stand-in has none), else the slow
+ * path. */
+PMR_NOINLINE static void *hres_allocate_next(pmr_mem_resource *self,
+                                             size_t bytes, size_t alignment) {
+  const pmr_impl_hres *s = state_of(self);
+  size_t key = pmr_impl_heap_key(bytes, alignment);
+  pmr_impl_page_heap *h = (pmr_impl_page_heap *)pmr_impl_slots_mine(&s->slots);
+  void *b =
+      pmr_impl_heap_alloc_local(h, pmr_impl_heap_small(h, s->small_off, key));
+  if (PMR_LIKELY(b != NULL && !source_waits(s))) return b;
+  if (b != NULL) {
+    pmr_impl_source_shrink(&state_of(self)->heaps.src);
+    return b;
+  }
+  return hres_allocate_slow(self, bytes, alignment);
+}
+#endif
+
 /* The fast paths: the calling thread's heap (the stand-in, whose classes
  * have no block and which owns no page, when it has none), its class's
  * current page, that page's free list. Every other case goes to the slow
@@ -158,6 +186,7 @@ static void *hres_allocate(pmr_mem_resource *self, size_t bytes,
         (pmr_impl_page_heap *)pmr_impl_slots_mine(&s->slots);
     void *b = pmr_impl_heap_pop(pmr_impl_heap_small(h, s->small_off, key));
     if (PMR_LIKELY(b != NULL)) return b;
+    return hres_allocate_next(self, bytes, alignment);
   }
 #endif
   return hres_allocate_slow(self, bytes, alignment);

@@ -713,37 +713,43 @@ static void carve(pmr_impl_page *pg, const pmr_impl_page_class *k) {
   }
 }
 
-static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,
-                        bool grow) {
-  if (k == &h->empty) return NULL;
+void *pmr_impl_heap_alloc_local(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
   if (atomic_load_explicit(&h->delayed, memory_order_relaxed) != NULL)
     collect(h);
   for (;;) {
     pmr_impl_page *pg = k->current;
     if (pg != &h->no_page) {
       if (pg->free == NULL && pg->carve < pg->end) carve(pg, k);
-      if (pg->free != NULL) return pmr_impl_heap_alloc(h, k);
+      if (pg->free != NULL) return pmr_impl_heap_pop(k);
       pg->state = PMR_IMPL_PAGE_FULL; /* exhausted */
       pg->limit = pg->edges;          /* frees take the slow path again */
       k->current = &h->no_page;
     }
     pg = k->partial;
-    if (pg != NULL) {
-      partial_remove(k, pg);
-      make_current(pg);
-    } else {
-      /* Before new memory, the pages other classes keep current with no
-       * block in use go back to the free set (a current page stays when it
-       * empties, so a class freeing and allocating at a page boundary does
-       * not bounce one). */
-      pg = source_take(h->src, false);
-      if (pg == NULL && grow) {
-        pmr_impl_heap_trim(h);
-        pg = source_take(h->src, true); /* the free set first, then grow */
-      }
-      if (pg == NULL) return NULL;
-      page_start(h, k, pg);
+    if (pg == NULL) return NULL;
+    partial_remove(k, pg);
+    make_current(pg);
+    k->current = pg;
+  }
+}
+
+static void *alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k,
+                        bool grow) {
+  if (k == &h->empty) return NULL;
+  for (;;) {
+    void *b = pmr_impl_heap_alloc_local(h, k);
+    if (b != NULL) return b;
+    /* Before new memory, the pages other classes keep current with no
+     * block in use go back to the free set (a current page stays when it
+     * empties, so a class freeing and allocating at a page boundary does
+     * not bounce one). */
+    pmr_impl_page *pg = source_take(h->src, false);
+    if (pg == NULL && grow) {
+      pmr_impl_heap_trim(h);
+      pg = source_take(h->src, true); /* the free set first, then grow */
     }
+    if (pg == NULL) return NULL;
+    page_start(h, k, pg);
     k->current = pg;
   }
 }

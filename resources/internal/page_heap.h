@@ -361,6 +361,14 @@ static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
   return b;
 }
 
+/* The slow path's common case, for a fast path whose pop failed: a block
+ * from k's current page (blocks freed by other threads collected, new ones
+ * carved) or from k's partial pages; NULL when k needs a page from the
+ * source (then the full slow path). Touches neither the source nor errno;
+ * on a heap with no page (a stand-in's) it writes nothing. The caller owns
+ * h. */
+void *pmr_impl_heap_alloc_local(pmr_impl_page_heap *h, pmr_impl_page_class *k);
+
 static inline void *pmr_impl_heap_alloc(pmr_impl_page_heap *h,
                                         pmr_impl_page_class *k) {
   void *b = pmr_impl_heap_pop(k);
