@@ -302,6 +302,35 @@ TEST_P(PoolTest, AfterAShuffledFreeAllocationStaysInOnePage) {
   for (void* b : again) pmr_deallocate(p->get(), b, 64, 8);
 }
 
+TEST_P(PoolTest, ABlockFreedInAFullPageServesBeforeANewPage) {
+  // When the current page runs dry, a page of the class that had a block
+  // freed since it filled serves the next request: no new page, no call.
+  auto p = Make();
+  const size_t per_page = (kPage - 128) / 64;
+  std::vector<void*> live;
+  for (size_t i = 0; i < 3 * per_page; ++i)
+    live.push_back(pmr_allocate(p->get(), 64, 8));
+  void* x = live[1];
+  ASSERT_NE(PageOf(x), PageOf(live.back()));
+  pmr_deallocate(p->get(), x, 64, 8);
+  const size_t calls = UpAllocs().size(), held = p->stats().held_bytes;
+  const uintptr_t current = PageOf(live.back());
+  void* b = nullptr;
+  for (size_t i = 0; i <= per_page && b != x; ++i) {
+    b = pmr_allocate(p->get(), 64, 8);
+    ASSERT_NE(b, nullptr);
+    if (b != x) {
+      EXPECT_EQ(PageOf(b), current) << "a new page at " << i;
+    }
+    live.push_back(b);
+  }
+  EXPECT_EQ(b, x);
+  EXPECT_EQ(UpAllocs().size(), calls);
+  EXPECT_EQ(p->stats().held_bytes, held);
+  live.erase(live.begin() + 1);  // x: now the last one
+  for (void* q : live) pmr_deallocate(p->get(), q, 64, 8);
+}
+
 TEST_P(PoolTest, FreePagesServeAnyClassAndTrimGivesEverythingBack) {
   pmr_pool_options o = {0, 0, size_t{64} << 20};  // keep every free page
   auto p = Make(&o);
