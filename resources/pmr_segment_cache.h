@@ -39,12 +39,11 @@
 extern "C" {
 #endif
 
-/* 256 MiB: more than the pools of a busy round free (benchmark P: two
- * threads' pools of 64 MiB each; with 64 MiB, half of every round's
- * segments were new mappings, and a pool made per round took 1.8x the time
- * of one kept). Resident only until the delay has passed and the cache is
- * used again; pmr_segment_cache_trim when going idle gives it back at
- * once. */
+/* 256 MiB: room for what the pools of a busy round give back (several
+ * threads' pools of tens of MiB each); a bound below that sends segments
+ * back to the OS only for the next round to map and fault them in again.
+ * Resident only until the delay has passed and the cache is used again;
+ * pmr_segment_cache_trim when going idle gives it back at once. */
 #define PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES ((size_t)256 << 20)
 /* 1 s: as the pools' own free pages (pmr_pool_options.h). */
 #define PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS 1000u
