@@ -30,7 +30,8 @@
  *   - a NULL resource means the default resource, everywhere: as the
  *     upstream or resource given to an init (the default at that moment,
  *     kept), and in every dispatch function below (pmr_allocate,
- *     pmr_deallocate, pmr_try_resize, pmr_is_equal, pmr_malloc, pmr_free:
+ *     pmr_deallocate, pmr_try_resize, pmr_is_equal, pmr_malloc, pmr_free,
+ *     pmr_good_size, pmr_usable_size:
  *     the default at the time of the call, so memory allocated through NULL
  *     goes back through NULL only while the default is unchanged);
  *   - NULL data with a length of 0 is a valid empty input everywhere (an
@@ -279,10 +280,11 @@ unsigned pmr_resource_traits(const pmr_mem_resource *r);
  * upstream does. Thread-safe for a thread-safe r. */
 size_t pmr_good_size(const pmr_mem_resource *r, size_t bytes, size_t alignment);
 
-/* The usable size of block p (not NULL), allocated from r (NULL: the
- * default resource) with `alignment` and in use, when r can tell it from
- * the address: p's request got a non-zero pmr_good_size answer; 0
- * otherwise (any other block of r; never a wrong size). As
+/* The usable size of block p, allocated from r (NULL: the default
+ * resource) with `alignment` and in use, when r can tell it from the
+ * address: p's request got a non-zero pmr_good_size answer. 0 otherwise:
+ * any other block of r, an address inside a block of r, p == NULL, an
+ * alignment that is not a power of two; never a wrong size. As
  * malloc_usable_size: it may exceed what was asked for. Thread-safe for a
  * thread-safe r. */
 size_t pmr_usable_size(const pmr_mem_resource *r, const void *p,
