@@ -20,7 +20,7 @@ fail() {
   fails=$((fails + 1))
 }
 
-workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R"
+workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R Q"
 allocator_workloads="A B1 B2 B8 C D E F G"
 container_workloads="V H S H-str W S-char"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
@@ -38,7 +38,7 @@ metrics_of() {
     H | H-str) echo "insert_ns_per_op hit_ns_per_op miss_ns_per_op erase_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     W) echo "count_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     S | S-char) echo "build_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
-    R) echo "ms_per_run peak_rss_growth_kib" ;;
+    R | Q) echo "ms_per_run peak_rss_growth_kib" ;;
   esac
 }
 
@@ -107,6 +107,13 @@ ran H absl_flat_hash_map || fail "H/absl_flat_hash_map did not run"
 for a in glibc_malloc pmr_unsync_pool pmr_sync_pool pmr_thread_cache; do
   ran R "$a" || fail "R/$a did not run"
 done
+# Q: SQLite ran over every pool resource (through pmr_malloc_adapter) and
+# glibc; resources without malloc-shaped hooks sit out.
+for a in glibc_malloc pmr_malloc pmr_unsync_pool pmr_sync_pool pmr_thread_cache; do
+  ran Q "$a" || fail "Q/$a did not run"
+done
+not_applicable Q std_new_delete || fail "Q/std_new_delete should be not_applicable"
+not_applicable Q pmr_monotonic || fail "Q/pmr_monotonic should be not_applicable"
 ran H-str absl_flat_hash_map || fail "H-str/absl_flat_hash_map did not run"
 ran W glib_ghashtable || fail "W/glib_ghashtable did not run"
 not_applicable W absl_flat_hash_map || fail "W/absl_flat_hash_map should be not_applicable"

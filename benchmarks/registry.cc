@@ -55,6 +55,7 @@ Sizes Sizes::Scaled(double scale) {
   s.hs_keys = sc(1000000, 1000);
   s.w_bytes = sc(24u << 20, 64u << 10);
   s.r_scale = sc(20, 1);
+  s.q_rows = sc(200000, 200);
   return s;
 }
 
@@ -111,6 +112,16 @@ bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
   }
   if (!w.container && a.container != nullptr) {
     if (why) *why = "a container, not a resource";
+    return false;
+  }
+  if (w.malloc_shaped && !(a.family == Family::kMalloc ||
+                           (a.family == Family::kPmr && !a.bump &&
+                            std::strcmp(a.iface, "abstract") == 0))) {
+    if (why)
+      *why =
+          "SQLite's hooks free without a size: malloc rows and pmr-c "
+          "resources (through pmr_malloc_adapter) only; bump resources "
+          "would keep every block SQLite frees";
     return false;
   }
   if (w.thread_safe_only && !a.thread_safe) {

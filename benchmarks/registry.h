@@ -58,6 +58,7 @@ struct Sizes {
   size_t hs_keys;     // H-str: string keys inserted (and looked up, erased)
   size_t w_bytes;     // W: bytes of text read (whole files, at least this)
   size_t r_scale;     // R: the Lua script's size factor
+  size_t q_rows;      // Q: rows SQLite inserts
   static Sizes Scaled(double scale);
 };
 
@@ -109,6 +110,9 @@ struct WorkloadInfo {
   const char* primary = "";     // the metric ratios, charts and the summary use
   const char* unit_label = "";  // the primary metric in words (charts)
   bool container = false;       // V, H, S: a container over each resource
+  // Q: a client with malloc-shaped hooks (no size on free): malloc rows and
+  // pmr-c resources (through pmr_malloc_adapter) only, bump ones excluded.
+  bool malloc_shaped = false;
   const char* pmr_container = nullptr;  // container workloads: "pmr_vector"
   const char* std_container = nullptr;  // and "vector" (std:: or std::pmr::)
   const char* extra_ref = nullptr;  // H: also compared with this allocator row

@@ -1,5 +1,6 @@
-/* malloc-shaped hooks over a resource: a size header in front of each block
- * (see pmr_malloc_adapter.h). */
+/* malloc-shaped hooks over a resource: no header where the resource tells
+ * a block's usable size from its address, else a size header in front of
+ * the block (see pmr_malloc_adapter.h). */
 #include "mem_resource/pmr_malloc_adapter.h"
 
 #include <errno.h>
@@ -7,9 +8,10 @@
 #include <string.h>
 
 #define HEADER PMR_MALLOC_ADAPTER_HEADER
+#define ALIGN PMR_MAX_ALIGN
 
-/* The header holds the payload's size in its first bytes; the block starts
- * HEADER bytes before the pointer handed out. */
+/* ---- header blocks: the payload's size in the HEADER bytes before it ---- */
+
 static unsigned char *block_of(const void *p) {
   return (unsigned char *)p - HEADER;
 }
@@ -25,6 +27,22 @@ static void *publish(unsigned char *block, size_t bytes) {
   return block + HEADER;
 }
 
+static void *header_malloc(pmr_malloc_adapter *a, size_t bytes) {
+  if (bytes > SIZE_MAX - HEADER - ALIGN) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  unsigned char *block = pmr_allocate(a->resource, HEADER + bytes, ALIGN);
+  return block == NULL ? NULL : publish(block, bytes);
+}
+
+/* ---- headerless blocks: the resource knows their usable size ----------- */
+
+/* The usable size of p when it is a headerless block, else 0. */
+static size_t headerless_size(const pmr_malloc_adapter *a, const void *p) {
+  return pmr_usable_size(a->resource, p, ALIGN);
+}
+
 bool pmr_malloc_adapter_init(pmr_malloc_adapter *a,
                              pmr_mem_resource *resource) {
   a->resource = pmr_resource_or_default(resource);
@@ -36,12 +54,9 @@ pmr_mem_resource *pmr_malloc_adapter_resource(const pmr_malloc_adapter *a) {
 }
 
 void *pmr_malloc_adapter_malloc(pmr_malloc_adapter *a, size_t bytes) {
-  if (bytes > SIZE_MAX - HEADER) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  unsigned char *block = pmr_allocate(a->resource, HEADER + bytes, HEADER);
-  return block == NULL ? NULL : publish(block, bytes);
+  size_t u = pmr_good_size(a->resource, bytes, ALIGN);
+  if (u != 0) return pmr_allocate(a->resource, u, ALIGN);
+  return header_malloc(a, bytes);
 }
 
 void *pmr_malloc_adapter_calloc(pmr_malloc_adapter *a, size_t count,
@@ -57,21 +72,54 @@ void *pmr_malloc_adapter_calloc(pmr_malloc_adapter *a, size_t count,
 
 void *pmr_malloc_adapter_realloc(pmr_malloc_adapter *a, void *p, size_t bytes) {
   if (p == NULL) return pmr_malloc_adapter_malloc(a, bytes);
-  if (bytes > SIZE_MAX - HEADER) {
-    errno = ENOMEM;
-    return NULL;
+  size_t old = headerless_size(a, p);
+  size_t u = pmr_good_size(a->resource, bytes, ALIGN);
+  if (old != 0 && u != 0) /* headerless to headerless: in place if it can */
+    return pmr_reallocate(a->resource, p, old, u, ALIGN);
+  if (old == 0 && u == 0) { /* header to header */
+    if (bytes > SIZE_MAX - HEADER - ALIGN) {
+      errno = ENOMEM;
+      return NULL;
+    }
+    unsigned char *block = block_of(p);
+    unsigned char *moved = pmr_reallocate(
+        a->resource, block, HEADER + size_of(block), HEADER + bytes, ALIGN);
+    return moved == NULL ? NULL : publish(moved, bytes);
   }
-  unsigned char *block = block_of(p);
-  size_t old = size_of(block);
-  unsigned char *moved =
-      pmr_reallocate(a->resource, block, HEADER + old, HEADER + bytes, HEADER);
-  return moved == NULL ? NULL : publish(moved, bytes);
+  /* Across the two kinds: a new block, the old one freed. */
+  void *q = pmr_malloc_adapter_malloc(a, bytes);
+  if (q == NULL) return NULL;
+  size_t keep = old != 0 ? old : size_of(block_of(p));
+  memcpy(q, p, keep < bytes ? keep : bytes);
+  pmr_malloc_adapter_free(a, p);
+  return q;
 }
 
 void pmr_malloc_adapter_free(pmr_malloc_adapter *a, void *p) {
   if (p == NULL) return;
+  size_t u = headerless_size(a, p);
+  if (u != 0) {
+    pmr_deallocate(a->resource, p, u, ALIGN);
+    return;
+  }
   unsigned char *block = block_of(p);
-  pmr_deallocate(a->resource, block, HEADER + size_of(block), HEADER);
+  pmr_deallocate(a->resource, block, HEADER + size_of(block), ALIGN);
 }
 
-size_t pmr_malloc_adapter_size(const void *p) { return size_of(block_of(p)); }
+size_t pmr_malloc_adapter_size(const pmr_malloc_adapter *a, const void *p) {
+  if (p == NULL) return 0;
+  size_t u = headerless_size(a, p);
+  return u != 0 ? u : size_of(block_of(p));
+}
+
+size_t pmr_malloc_adapter_roundup(const pmr_malloc_adapter *a, size_t bytes) {
+  size_t u = pmr_good_size(a->resource, bytes, ALIGN);
+  return u != 0 ? u : bytes;
+}
+
+size_t pmr_malloc_adapter_footprint(const pmr_malloc_adapter *a,
+                                    const void *p) {
+  if (p == NULL) return 0;
+  size_t u = headerless_size(a, p);
+  return u != 0 ? u : HEADER + size_of(block_of(p));
+}

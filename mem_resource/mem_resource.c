@@ -173,3 +173,20 @@ unsigned pmr_resource_traits(const pmr_mem_resource *r) {
   if (r == NULL) r = pmr_get_default_resource();
   return r->ops->traits != NULL ? r->ops->traits(r) : 0;
 }
+
+size_t pmr_good_size(const pmr_mem_resource *r, size_t bytes,
+                     size_t alignment) {
+  if (r == NULL) r = pmr_get_default_resource();
+  if (r->ops->usable_size == NULL || !pmr_is_pow2(alignment) ||
+      bytes > SIZE_MAX - alignment)
+    return 0;
+  return r->ops->usable_size(r, NULL, bytes, alignment);
+}
+
+size_t pmr_usable_size(const pmr_mem_resource *r, const void *p,
+                       size_t alignment) {
+  if (r == NULL) r = pmr_get_default_resource();
+  if (r->ops->usable_size == NULL || p == NULL || !pmr_is_pow2(alignment))
+    return 0;
+  return r->ops->usable_size(r, p, 0, alignment);
+}

@@ -30,7 +30,8 @@
  *   - a NULL resource means the default resource, everywhere: as the
  *     upstream or resource given to an init (the default at that moment,
  *     kept), and in every dispatch function below (pmr_allocate,
- *     pmr_deallocate, pmr_try_resize, pmr_is_equal, pmr_malloc, pmr_free:
+ *     pmr_deallocate, pmr_try_resize, pmr_is_equal, pmr_malloc, pmr_free,
+ *     pmr_good_size, pmr_usable_size:
  *     the default at the time of the call, so memory allocated through NULL
  *     goes back through NULL only while the default is unchanged);
  *   - NULL data with a length of 0 is a valid empty input everywhere (an
@@ -122,6 +123,24 @@ typedef struct pmr_mem_resource_ops {
    * for a resource stacked on it (pmr_resource_traits). The answer must not
    * change while a resource uses self as its upstream. */
   unsigned (*traits)(const pmr_mem_resource *self);
+  /* Optional (may be NULL: sizes nobody can tell): usable sizes that self
+   * can tell from a block's address alone, for callers that keep no sizes
+   * (pmr_malloc_adapter; see pmr_usable_size and pmr_good_size).
+   *   p == NULL: the usable size of a block allocated with (bytes,
+   *     alignment), when self will tell it from the block's address; else
+   *     0. A non-zero answer u is at least bytes, and a block allocated
+   *     with (u, alignment) has usable size u.
+   *   p != NULL (bytes is 0): p is a block of self in use, allocated
+   *     with `alignment`, or an address inside such a block; its usable
+   *     size if p is the start of a block whose request self answered
+   *     non-zero for, else 0.
+   * The requests it answers for are those up to a bound of its own: 0 for
+   * (bytes, alignment) means 0 for every larger bytes too.
+   * Any thread may call it while self is used; the answers must not change
+   * while self lives. Called only with a power-of-two alignment and bytes
+   * <= SIZE_MAX - alignment. */
+  size_t (*usable_size)(const pmr_mem_resource *self, const void *p,
+                        size_t bytes, size_t alignment);
 } pmr_mem_resource_ops;
 
 /* What a resource says of itself (pmr_mem_resource_ops.traits), so that a
@@ -249,6 +268,27 @@ static inline void pmr_deallocate(pmr_mem_resource *r, void *p, size_t bytes,
  * blocks. The unsynchronized pool and the monotonic buffer declare that
  * they are not thread-safe. */
 unsigned pmr_resource_traits(const pmr_mem_resource *r);
+
+/* How many bytes a block allocated from r (NULL: the default resource)
+ * with (bytes, alignment) may use, if r can later tell it from the block's
+ * address alone (pmr_usable_size); 0 otherwise (r has no usable_size op,
+ * the request is one it cannot size so, alignment is not a power of two,
+ * or bytes > SIZE_MAX - alignment). A non-zero answer u is at least bytes,
+ * and allocating (u, alignment) gives a block whose usable size is u,
+ * which is then deallocated with u. The pools and the thread cache answer
+ * for their pooled sizes (the class size); statistics answers as its
+ * upstream does. Thread-safe for a thread-safe r. */
+size_t pmr_good_size(const pmr_mem_resource *r, size_t bytes, size_t alignment);
+
+/* The usable size of block p, allocated from r (NULL: the default
+ * resource) with `alignment` and in use, when r can tell it from the
+ * address: p's request got a non-zero pmr_good_size answer. 0 otherwise:
+ * any other block of r, an address inside a block of r, p == NULL, an
+ * alignment that is not a power of two; never a wrong size. As
+ * malloc_usable_size: it may exceed what was asked for. Thread-safe for a
+ * thread-safe r. */
+size_t pmr_usable_size(const pmr_mem_resource *r, const void *p,
+                       size_t alignment);
 
 /* True when memory from a may be given back to b (NULL, for either: the
  * default resource). Identity is equal without calling any hook; otherwise

@@ -466,6 +466,9 @@ static const pmr_mem_resource_ops debug_ops = {
     .is_equal = NULL, /* identity only */
     .try_resize = dbg_try_resize,
     .traits = dbg_traits,
+    /* None: it checks every deallocation against the exact request, which a
+     * caller that keeps no sizes could not give back. */
+    .usable_size = NULL,
 };
 
 /* ---- public functions ------------------------------------------------------

@@ -104,12 +104,22 @@ static unsigned stats_traits(const pmr_mem_resource *self) {
           (PMR_TRAIT_KEEPS_FREED | PMR_TRAIT_MAPS_LARGE));
 }
 
+/* Blocks pass through unchanged: upstream's answers hold here too. */
+static size_t stats_usable_size(const pmr_mem_resource *self, const void *p,
+                                size_t bytes, size_t alignment) {
+  const pmr_mem_resource *up =
+      pmr_statistics_upstream((const pmr_statistics *)(const void *)self);
+  return p == NULL ? pmr_good_size(up, bytes, alignment)
+                   : pmr_usable_size(up, p, alignment);
+}
+
 static const pmr_mem_resource_ops stats_ops = {
     .allocate = stats_allocate,
     .deallocate = stats_deallocate,
     .is_equal = NULL, /* identity only */
     .try_resize = stats_try_resize,
     .traits = stats_traits,
+    .usable_size = stats_usable_size,
 };
 
 /* Debug builds: the live statistics resources, to report init over one. */

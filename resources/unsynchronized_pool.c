@@ -146,11 +146,22 @@ static unsigned unsync_traits(const pmr_mem_resource *self) {
          (pmr_impl_os_maps_large(s->src.upstream) ? PMR_TRAIT_MAPS_LARGE : 0);
 }
 
+/* Pooled blocks: the class size, from the page (no header). */
+static size_t unsync_usable_size(const pmr_mem_resource *self, const void *p,
+                                 size_t bytes, size_t alignment) {
+  const state *s = state_of((pmr_mem_resource *)(uintptr_t)self);
+  if (p != NULL) return pmr_impl_source_usable_size(&s->src, p);
+  const pmr_impl_page_class *k = pmr_impl_heap_class(
+      (pmr_impl_page_heap *)(uintptr_t)&s->heap, bytes, alignment);
+  return k == &s->heap.empty ? 0 : k->block;
+}
+
 static const pmr_mem_resource_ops unsync_ops = {
     .allocate = unsync_allocate,
     .deallocate = unsync_deallocate,
     .try_resize = unsync_try_resize,
     .traits = unsync_traits,
+    .usable_size = unsync_usable_size,
 };
 
 /* A destroyed pool's: every call fails (live_registry.h). */

@@ -20,11 +20,13 @@ PACKAGES=(
   "libmimalloc-dev:/usr/include/mimalloc.h"
   "valgrind:/usr/bin/valgrind"
   "clang-format:/usr/bin/clang-format"
-  # CI builds and tests with clang too; examples/ links Lua and zlib; the
-  # CMake build is tested by configuring, installing and consuming it.
+  # CI builds and tests with clang too; examples/ links Lua, zlib and SQLite
+  # (benchmark Q runs SQLite too); the CMake build is tested by configuring,
+  # installing and consuming it.
   "clang:/usr/bin/clang"
   "liblua5.4-dev:/usr/include/lua5.4/lua.h"
   "zlib1g-dev:/usr/include/zlib.h"
+  "libsqlite3-dev:/usr/include/sqlite3.h"
   "cmake:/usr/bin/cmake"
   "pkg-config:/usr/bin/pkg-config"
 )

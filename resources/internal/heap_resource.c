@@ -233,11 +233,21 @@ static unsigned hres_traits(const pmr_mem_resource *self) {
                                                         : 0);
 }
 
+/* Pooled blocks: the class size, from the page (no header, no lock). */
+static size_t hres_usable_size(const pmr_mem_resource *self, const void *p,
+                               size_t bytes, size_t alignment) {
+  const pmr_impl_hres *s = state_of((pmr_mem_resource *)(uintptr_t)self);
+  if (p != NULL) return pmr_impl_source_usable_size(&s->heaps.src, p);
+  int cls = class_of(s, bytes, alignment);
+  return cls < 0 ? 0 : pmr_impl_pool_class_size((unsigned)cls);
+}
+
 const pmr_mem_resource_ops pmr_impl_hres_ops = {
     .allocate = hres_allocate,
     .deallocate = hres_deallocate,
     .try_resize = hres_try_resize,
     .traits = hres_traits,
+    .usable_size = hres_usable_size,
 };
 
 bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,

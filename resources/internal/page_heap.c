@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -208,14 +209,80 @@ static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->released_bytes += segment_bytes(seg);
 }
 
-static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
-  size_t bytes = segment_bytes(seg);
-  char *mem = pmr_impl_page_base(src, seg);
-  PMR_IMPL_UNDEFINED(mem, bytes);
+/* ---- the page map: which source's segment holds a page ------------------
+ * Two levels over the 48-bit address space: a static table of leaves, each
+ * leaf (calloc'd on first use, never freed) the owners of 2^16 pages (4
+ * GiB). Readers take no lock: an entry a reader relies on (a block of its
+ * own in use) was written before the block was handed out. */
+#define MAP_LEAF_BITS 16
+#define MAP_TOP_BITS (48 - PMR_IMPL_PAGE_SHIFT - MAP_LEAF_BITS)
+typedef _Atomic(const pmr_impl_page_source *) map_entry;
+static _Atomic(map_entry *) page_map[(size_t)1 << MAP_TOP_BITS];
+
+/* The leaf of page index i, made when `make`; NULL when there is none (or
+ * i lies beyond the map, or calloc failed). */
+static map_entry *map_leaf(uintptr_t i, bool make) {
+  uintptr_t top = i >> MAP_LEAF_BITS;
+  if (top >= ((uintptr_t)1 << MAP_TOP_BITS)) return NULL;
+  map_entry *leaf = atomic_load_explicit(&page_map[top], memory_order_acquire);
+  if (leaf != NULL || !make) return leaf;
+  int saved = errno;
+  map_entry *fresh =
+      (map_entry *)calloc((size_t)1 << MAP_LEAF_BITS, sizeof(map_entry));
+  errno = saved;
+  if (fresh == NULL) return NULL;
+  if (atomic_compare_exchange_strong_explicit(&page_map[top], &leaf, fresh,
+                                              memory_order_acq_rel,
+                                              memory_order_acquire))
+    return fresh;
+  free(fresh); /* another thread made it first */
+  return leaf;
+}
+
+/* Records src (NULL: none) as the owner of the pages of [mem, mem + bytes)
+ * (whole pages). False, changing nothing, when the map has no room. */
+static bool map_set(const char *mem, size_t bytes,
+                    const pmr_impl_page_source *src) {
+  uintptr_t first = (uintptr_t)mem >> PMR_IMPL_PAGE_SHIFT;
+  uintptr_t n = bytes >> PMR_IMPL_PAGE_SHIFT;
+  for (uintptr_t i = first; i < first + n; ++i)
+    if (map_leaf(i, src != NULL) == NULL) return src == NULL;
+  for (uintptr_t i = first; i < first + n; ++i)
+    atomic_store_explicit(
+        &map_leaf(i, false)[i & (((uintptr_t)1 << MAP_LEAF_BITS) - 1)], src,
+        memory_order_relaxed);
+  return true;
+}
+
+const pmr_impl_page_source *pmr_impl_page_map_get(const void *p) {
+  uintptr_t i = (uintptr_t)p >> PMR_IMPL_PAGE_SHIFT;
+  map_entry *leaf = map_leaf(i, false);
+  if (leaf == NULL) return NULL;
+  return atomic_load_explicit(&leaf[i & (((uintptr_t)1 << MAP_LEAF_BITS) - 1)],
+                              memory_order_relaxed);
+}
+
+size_t pmr_impl_source_usable_size(const pmr_impl_page_source *src,
+                                   const void *p) {
+  if (pmr_impl_page_map_get(p) != src) return 0;
+  return pmr_impl_page_of(src, p)->block;
+}
+
+/* Gives the memory of a segment (unlinked, or never linked) back. */
+static void segment_memory_free(pmr_impl_page_source *src, char *mem,
+                                size_t bytes) {
   if (src->os) {
     if (!pmr_impl_segcache_put(mem, bytes)) pmr_impl_os_unmap(mem, bytes);
   } else
     pmr_deallocate(src->upstream, mem, bytes, PMR_IMPL_PAGE_SIZE);
+}
+
+static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
+  size_t bytes = segment_bytes(seg);
+  char *mem = pmr_impl_page_base(src, seg);
+  map_set(mem, bytes, NULL);
+  PMR_IMPL_UNDEFINED(mem, bytes);
+  segment_memory_free(src, mem, bytes);
 }
 
 /* A new segment from upstream, its pages in the free set (under no lock). */
@@ -244,6 +311,11 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
     if (mem != NULL) break;
   }
   if (mem == NULL) return NULL; /* errno as the last attempt left it */
+  if (!map_set(mem, (size_t)n * PMR_IMPL_PAGE_SIZE, src)) {
+    segment_memory_free(src, mem, (size_t)n * PMR_IMPL_PAGE_SIZE);
+    errno = ENOMEM;
+    return NULL;
+  }
   errno = saved;
   bool decommit = src->os || (src->decommit && (size_t)n * PMR_IMPL_PAGE_SIZE >=
                                                    PMR_IMPL_OS_BIG_MIN);

@@ -246,6 +246,16 @@ bool pmr_impl_source_grow(pmr_impl_page_source *src);
  * gives the OS the memory of every other free page (decommit sources). */
 size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep);
 
+/* The source whose segment holds the page of p (a process-wide map, kept
+ * as segments come from and go back to upstream), or NULL when none does.
+ * Lock-free; safe for any address. */
+const pmr_impl_page_source *pmr_impl_page_map_get(const void *p);
+
+/* The block size of p when it lies in one of src's pages (a pooled block
+ * in use), else 0 (say, an oversize block). Any thread. */
+size_t pmr_impl_source_usable_size(const pmr_impl_page_source *src,
+                                   const void *p);
+
 /* Bytes of segments given back to upstream since init (under the lock). */
 size_t pmr_impl_source_released(pmr_impl_page_source *src);
 

@@ -490,7 +490,7 @@ class ThreadRecorder {
  public:
   ThreadRecorder() {
     static const pmr_mem_resource_ops ops = {Allocate, Deallocate, nullptr,
-                                             nullptr, nullptr};
+                                             nullptr,  nullptr,    nullptr};
     hook_.base.ops = &ops;
     hook_.self = this;
   }

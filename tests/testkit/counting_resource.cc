@@ -6,8 +6,12 @@
 namespace pmrtest {
 
 const pmr_mem_resource_ops CountingResource::kOps = {
-    &CountingResource::Allocate, &CountingResource::Deallocate, nullptr,
-    nullptr, nullptr};
+    &CountingResource::Allocate,
+    &CountingResource::Deallocate,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr};
 
 CountingResource::CountingResource(pmr_mem_resource* upstream)
     : hook_{{&kOps}, this}, upstream_(upstream) {}

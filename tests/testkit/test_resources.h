@@ -44,8 +44,8 @@ struct BumpResource {
     return true;
   }
   BumpResource() {
-    static const pmr_mem_resource_ops ops = {Allocate, Deallocate, nullptr,
-                                             TryResize, nullptr};
+    static const pmr_mem_resource_ops ops = {Allocate,  Deallocate, nullptr,
+                                             TryResize, nullptr,    nullptr};
     base.ops = &ops;
   }
 };
@@ -69,7 +69,7 @@ struct FriendlyResource {
   }
   explicit FriendlyResource(CountingResource* u) : up(u) {
     static const pmr_mem_resource_ops ops = {Allocate, Deallocate, IsEqual,
-                                             nullptr, nullptr};
+                                             nullptr,  nullptr,    nullptr};
     base.ops = &ops;
   }
 };

@@ -65,10 +65,10 @@ bool SpyTryResize(pmr_mem_resource*, void*, size_t old_bytes, size_t new_bytes,
   resize_args[2] = alignment;
   return new_bytes <= 256;
 }
-const pmr_mem_resource_ops kSpyOps = {SpyAllocate, SpyDeallocate, SpyIsEqual,
-                                      SpyTryResize, nullptr};
-const pmr_mem_resource_ops kSpyOpsNoEqual = {SpyAllocate, SpyDeallocate,
-                                             nullptr, nullptr, nullptr};
+const pmr_mem_resource_ops kSpyOps = {SpyAllocate,  SpyDeallocate, SpyIsEqual,
+                                      SpyTryResize, nullptr,       nullptr};
+const pmr_mem_resource_ops kSpyOpsNoEqual = {
+    SpyAllocate, SpyDeallocate, nullptr, nullptr, nullptr, nullptr};
 
 Spy MakeSpy(const pmr_mem_resource_ops* ops = &kSpyOps) {
   Spy s;
@@ -399,9 +399,10 @@ struct Keeper {
 
 TEST(Traits, AnUpstreamThatKeepsFreedBlocksIsNotDoubledByAPoolOverIt) {
   static const pmr_mem_resource_ops ops = {Keeper::Allocate, Keeper::Deallocate,
-                                           nullptr, nullptr, Keeper::Traits};
+                                           nullptr,          nullptr,
+                                           Keeper::Traits,   nullptr};
   static const pmr_mem_resource_ops plain = {
-      Keeper::Allocate, Keeper::Deallocate, nullptr, nullptr, nullptr};
+      Keeper::Allocate, Keeper::Deallocate, nullptr, nullptr, nullptr, nullptr};
   for (const pmr_mem_resource_ops* o : {&ops, &plain}) {
     Keeper k{{o}};
     pmr_unsynchronized_pool pool;

@@ -726,7 +726,10 @@ struct ExitDuringUpstream {
 TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
   static const pmr_mem_resource_ops ops = {ExitDuringUpstream::Allocate,
                                            ExitDuringUpstream::Deallocate,
-                                           nullptr, nullptr, nullptr};
+                                           nullptr,
+                                           nullptr,
+                                           nullptr,
+                                           nullptr};
   ExitDuringUpstream up;
   up.base.ops = &ops;
   TC t(&up.base);
@@ -775,8 +778,12 @@ struct OneSegment {
 };
 
 TEST(ThreadCache, WithPagesUsedUpBlocksStillComeAndGo) {
-  static const pmr_mem_resource_ops ops = {
-      OneSegment::Allocate, OneSegment::Deallocate, nullptr, nullptr, nullptr};
+  static const pmr_mem_resource_ops ops = {OneSegment::Allocate,
+                                           OneSegment::Deallocate,
+                                           nullptr,
+                                           nullptr,
+                                           nullptr,
+                                           nullptr};
   OneSegment one;
   one.base.ops = &ops;
   CountingResource up(&one.base);
