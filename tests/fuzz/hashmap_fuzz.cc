@@ -384,8 +384,14 @@ class Fuzz {
     Places p;
     pmr_hashmap_iter it =
         pmr_hashmap_iter_begin(const_cast<pmr_hashmap*>(&s.m));
-    while (pmr_hashmap_iter_next(&it))
-      p[Canon(s.kind, it.key)] = {it.key, it.value};
+    while (pmr_hashmap_iter_next(&it)) {
+      // A string map's key is a view in the iterator: where its text is.
+      const void* k =
+          s.kind == kString
+              ? pmr_string_c_str(static_cast<const pmr_string*>(it.key))
+              : it.key;
+      p[Canon(s.kind, it.key)] = {k, it.value};
+    }
     return p;
   }
 
@@ -457,20 +463,25 @@ class Fuzz {
   }
 
   void VerifyAll() {
-    size_t blocks[2] = {0, 0};
+    // A map holds its table; a string map that holds keys also its chunk
+    // list and 1 or more chunks of records (how many depends on the sizes of
+    // the keys inserted and erased since the last compaction: the fuzzer
+    // does not model it, so only a bound is checked).
+    size_t blocks[2] = {0, 0}, extra[2] = {0, 0};
     for (int i = 0; i < kSlots; ++i) {
       const Slot& s = slots_[i];
       if (touched_[i]) Verify(s);  // the others did not change
       if (s.res == kMono) continue;
       if (pmr_hashmap_capacity(&s.m) != 0) ++blocks[s.res];
-      if (s.kind == kString)
-        for (const auto& kv : s.o)
-          if (kv.first.size() > PMR_STRING_INLINE_CAPACITY) ++blocks[s.res];
+      if (s.kind == kString && !s.o.empty()) {
+        blocks[s.res] += 2;
+        extra[s.res] += 64;
+      }
     }
-    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0],
-                   res_.a.outstanding_blocks());
-    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1],
-                   res_.b.outstanding_blocks());
+    for (int r = 0; r < 2; ++r) {
+      const size_t got = (r == 0 ? res_.a : res_.b).outstanding_blocks();
+      PMR_FUZZ_CHECK(got >= blocks[r] && got <= blocks[r] + extra[r], got);
+    }
     PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
     CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 &&
           res_.up.mismatches() == 0 && tmp_.mismatches() == 0);
@@ -556,7 +567,9 @@ class Fuzz {
         CHECK(cap == 0 ? now == 16 : (now == cap || now == 2 * cap));
         if (size < s.reserved) {
           CHECK(now == cap);
-          Stayed(s, before);
+          // A string map may still compact its records (needing a chunk,
+          // with as many erased bytes as live ones): they move then.
+          if (s.kind != kString) Stayed(s, before);
         }
       } else {
         CHECK(pmr_hashmap_capacity(m) == cap);
