@@ -174,16 +174,18 @@ static inline size_t probe_u64(const pmr_hashmap *m, uint64_t k, uint64_t h,
  * length (REC_DEAD set once erased), then the key's bytes and a NUL; its size
  * is rounded up to rec_align (8, or the value's alignment when larger).
  * Records are appended to the last chunk, never moved but by a compaction;
- * chunk k holds REC_FIRST_CHUNK << k bytes up to REC_BIG_CHUNK (a record
- * larger than that gets a chunk of its own). A slot's reference is the
+ * a new chunk holds about a quarter of the live records' bytes, a power of
+ * two from REC_FIRST_CHUNK to REC_BIG_CHUNK (a record larger than that gets
+ * a chunk of its own): few allocations as the map grows, and little room
+ * for dead records in a small map under churn. A slot's reference is the
  * record's chunk (high bits) and its offset in REC_UNIT units (low
  * REC_OFF_BITS bits): 32 bits reach 2^15 chunks of 1 MiB.
  *
  * Erasing marks a record dead; its bytes are counted in rec_dead and come
  * back when the records are compacted: when an insertion needs a new chunk
- * and dead bytes are at least the live ones (so records never take more
- * than twice their live bytes plus a chunk), and by shrink_to_fit. A map
- * that becomes empty gives its chunks back. */
+ * and dead bytes are at least the live ones (so after any insertion the
+ * records take at most twice their live bytes plus two chunks), and by
+ * shrink_to_fit. A map that becomes empty gives its chunks back. */
 
 struct pmr_impl_hashmap_chunk {
   unsigned char *base;
@@ -196,11 +198,8 @@ typedef struct pmr_impl_hashmap_chunk chunk_t;
 #define REC_MAX_CHUNKS ((size_t)1 << (32 - REC_OFF_BITS))
 #define REC_FIRST_CHUNK ((size_t)256)
 #define REC_BIG_CHUNK ((size_t)REC_UNIT << REC_OFF_BITS)
-#define REC_GROWTH_STEPS 12 /* REC_FIRST_CHUNK << 12 == REC_BIG_CHUNK */
 #define REC_DEAD 0x80000000u
 #define REC_MAX_LEN 0x7fffffffu
-_Static_assert((REC_FIRST_CHUNK << REC_GROWTH_STEPS) == REC_BIG_CHUNK,
-               "chunks grow up to the largest offset a reference holds");
 
 static inline uint32_t load_u32(const void *p) {
   uint32_t v;
@@ -575,8 +574,8 @@ static void arena_free(const pmr_hashmap *m, arena_t *a) {
  * when memory or references run out. */
 static bool arena_add_chunk(const pmr_hashmap *m, arena_t *a, size_t bytes) {
   if (a->nchunks == REC_MAX_CHUNKS) return false;
-  size_t step = a->nchunks < REC_GROWTH_STEPS ? a->nchunks : REC_GROWTH_STEPS;
-  size_t size = REC_FIRST_CHUNK << step;
+  size_t size = REC_FIRST_CHUNK;
+  while (size < REC_BIG_CHUNK && size * 4 < m->rec_live) size *= 2;
   if (size < bytes) size = bytes;
   unsigned char *base = pmr_allocate(m->resource, size, rec_align(m));
   if (base == NULL) return false;

@@ -10,9 +10,17 @@
  *            the pointer, NOT copied: the text must stay alive and unchanged
  *            while in the map); hashed and compared by its text. NULL is a
  *            valid key, equal only to NULL.
- *   - string (pmr_hashmap_init_string): a key is a pmr_string; the map stores
- *            its own deep copy, made with the map's resource (so inserting a
- *            long key allocates), and destroys it on erase/clear/destroy.
+ *   - string (pmr_hashmap_init_string): a key is a pmr_string (or a text
+ *            (p, n), the _str functions); the map stores its own copy of the
+ *            bytes, exactly sized, with the value, in records packed into
+ *            chunks it allocates from its resource (an insertion allocates
+ *            only when the last chunk is full). Iteration and find_key show a
+ *            stored key as a const pmr_string that only views the map's bytes
+ *            (read it with pmr_string_c_str, _length, _resource...; never
+ *            edit or destroy it): the iterator's lives in the iterator (valid
+ *            until its next step), find_key's in the map (valid until the
+ *            next find_key or change of the map). A key of 2^31 bytes or
+ *            more, or a 2^32nd key, fails as too large (NOMEM).
  *   - custom (pmr_hashmap_init_custom): plain bytes with the caller's hash
  *            and/or equality functions (NULL = the built-in one).
  * Every function that takes a key takes a POINTER to it: `&k` for an
@@ -32,7 +40,12 @@
  * or portable 64-bit word tricks elsewhere; same layout); triangular probing
  * over groups; at most 7/8 of the slots used. Erase leaves a tombstone only
  * when a probe may have passed the slot (otherwise the slot becomes empty);
- * tombstones are dropped when the table is rebuilt.
+ * tombstones are dropped when the table is rebuilt. A slot holds the key and
+ * the value, except in a string map, where it holds a 4-byte reference to
+ * the key's record. The records an erasure leaves dead are reclaimed by a
+ * compaction: when an insertion needs a new chunk and dead bytes are at
+ * least the live ones, and by shrink_to_fit; clear, and erasing the last
+ * key, give every chunk back.
  *
  * Keys from an adversary (hash flooding). The built-in hashes are keyed:
  * every map gets its own seed at init, derived from a per-process secret
@@ -61,7 +74,10 @@
  * Pointers to keys and values (from find, emplace, iteration) stay valid
  * until the element is erased or the table is rebuilt: by an insertion of a
  * NEW key that needs room, reserve, shrink_to_fit, the assignments, swap,
- * move or destroy. Erasing never moves other elements.
+ * move or destroy. Erasing never moves other elements. In a string map the
+ * values and key bytes move only when the records are compacted (by an
+ * insertion of a NEW key, even after reserve, or by shrink_to_fit), not when
+ * the table alone is rebuilt; the key views follow the rules above.
  *
  * Iteration (order unspecified, fixed by the seed and the operations;
  * erasing the current element is allowed and the walk goes on):
@@ -180,7 +196,8 @@ bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key);
  * of another kind it is pmr_hashmap_find(m, &key) when the key size is 8,
  * else NULL (a caller error: debug builds report it). */
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t key);
-/* The map's own copy of the key equal to *key, or NULL when absent. */
+/* The map's own copy of the key equal to *key, or NULL when absent (a
+ * string map's: a view, see above). */
 const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key);
 
 /* Adds *key with *value (value may be NULL: zero-filled) when the key is
@@ -243,7 +260,8 @@ pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
 void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
                               bool *inserted);
 
-/* Makes room for n keys in total without another rebuild. False on failure,
+/* Makes room for n keys in total without another rebuild of the table (a
+ * string map's records still take chunks as keys come). False on failure,
  * map unchanged. */
 bool pmr_hashmap_reserve(pmr_hashmap *m, size_t n);
 
@@ -256,7 +274,9 @@ void pmr_hashmap_clear(pmr_hashmap *m);
 
 /* ---- Iteration. */
 typedef struct pmr_hashmap_iter {
-  const void *key; /* the current element, after a true iter_next */
+  /* The current element, after a true iter_next (a string map's key is a
+   * view held in the iterator itself). */
+  const void *key;
   void *value;
   pmr_hashmap *impl_map; /* private */
   size_t impl_next;      /* private */

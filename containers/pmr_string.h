@@ -25,6 +25,11 @@
  * capacity, shrink_to_fit, an assignment, swap, move or destroy. Any edit
  * changes the bytes they show.
  *
+ * Relocation: a pmr_string holds no pointer into itself, so its bytes may be
+ * moved to another address with memcpy (a C array or container growing,
+ * realloc); the copy is then the string, and the old bytes must not be used
+ * as a string again (not destroyed: that would free the block twice).
+ *
  * Thread safety: none; a string is used by one thread at a time.
  *
  * NULL (the library's rule, pmr_mem_resource.h): NULL bytes with a length

@@ -746,13 +746,13 @@ TEST(Hashmap, MoveAssignTakesTheTableOnlyFromAnEqualResource) {
       pmr_hashmap_insert(&a, &k, &v, nullptr);
       pmr_string_destroy(&k);
     }
+    const size_t held = up1.outstanding_blocks();
     ASSERT_TRUE(pmr_hashmap_move_assign(&b, &a));
     EXPECT_EQ(pmr_hashmap_size(&b), 30u);
     EXPECT_TRUE(pmr_hashmap_empty(&a));
     EXPECT_EQ(up1.outstanding_blocks(), 0u);  // the source gave all back
-    // The table, the chunk list and 3 chunks of records (256, 512 and 1024
-    // bytes hold 31 records of 56 bytes).
-    EXPECT_EQ(up2.outstanding_blocks(), 5u);
+    // The table, the chunk list and the chunks, copied one for one.
+    EXPECT_EQ(up2.outstanding_blocks(), held);
     pmr_hashmap_iter it = pmr_hashmap_iter_begin(&b);
     while (pmr_hashmap_iter_next(&it))
       EXPECT_EQ(pmr_string_resource(static_cast<const pmr_string*>(it.key)),
@@ -985,8 +985,9 @@ TEST(HashmapFailures, StringKeysHaveTwoAllocationPoints) {
         return InsertString(m, LongKey(3), 9, &st) && st == PMR_HASHMAP_EXISTED;
       },
       [](pmr_hashmap* m) { EXPECT_EQ(pmr_hashmap_size(m), 14u); }, true);
-  // Copy-assign copies the records chunk by chunk: the chunk list, the 2
-  // chunks, the table.
+  // Copy-assign copies the records chunk by chunk: the chunk list, the 3
+  // chunks (records of 48 bytes, 256-byte chunks while the map is small),
+  // the table.
   rounds = 0;
   InjectFailures(
       InitStringMap, [](pmr_hashmap*) {},
@@ -1008,7 +1009,7 @@ TEST(HashmapFailures, StringKeysHaveTwoAllocationPoints) {
                     pmr_hashmap_resource(m));
       },
       true);
-  EXPECT_EQ(rounds, 5);  // 4 allocations, then success
+  EXPECT_EQ(rounds, 6);  // 5 allocations, then success
 }
 
 TEST(HashmapFailures, InitCopyLeavesAValidEmptyMap) {
@@ -1350,6 +1351,129 @@ TEST(HashmapTyped, IteratorsAreTyped) {
   WordCount_destroy(&w);
 }
 
+// ---- String keys: records ------------------------------------------------
+
+// Keys of 40 chars with 8-byte values: 8 + 4 + 41 bytes, 56 with padding.
+std::string RecKey(int i) {
+  std::string k = std::to_string(i);
+  return k + std::string(40 - k.size(), '.');
+}
+
+TEST(HashmapRecords, KeysAreStoredExactlySizedInTheMapsChunks) {
+  CountingResource up;
+  pmr_hashmap m;
+  ASSERT_TRUE(pmr_hashmap_init_string(&m, 8, 8, up.get()));
+  for (int i = 0; i < 1000; ++i) {
+    uint64_t v = i;
+    ASSERT_EQ(pmr_hashmap_insert_str(&m, RecKey(i).data(), 40, &v, nullptr),
+              PMR_HASHMAP_INSERTED);
+  }
+  // 56 bytes a record, 4 + 1 a slot of the 2048-slot table; a pmr_string
+  // key alone would take 32 bytes a slot, and a heap block of 41 + its
+  // rounding per key.
+  EXPECT_EQ(pmr_hashmap_capacity(&m), 2048u);
+  EXPECT_LT(up.outstanding_bytes(), 1000u * 56 * 5 / 4 + 2048 * 5 + 2048);
+  // Few allocations: a chunk holds a quarter of the live bytes.
+  EXPECT_LT(up.outstanding_blocks(), 24u);
+  // Erasing the last key gives every chunk back; the table stays.
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_TRUE(pmr_hashmap_erase_str(&m, RecKey(i).data(), 40, nullptr));
+  EXPECT_EQ(up.outstanding_blocks(), 1u);
+  pmr_hashmap_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+  EXPECT_EQ(up.mismatches(), 0u);
+}
+
+TEST(HashmapRecords, ChurnIsBoundedByCompaction) {
+  CountingResource up;
+  pmr_hashmap m;
+  ASSERT_TRUE(pmr_hashmap_init_string(&m, 8, 8, up.get()));
+  // 200 live keys at any time; 20000 inserted and erased in all.
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t v = i;
+    ASSERT_EQ(pmr_hashmap_insert_str(&m, RecKey(i).data(), 40, &v, nullptr),
+              PMR_HASHMAP_INSERTED);
+    if (i >= 200) {
+      ASSERT_TRUE(
+          pmr_hashmap_erase_str(&m, RecKey(i - 200).data(), 40, nullptr));
+    }
+  }
+  EXPECT_EQ(pmr_hashmap_size(&m), 200u);
+  // Dead records never outweigh the live ones by more than a chunk's worth
+  // (1.1 MiB of churn went through).
+  EXPECT_LT(up.max_outstanding_bytes(), 64u * 1024);
+  for (int i = 19800; i < 20000; ++i) {
+    const uint64_t* v = static_cast<const uint64_t*>(
+        pmr_hashmap_find_str(&m, RecKey(i).data(), 40));
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(*v, uint64_t(i));
+  }
+  pmr_hashmap_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
+TEST(HashmapRecords, ACompactionThatCannotGetMemoryChangesNothing) {
+  // 10 keys erased of 14: dead bytes outweigh live ones, and a 100-char key
+  // does not fit in the last chunk's room, so the insertion compacts: new
+  // chunks, then a new table, each may fail.
+  int rounds = 0;
+  InjectFailures(
+      InitStringMap,
+      [](pmr_hashmap* m) {
+        FillString(m);
+        for (int i = 0; i < 10; ++i) {
+          pmr_string k;
+          pmr_string_init_cstr(&k, LongKey(i).c_str(), nullptr);
+          ASSERT_TRUE(pmr_hashmap_erase(m, &k, nullptr));
+          pmr_string_destroy(&k);
+        }
+      },
+      [&](pmr_hashmap* m) {
+        ++rounds;
+        return InsertString(m, std::string(100, 'n'), 7);
+      },
+      [](pmr_hashmap* m) {
+        EXPECT_EQ(pmr_hashmap_size(m), 5u);
+        for (int i = 10; i < 14; ++i)
+          EXPECT_NE(
+              pmr_hashmap_find_str(m, LongKey(i).data(), LongKey(i).size()),
+              nullptr);
+      },
+      true);
+  EXPECT_GE(rounds, 3);
+}
+
+TEST(HashmapRecords, KeyViewsReadTheStoredBytes) {
+  CountingResource up;
+  pmr_hashmap m;
+  ASSERT_TRUE(pmr_hashmap_init_string(&m, 0, 1, up.get()));  // a set
+  const std::string with_nul("a\0b", 3);
+  ASSERT_EQ(pmr_hashmap_insert_str(&m, with_nul.data(), 3, nullptr, nullptr),
+            PMR_HASHMAP_INSERTED);
+  ASSERT_EQ(pmr_hashmap_insert_str(&m, "", 0, nullptr, nullptr),
+            PMR_HASHMAP_INSERTED);
+  pmr_string k;
+  ASSERT_TRUE(pmr_string_init_bytes(&k, with_nul.data(), 3, nullptr));
+  const pmr_string* stored =
+      static_cast<const pmr_string*>(pmr_hashmap_find_key(&m, &k));
+  ASSERT_NE(stored, nullptr);
+  EXPECT_EQ(std::string(pmr_string_c_str(stored), pmr_string_length(stored)),
+            with_nul);
+  EXPECT_EQ(pmr_string_c_str(stored)[3], '\0');
+  EXPECT_TRUE(pmr_string_equal(stored, &k));
+  EXPECT_EQ(pmr_string_resource(stored), up.get());
+  pmr_string_destroy(&k);
+  std::set<std::string> seen;
+  pmr_hashmap_iter it = pmr_hashmap_iter_begin(&m);
+  while (pmr_hashmap_iter_next(&it)) {
+    const pmr_string* ks = static_cast<const pmr_string*>(it.key);
+    seen.insert(std::string(pmr_string_c_str(ks), pmr_string_length(ks)));
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"", with_nul}));
+  pmr_hashmap_destroy(&m);
+  EXPECT_EQ(up.outstanding_blocks(), 0u);
+}
+
 // ---- Text keys by (pointer, length) ----------------------------------------
 
 TEST(HashmapText, StringMapsByPointerAndLength) {
@@ -1506,7 +1630,7 @@ TEST(HashmapRandom, StringKeysMatchStdUnorderedMap) {
     if (step % 25 == 0) {
       ASSERT_TRUE(pmr_hashmap_shrink_to_fit(&m));
     }
-    bool arm = rng() % 3 == 0;
+    bool arm = rng() % 2 == 0;
     if (arm) up.fail_after(rng() % 2);
     State before = Capture(&m, true);
     uint32_t v = rng();
