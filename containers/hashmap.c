@@ -276,6 +276,9 @@ static PROBE_INLINE size_t probe(const pmr_hashmap *m, uint64_t h, int by,
                                  size_t *empty) {
   const size_t mask = m->mask, key_size = m->key_size;
   size_t pos = h1(h) & mask, step = 0;
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(slot_at(m, pos)); /* as pmr_impl_hashmap_probe_u64 */
+#endif
   for (;;) {
     const unsigned char *g = m->ctrl + pos;
     for (bits_t b = pmr_impl_hashmap_match(g, h2(h)); b != 0; b &= b - 1) {
@@ -309,14 +312,20 @@ static size_t probe_bytes(const pmr_hashmap *m, const void *key, uint64_t h,
   return probe(m, h, BY_BYTES, key, NULL, 0, empty);
 }
 
-/* The slot of the text key (p, n) of a string or cstr map, or NPOS; *hp gets
- * its hash and *empty what probe_u64 gives. */
-static size_t locate_text(const pmr_hashmap *m, const char *p, size_t n,
+/* The slot of the text key (p, n) of a string map, or NPOS; *hp gets its
+ * hash and *empty what probe_u64 gives. */
+static size_t str_locate(const pmr_hashmap *m, const char *p, size_t n,
+                         uint64_t *hp, size_t *empty) {
+  const uint64_t h = hash_of(m, p, n);
+  *hp = h;
+  return probe(m, h, BY_STRING_TEXT, NULL, p, n, empty);
+}
+/* The same in a cstr map. */
+static size_t cstr_locate(const pmr_hashmap *m, const char *p, size_t n,
                           uint64_t *hp, size_t *empty) {
   const uint64_t h = hash_of(m, p, n);
   *hp = h;
-  return m->kind == KIND_STRING ? probe(m, h, BY_STRING_TEXT, NULL, p, n, empty)
-                                : probe(m, h, BY_CSTR_TEXT, NULL, p, n, empty);
+  return probe(m, h, BY_CSTR_TEXT, NULL, p, n, empty);
 }
 
 /* The same for *key in a map of any kind but u64 and string. */
@@ -325,7 +334,7 @@ static PMR_NOINLINE size_t locate_other(const pmr_hashmap *m, const void *key,
   switch (m->kind) {
     case KIND_CSTR: {
       const char *s = load_cstr(key);
-      if (s != NULL) return locate_text(m, s, strlen(s), hp, empty);
+      if (s != NULL) return cstr_locate(m, s, strlen(s), hp, empty);
       break; /* the NULL key */
     }
     case KIND_BYTES:
@@ -375,22 +384,19 @@ static PMR_NOINLINE pmr_hashmap_status bad_key(const pmr_hashmap *m,
 #define TEXT_ON_OTHER_KIND "a text key on a map of neither string nor cstr keys"
 #define U64_ON_OTHER_SIZE "an 8-byte key on a map of keys of another size"
 
-/* The slot holding the text (p, n), or NPOS (also on maps of other kinds,
- * and for NULL bytes with a length: caller errors, reported by debug
- * builds). */
+/* The slot holding the text (p, n) in a string map when string, else in a
+ * cstr map, or NPOS; also for NULL bytes with a length (a caller error,
+ * reported by debug builds). */
 static size_t find_text_index(const pmr_hashmap *m, const char *p, size_t n,
-                              const char *op) {
-  if (PMR_UNLIKELY(m->kind != KIND_STRING && m->kind != KIND_CSTR)) {
-    report_bad_key(m, op, TEXT_ON_OTHER_KIND);
-    return NPOS;
-  }
+                              bool string, const char *op) {
   if (PMR_UNLIKELY(p == NULL && n != 0)) {
     report_bad_key(m, op, "NULL text of a length above 0");
     return NPOS;
   }
   uint64_t h;
   size_t empty;
-  return locate_text(m, p, n, &h, &empty);
+  return string ? str_locate(m, p, n, &h, &empty)
+                : cstr_locate(m, p, n, &h, &empty);
 }
 
 /* True when the table holds tombstones: then the first free slot of a probe
@@ -865,7 +871,7 @@ static bool null_key(const pmr_hashmap *m, const void *key, const char *op) {
 static void *str_find(const pmr_hashmap *m, const char *p, size_t n) {
   uint64_t h;
   size_t empty;
-  const size_t i = locate_text(m, p, n, &h, &empty);
+  const size_t i = str_locate(m, p, n, &h, &empty);
   return i != NPOS ? slot_rec(m, i) : NULL;
 }
 
@@ -997,7 +1003,7 @@ static pmr_hashmap_status str_insert(pmr_hashmap *m, const char *p, size_t n,
                                      void **vout) {
   uint64_t h;
   size_t empty = NPOS;
-  size_t i = locate_text(m, p, n, &h, &empty);
+  size_t i = str_locate(m, p, n, &h, &empty);
   if (i != NPOS) {
     unsigned char *v = slot_rec(m, i);
     if (assign) store_value(m, v, value);
@@ -1060,7 +1066,7 @@ static pmr_hashmap_status insert_text(pmr_hashmap *m, const char *p, size_t n,
     return bad_key(m, op, "a text that is not a C string of its length");
   uint64_t h;
   size_t empty = NPOS;
-  size_t i = locate_text(m, p, n, &h, &empty);
+  size_t i = cstr_locate(m, p, n, &h, &empty);
   if (i != NPOS) {
     unsigned char *v = slot_at(m, i) + m->value_offset;
     if (assign) store_value(m, v, value);
@@ -1121,16 +1127,17 @@ static inline void erase_at(pmr_hashmap *m, size_t i) {
   m->growth_left += pmr_impl_hashmap_free_ctrl(m->ctrl, m->mask, i);
 }
 
-/* Erases slot i (NPOS: absent) of a map of any kind, the value copied to
- * value_out first when it is not NULL. */
+/* Erases slot i (NPOS: absent) of a string map / of a map of any other
+ * kind, the value copied to value_out first when it is not NULL. */
+static bool str_erase_index(pmr_hashmap *m, size_t i, void *value_out) {
+  if (i == NPOS) return false;
+  if (value_out != NULL && m->value_size != 0)
+    memcpy(value_out, slot_rec(m, i), m->value_size);
+  str_erase_at(m, i);
+  return true;
+}
 static bool erase_index(pmr_hashmap *m, size_t i, void *value_out) {
   if (i == NPOS) return false;
-  if (m->kind == KIND_STRING) {
-    if (value_out != NULL && m->value_size != 0)
-      memcpy(value_out, slot_rec(m, i), m->value_size);
-    str_erase_at(m, i);
-    return true;
-  }
   if (value_out != NULL && m->value_size != 0)
     memcpy(value_out, slot_at(m, i) + m->value_offset, m->value_size);
   erase_at(m, i);
@@ -1140,26 +1147,31 @@ static bool erase_index(pmr_hashmap *m, size_t i, void *value_out) {
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   NULL_KEY(m, key, "erase", return false);
-  size_t i;
   if (m->kind == KIND_STRING) {
     const pmr_string *s = (const pmr_string *)key;
     uint64_t h;
     size_t empty;
-    i = locate_text(m, pmr_string_c_str(s), pmr_string_length(s), &h, &empty);
-  } else {
-    i = find_index(m, key);
+    return str_erase_index(
+        m, str_locate(m, pmr_string_c_str(s), pmr_string_length(s), &h, &empty),
+        value_out);
   }
-  return erase_index(m, i, value_out);
+  return erase_index(m, find_index(m, key), value_out);
 }
 
 /* ---- Text keys -------------------------------------------------------- */
 
 void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
-  size_t i = find_text_index(m, p, n, "find_str");
-  if (i == NPOS) return NULL;
-  return m->kind == KIND_STRING ? slot_rec(m, i)
-                                : slot_at(m, i) + m->value_offset;
+  if (m->kind == KIND_STRING) {
+    size_t i = find_text_index(m, p, n, true, "find_str");
+    return i != NPOS ? slot_rec(m, i) : NULL;
+  }
+  if (PMR_UNLIKELY(m->kind != KIND_CSTR)) {
+    report_bad_key(m, "find_str", TEXT_ON_OTHER_KIND);
+    return NULL;
+  }
+  size_t i = find_text_index(m, p, n, false, "find_str");
+  return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
 
 pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
@@ -1192,7 +1204,15 @@ void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
 bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
                            void *value_out) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
-  return erase_index(m, find_text_index(m, p, n, "erase_str"), value_out);
+  if (m->kind == KIND_STRING)
+    return str_erase_index(m, find_text_index(m, p, n, true, "erase_str"),
+                           value_out);
+  if (PMR_UNLIKELY(m->kind != KIND_CSTR)) {
+    report_bad_key(m, "erase_str", TEXT_ON_OTHER_KIND);
+    return false;
+  }
+  return erase_index(m, find_text_index(m, p, n, false, "erase_str"),
+                     value_out);
 }
 
 /* ---- Capacity --------------------------------------------------------- */
@@ -1338,7 +1358,7 @@ static void str_iter_erase(pmr_hashmap_iter *it) {
   if (w & REC_DEAD) return;
   uint64_t h;
   size_t empty;
-  const size_t i = locate_text(m, rec_text(m, r), w, &h, &empty);
+  const size_t i = str_locate(m, rec_text(m, r), w, &h, &empty);
   if (i == NPOS || slot_rec(m, i) != r) return;
   str_erase_at(m, i);
 }
