@@ -9,11 +9,13 @@
 //     7/8 of it; every key of the oracle is found (find, contains, find_key,
 //     find_u64) with its value; erase (and erase_u64) removes exactly it;
 //     iteration visits every key exactly once;
-//   - every counting resource has exactly the blocks the maps on it own (one
-//     table per map with capacity, plus one per string key of 24+ bytes).
+//   - every counting resource has the blocks the maps on it own (one table
+//     per map with capacity; a string map holding keys also a chunk list and
+//     1 or more chunks of records, checked within a bound).
 // Operations that must not move elements (insertion of a present key, find,
 // erase, erase during iteration, clear, failed operations, insertions within
-// a reserve) keep every key and value where it was and make no allocation;
+// a reserve but in a string map, whose records an insertion may compact)
+// keep every key and value where it was and make no allocation;
 // shrink_to_fit gives the smallest capacity; init_copy keeps the capacity and
 // the iteration order. An operation may run with the counting resources told
 // to fail after k allocations: when it reports failure the map must be
