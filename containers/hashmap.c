@@ -1,4 +1,4 @@
-/* pmr_hashmap: see hashmap.h.
+/* pmr_hashmap: see pmr_hashmap.h.
  *
  * Layout of a table of capacity C (a power of two >= MIN_CAPACITY), one block
  * from the resource, aligned to the slot alignment:
@@ -7,13 +7,20 @@
  *     ctrl[C .. C + GROUP)    copies of ctrl[0 .. GROUP), so that a group
  *                             load at any position reads GROUP bytes
  *     (padding to slot_align)
- *     slots[0 .. C)           key, padding, value; slot_size bytes each
+ *     slots[0 .. C)           slot_size bytes each
  *
- * A control byte is EMPTY (0x80), DELETED (0xFE, a tombstone) or, for a full
- * slot, the low 7 bits of the key's hash (H2). The rest of the hash (H1)
- * picks where the probe starts; probing visits groups at triangular offsets
- * (GROUP, 2*GROUP, 3*GROUP, ... apart), which visits every group of a
- * power-of-two table. A probe stops at the first group holding an EMPTY.
+ * The control bytes and the probe: internal/hashmap_table.h.
+ *
+ * A slot of a map of plain, cstr or custom keys holds the key, padding and
+ * the value. A string map's slot holds only a 32-bit reference to the key's
+ * RECORD, and the records live apart, packed one after another in chunks
+ * that the map owns (see "String keys" below): a key costs its own bytes and
+ * a small header, not a whole pmr_string, and the table, 4 bytes a slot, can
+ * keep a low load factor cheaply. Values never move when the table is
+ * rebuilt; keys are never edited, so each is stored once, exactly sized.
+ *
+ * Each public function decides once on the key kind: the string paths
+ * (str_*) and the others do not test it again.
  */
 #include "containers/pmr_hashmap.h"
 
@@ -21,6 +28,7 @@
 #include <string.h>
 
 #include "containers/internal/hash.h"
+#include "containers/internal/hashmap_table.h"
 #include "containers/pmr_string.h"
 
 enum { KIND_BYTES, KIND_U64, KIND_CSTR, KIND_STRING, KIND_CUSTOM };
@@ -32,7 +40,7 @@ _Static_assert(KIND_U64 == PMR_IMPL_HASHMAP_KIND_U64,
 #define MIN_CAPACITY 16
 #define NPOS ((size_t)-1)
 
-/* ---- Groups of control bytes (the scanners are in hashmap.h) ---------- */
+/* ---- Groups of control bytes (internal/hashmap_table.h) --------------- */
 
 #define GROUP PMR_IMPL_HASHMAP_GROUP
 typedef pmr_impl_hashmap_bits bits_t;
@@ -90,17 +98,14 @@ static inline uint64_t hash_u64(const pmr_hashmap *m, uint64_t k) {
   return pmr_impl_hash_u64(k, m->seed0, m->seed1);
 }
 
-/* The hash of a key of any kind but u64 (hash_key below adds that one). */
+/* The hash of a key of any kind but u64 and string (hash_key below adds
+ * u64; string keys are hashed as text). */
 static PMR_NOINLINE uint64_t hash_other(const pmr_hashmap *m, const void *key) {
   switch (m->kind) {
     case KIND_CSTR: {
       const char *s = load_cstr(key);
       return s != NULL ? hash_of(m, s, strlen(s))
                        : pmr_impl_hash_u64(0, m->seed0, m->seed1);
-    }
-    case KIND_STRING: {
-      const pmr_string *s = (const pmr_string *)key;
-      return hash_of(m, pmr_string_c_str(s), pmr_string_length(s));
     }
     case KIND_CUSTOM:
       if (m->hash != NULL) return m->hash(key, m->ctx);
@@ -124,8 +129,6 @@ static bool key_equal(const pmr_hashmap *m, const void *a, const void *b) {
       if (x == NULL || y == NULL) return false;
       return strcmp(x, y) == 0;
     }
-    case KIND_STRING:
-      return pmr_string_equal((const pmr_string *)a, (const pmr_string *)b);
     case KIND_CUSTOM:
       if (m->equal != NULL) return m->equal(a, b, m->ctx);
       return memcmp(a, b, m->key_size) == 0;
@@ -145,15 +148,9 @@ static inline unsigned char *slot_at(const pmr_hashmap *m, size_t i) {
 
 static inline bool is_full(unsigned char c) { return c < 0x80; }
 
-/* The key of a slot of a string-keyed map (slots are aligned for it). */
-static inline pmr_string *as_string(unsigned char *slot) {
-  return (pmr_string *)(void *)slot;
-}
-
 /* Sets control byte i and its copy past the end. */
 static inline void set_ctrl(pmr_hashmap *m, size_t i, unsigned char c) {
-  m->ctrl[i] = c;
-  m->ctrl[((i - GROUP) & m->mask) + GROUP] = c;
+  pmr_impl_hashmap_set_ctrl(m->ctrl, m->mask, i, c);
 }
 
 static inline size_t max_load(size_t capacity) {
@@ -166,18 +163,86 @@ static inline size_t max_load(size_t capacity) {
  * insertion goes if the table has no tombstones. */
 static inline size_t probe_u64(const pmr_hashmap *m, uint64_t k, uint64_t h,
                                size_t *empty) {
-  return pmr_impl_hashmap_probe_u64(m, k, h, empty);
+  return pmr_impl_hashmap_probe_u64(m->ctrl, m->slots, m->slot_size, m->mask, k,
+                                    h, empty);
+}
+
+/* ---- String keys: records ------------------------------------------- *
+ *
+ * A record is the value (value_size bytes, at offset 0, so values keep their
+ * alignment), then at hdr = round_up(value_size, 4) a 32-bit word, the key's
+ * length (REC_DEAD set once erased), then the key's bytes and a NUL; its size
+ * is rounded up to rec_align (8, or the value's alignment when larger).
+ * Records are appended to the last chunk, never moved but by a compaction;
+ * a new chunk holds about a quarter of the live records' bytes, a power of
+ * two from REC_FIRST_CHUNK to REC_BIG_CHUNK (a record larger than that gets
+ * a chunk of its own): few allocations as the map grows, and little room
+ * for dead records in a small map under churn. A slot's reference is the
+ * record's chunk (high bits) and its offset in REC_UNIT units (low
+ * REC_OFF_BITS bits): 32 bits reach 2^15 chunks of 1 MiB.
+ *
+ * Erasing marks a record dead; its bytes are counted in rec_dead and come
+ * back when the records are compacted: when an insertion needs a new chunk
+ * and dead bytes are at least the live ones (so after any insertion the
+ * records take at most twice their live bytes plus two chunks), and by
+ * shrink_to_fit. A map that becomes empty gives its chunks back. */
+
+struct pmr_impl_hashmap_chunk {
+  unsigned char *base;
+  size_t size, used; /* bytes; records fill [0, used) */
+};
+typedef struct pmr_impl_hashmap_chunk chunk_t;
+
+#define REC_UNIT 8
+#define REC_OFF_BITS 17
+#define REC_MAX_CHUNKS ((size_t)1 << (32 - REC_OFF_BITS))
+#define REC_FIRST_CHUNK ((size_t)256)
+#define REC_BIG_CHUNK ((size_t)REC_UNIT << REC_OFF_BITS)
+#define REC_DEAD 0x80000000u
+#define REC_MAX_LEN 0x7fffffffu
+
+static inline uint32_t load_u32(const void *p) {
+  uint32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void store_u32(void *p, uint32_t v) { memcpy(p, &v, sizeof v); }
+
+static inline size_t rec_align(const pmr_hashmap *m) {
+  return m->value_align > REC_UNIT ? m->value_align : REC_UNIT;
+}
+/* Where the length word sits (configure stores it in value_offset: a string
+ * map's value is at offset 0 of its record). */
+static inline size_t rec_hdr(const pmr_hashmap *m) { return m->value_offset; }
+/* The bytes of a record whose key has n bytes. */
+static inline size_t rec_bytes(const pmr_hashmap *m, size_t n) {
+  return pmr_impl_round_up(rec_hdr(m) + 4 + n + 1, rec_align(m));
+}
+static inline unsigned char *rec_at(const pmr_hashmap *m, uint32_t ref) {
+  return m->chunks[ref >> REC_OFF_BITS].base +
+         (size_t)(ref & ((1u << REC_OFF_BITS) - 1)) * REC_UNIT;
+}
+static inline uint32_t rec_word(const pmr_hashmap *m, const unsigned char *r) {
+  return load_u32(r + rec_hdr(m));
+}
+static inline const char *rec_text(const pmr_hashmap *m,
+                                   const unsigned char *r) {
+  return (const char *)r + rec_hdr(m) + 4;
+}
+/* The record of full slot i of a string map. */
+static inline unsigned char *slot_rec(const pmr_hashmap *m, size_t i) {
+  return rec_at(m, load_u32(slot_at(m, i)));
 }
 
 /* The text keys of string and cstr maps, compared with the n bytes at p:
  * the control byte's 7 hash bits have already matched; the length (string)
  * or the first differing byte rejects most of the rest. A C-string key never
  * equals a text with a NUL in it; the NULL key equals no text. */
-static inline bool string_equals_text(const unsigned char *slot, const char *p,
+static inline bool string_equals_text(const pmr_hashmap *m,
+                                      const unsigned char *slot, const char *p,
                                       size_t n) {
-  const pmr_string *s = (const pmr_string *)(const void *)slot;
-  return pmr_string_length(s) == n &&
-         (n == 0 || memcmp(pmr_string_c_str(s), p, n) == 0);
+  const unsigned char *r = rec_at(m, load_u32(slot));
+  return rec_word(m, r) == n && (n == 0 || memcmp(rec_text(m, r), p, n) == 0);
 }
 static inline bool cstr_equals_text(const unsigned char *slot, const char *p,
                                     size_t n) {
@@ -211,6 +276,9 @@ static PROBE_INLINE size_t probe(const pmr_hashmap *m, uint64_t h, int by,
                                  size_t *empty) {
   const size_t mask = m->mask, key_size = m->key_size;
   size_t pos = h1(h) & mask, step = 0;
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(slot_at(m, pos)); /* as pmr_impl_hashmap_probe_u64 */
+#endif
   for (;;) {
     const unsigned char *g = m->ctrl + pos;
     for (bits_t b = pmr_impl_hashmap_match(g, h2(h)); b != 0; b &= b - 1) {
@@ -218,7 +286,7 @@ static PROBE_INLINE size_t probe(const pmr_hashmap *m, uint64_t h, int by,
       const unsigned char *slot = slot_at(m, i);
       if (by == BY_KIND          ? key_equal(m, key, slot)
           : by == BY_BYTES       ? memcmp(slot, key, key_size) == 0
-          : by == BY_STRING_TEXT ? string_equals_text(slot, p, n)
+          : by == BY_STRING_TEXT ? string_equals_text(m, slot, p, n)
                                  : cstr_equals_text(slot, p, n))
         return i;
     }
@@ -244,28 +312,29 @@ static size_t probe_bytes(const pmr_hashmap *m, const void *key, uint64_t h,
   return probe(m, h, BY_BYTES, key, NULL, 0, empty);
 }
 
-/* The slot of the text key (p, n) of a string or cstr map, or NPOS; *hp gets
- * its hash and *empty what probe_u64 gives. */
-static size_t locate_text(const pmr_hashmap *m, const char *p, size_t n,
+/* The slot of the text key (p, n) of a string map, or NPOS; *hp gets its
+ * hash and *empty what probe_u64 gives. */
+static size_t str_locate(const pmr_hashmap *m, const char *p, size_t n,
+                         uint64_t *hp, size_t *empty) {
+  const uint64_t h = hash_of(m, p, n);
+  *hp = h;
+  return probe(m, h, BY_STRING_TEXT, NULL, p, n, empty);
+}
+/* The same in a cstr map. */
+static size_t cstr_locate(const pmr_hashmap *m, const char *p, size_t n,
                           uint64_t *hp, size_t *empty) {
   const uint64_t h = hash_of(m, p, n);
   *hp = h;
-  return m->kind == KIND_STRING ? probe(m, h, BY_STRING_TEXT, NULL, p, n, empty)
-                                : probe(m, h, BY_CSTR_TEXT, NULL, p, n, empty);
+  return probe(m, h, BY_CSTR_TEXT, NULL, p, n, empty);
 }
 
-/* The same for *key in a map of any kind but u64. */
+/* The same for *key in a map of any kind but u64 and string. */
 static PMR_NOINLINE size_t locate_other(const pmr_hashmap *m, const void *key,
                                         uint64_t *hp, size_t *empty) {
   switch (m->kind) {
-    case KIND_STRING: {
-      const pmr_string *s = (const pmr_string *)key;
-      return locate_text(m, pmr_string_c_str(s), pmr_string_length(s), hp,
-                         empty);
-    }
     case KIND_CSTR: {
       const char *s = load_cstr(key);
-      if (s != NULL) return locate_text(m, s, strlen(s), hp, empty);
+      if (s != NULL) return cstr_locate(m, s, strlen(s), hp, empty);
       break; /* the NULL key */
     }
     case KIND_BYTES:
@@ -278,7 +347,7 @@ static PMR_NOINLINE size_t locate_other(const pmr_hashmap *m, const void *key,
   return probe_generic(m, key, *hp, empty);
 }
 
-/* The slot holding *key, or NPOS. */
+/* The slot holding *key, or NPOS; not for string maps. */
 static inline size_t find_index(const pmr_hashmap *m, const void *key) {
   size_t empty;
   if (m->kind == KIND_U64) {
@@ -315,22 +384,19 @@ static PMR_NOINLINE pmr_hashmap_status bad_key(const pmr_hashmap *m,
 #define TEXT_ON_OTHER_KIND "a text key on a map of neither string nor cstr keys"
 #define U64_ON_OTHER_SIZE "an 8-byte key on a map of keys of another size"
 
-/* The slot holding the text (p, n), or NPOS (also on maps of other kinds,
- * and for NULL bytes with a length: caller errors, reported by debug
- * builds). */
+/* The slot holding the text (p, n) in a string map when string, else in a
+ * cstr map, or NPOS; also for NULL bytes with a length (a caller error,
+ * reported by debug builds). */
 static size_t find_text_index(const pmr_hashmap *m, const char *p, size_t n,
-                              const char *op) {
-  if (PMR_UNLIKELY(m->kind != KIND_STRING && m->kind != KIND_CSTR)) {
-    report_bad_key(m, op, TEXT_ON_OTHER_KIND);
-    return NPOS;
-  }
+                              bool string, const char *op) {
   if (PMR_UNLIKELY(p == NULL && n != 0)) {
     report_bad_key(m, op, "NULL text of a length above 0");
     return NPOS;
   }
   uint64_t h;
   size_t empty;
-  return locate_text(m, p, n, &h, &empty);
+  return string ? str_locate(m, p, n, &h, &empty)
+                : cstr_locate(m, p, n, &h, &empty);
 }
 
 /* True when the table holds tombstones: then the first free slot of a probe
@@ -409,6 +475,13 @@ static inline void copy_bytes(void *dst, const void *src, size_t n) {
     memcpy(dst, src, n);
 }
 
+/* A map with no records (string maps; the fields are unused otherwise). */
+static void set_no_records(pmr_hashmap *m) {
+  m->chunks = NULL;
+  m->nchunks = m->chunks_cap = 0;
+  m->rec_live = m->rec_dead = 0;
+}
+
 static void set_empty_table(pmr_hashmap *m) {
   m->ctrl = empty_group;
   m->slots = NULL;
@@ -436,7 +509,8 @@ static inline void move_slots(pmr_hashmap *m, const pmr_hashmap *t, bool u64) {
 
 /* Moves every key into a fresh table of new_capacity (which must hold them)
  * and hands the old block to *old, for the caller to free once it no longer
- * reads from it. False (nothing changed) when the block cannot be had. */
+ * reads from it. False (nothing changed) when the block cannot be had. Not
+ * for string maps (str_index). */
 static bool rebuild(pmr_hashmap *m, size_t new_capacity, old_table *old) {
   size_t bytes = new_capacity != 0 ? table_bytes(m, new_capacity) : 0;
   if (new_capacity != 0 && bytes == 0) return false;
@@ -472,6 +546,198 @@ static size_t capacity_to_grow(const pmr_hashmap *m) {
   return m->capacity <= SIZE_MAX / 4 ? m->capacity * 2 : 0;
 }
 
+/* ---- String keys: chunks, the table, compaction ----------------------- */
+
+/* A set of chunks: the map's own, or one being built by a compaction. */
+typedef struct {
+  chunk_t *chunks;
+  size_t nchunks, cap;
+} arena_t;
+
+static arena_t map_arena(const pmr_hashmap *m) {
+  arena_t a = {m->chunks, m->nchunks, m->chunks_cap};
+  return a;
+}
+static void set_arena(pmr_hashmap *m, arena_t a) {
+  m->chunks = a.chunks;
+  m->nchunks = a.nchunks;
+  m->chunks_cap = a.cap;
+}
+
+/* Gives every chunk of a, and its chunk list, back. */
+static void arena_free(const pmr_hashmap *m, arena_t *a) {
+  for (size_t k = 0; k < a->nchunks; ++k)
+    pmr_deallocate(m->resource, a->chunks[k].base, a->chunks[k].size,
+                   rec_align(m));
+  if (a->chunks != NULL)
+    pmr_deallocate(m->resource, a->chunks, a->cap * sizeof(chunk_t),
+                   _Alignof(chunk_t));
+  a->chunks = NULL;
+  a->nchunks = a->cap = 0;
+}
+
+/* Adds an empty chunk to a that holds at least `bytes`. False, a unchanged,
+ * when memory or references run out. */
+static bool arena_add_chunk(const pmr_hashmap *m, arena_t *a, size_t bytes) {
+  if (a->nchunks == REC_MAX_CHUNKS) return false;
+  size_t size = REC_FIRST_CHUNK;
+  while (size < REC_BIG_CHUNK && size * 4 < m->rec_live) size *= 2;
+  if (size < bytes) size = bytes;
+  unsigned char *base = pmr_allocate(m->resource, size, rec_align(m));
+  if (base == NULL) return false;
+  if (a->nchunks == a->cap) {
+    size_t cap = a->cap != 0 ? a->cap * 2 : 4;
+    chunk_t *list =
+        pmr_allocate(m->resource, cap * sizeof(chunk_t), _Alignof(chunk_t));
+    if (list == NULL) {
+      pmr_deallocate(m->resource, base, size, rec_align(m));
+      return false;
+    }
+    if (a->nchunks != 0) memcpy(list, a->chunks, a->nchunks * sizeof(chunk_t));
+    if (a->chunks != NULL)
+      pmr_deallocate(m->resource, a->chunks, a->cap * sizeof(chunk_t),
+                     _Alignof(chunk_t));
+    a->chunks = list;
+    a->cap = cap;
+  }
+  chunk_t *c = &a->chunks[a->nchunks++];
+  c->base = base;
+  c->size = size;
+  c->used = 0;
+  return true;
+}
+
+/* True when the last chunk of a has room for `bytes`. */
+static bool arena_fits(const arena_t *a, size_t bytes) {
+  return a->nchunks != 0 &&
+         a->chunks[a->nchunks - 1].size - a->chunks[a->nchunks - 1].used >=
+             bytes;
+}
+
+/* The reference of the next record appended to a (it must fit). */
+static uint32_t arena_next_ref(const arena_t *a) {
+  const chunk_t *c = &a->chunks[a->nchunks - 1];
+  return (uint32_t)((a->nchunks - 1) << REC_OFF_BITS | c->used / REC_UNIT);
+}
+
+/* Builds a table of capacity c (> 0) over the live records of a and puts it
+ * in place of m's; the old block goes to *old. False, nothing changed, when
+ * the block cannot be had. */
+static bool str_index(pmr_hashmap *m, const arena_t *a, size_t c,
+                      old_table *old) {
+  const size_t bytes = table_bytes(m, c);
+  unsigned char *block =
+      bytes != 0 ? pmr_allocate(m->resource, bytes, m->slot_align) : NULL;
+  if (block == NULL) return false;
+  *old = current_table(m);
+  m->ctrl = block;
+  m->slots = block + slots_offset(m, c);
+  m->mask = c - 1;
+  m->capacity = c;
+  memset(m->ctrl, CTRL_EMPTY, c + GROUP);
+  for (size_t k = 0; k < a->nchunks; ++k) {
+    const chunk_t *ch = &a->chunks[k];
+    for (size_t off = 0; off < ch->used;) {
+      const unsigned char *r = ch->base + off;
+      const uint32_t w = rec_word(m, r);
+      if (!(w & REC_DEAD)) {
+        const uint64_t h = hash_of(m, rec_text(m, r), w);
+        const size_t j = find_free(m, h);
+        set_ctrl(m, j, h2(h));
+        store_u32(slot_at(m, j),
+                  (uint32_t)(k << REC_OFF_BITS | off / REC_UNIT));
+      }
+      off += rec_bytes(m, w & ~REC_DEAD);
+    }
+  }
+  m->growth_left = max_load(c) - m->size;
+  return true;
+}
+
+/* Copies the live records into fresh chunks, with room for `room` more
+ * bytes at the end (0: none asked), and indexes them in a table of capacity
+ * c (> 0). The old chunks go to *old (the caller frees them once it no
+ * longer reads from them). False, nothing changed, on failure. */
+static bool str_compact(pmr_hashmap *m, size_t c, size_t room, arena_t *old) {
+  arena_t cur = map_arena(m), fresh = {NULL, 0, 0};
+  for (size_t k = 0; k < cur.nchunks; ++k) {
+    const chunk_t *ch = &cur.chunks[k];
+    for (size_t off = 0; off < ch->used;) {
+      const unsigned char *r = ch->base + off;
+      const uint32_t w = rec_word(m, r);
+      const size_t b = rec_bytes(m, w & ~REC_DEAD);
+      if (!(w & REC_DEAD)) {
+        if (!arena_fits(&fresh, b) && !arena_add_chunk(m, &fresh, b)) {
+          arena_free(m, &fresh);
+          return false;
+        }
+        chunk_t *d = &fresh.chunks[fresh.nchunks - 1];
+        memcpy(d->base + d->used, r, b);
+        d->used += b;
+      }
+      off += b;
+    }
+  }
+  old_table old_index;
+  if ((room != 0 && !arena_fits(&fresh, room) &&
+       !arena_add_chunk(m, &fresh, room)) ||
+      !str_index(m, &fresh, c, &old_index)) {
+    arena_free(m, &fresh);
+    return false;
+  }
+  free_table(m, old_index);
+  *old = cur;
+  set_arena(m, fresh);
+  m->rec_dead = 0;
+  return true;
+}
+
+/* Gives every record back (the map holds no key). */
+static void str_release_records(pmr_hashmap *m) {
+  arena_t a = map_arena(m);
+  arena_free(m, &a);
+  set_arena(m, a);
+  m->rec_live = m->rec_dead = 0;
+}
+
+/* Makes room for a new key of hash h whose record takes `bytes`; empty is
+ * what its probe gave. Returns the slot it goes to, or NPOS (nothing
+ * changed). Chunks a compaction replaced go to *old. */
+static size_t str_make_room(pmr_hashmap *m, uint64_t h, size_t empty,
+                            size_t bytes, arena_t *old) {
+  size_t i = has_tombstones(m) ? find_free(m, h) : empty;
+  const bool grow = m->growth_left == 0 && m->ctrl[i] != CTRL_DELETED;
+  arena_t a = map_arena(m);
+  if (arena_fits(&a, bytes) && !grow) return i;
+  if (!arena_fits(&a, bytes) && m->rec_dead != 0 &&
+      m->rec_dead >= m->rec_live) {
+    size_t c = capacity_for(m->size + 1);
+    if (c != 0 && c < m->capacity) c = m->capacity;
+    if (c == 0 || !str_compact(m, c, bytes, old)) return NPOS;
+    return find_free(m, h);
+  }
+  const bool added = !arena_fits(&a, bytes);
+  if (added) {
+    if (!arena_add_chunk(m, &a, bytes)) return NPOS;
+    set_arena(m, a);
+  }
+  if (grow) {
+    const size_t c = capacity_to_grow(m);
+    old_table old_index;
+    if (c == 0 || !str_index(m, &a, c, &old_index)) {
+      if (added) { /* the chunk (and a list made for it) goes back */
+        chunk_t *last = &m->chunks[--m->nchunks];
+        pmr_deallocate(m->resource, last->base, last->size, rec_align(m));
+        if (m->nchunks == 0) str_release_records(m);
+      }
+      return NPOS;
+    }
+    free_table(m, old_index);
+    i = find_free(m, h);
+  }
+  return i;
+}
+
 /* ---- Init and destroy ------------------------------------------------- */
 
 static bool configure(pmr_hashmap *m, int kind, size_t key_size,
@@ -487,6 +753,12 @@ static bool configure(pmr_hashmap *m, int kind, size_t key_size,
   size_t value_offset = pmr_impl_round_up(key_size, value_align);
   size_t slot_size = pmr_impl_round_up(value_offset + value_size, slot_align);
   if (kind == KIND_BYTES && key_size == sizeof(uint64_t)) kind = KIND_U64;
+  if (kind == KIND_STRING) {
+    /* A slot is a record's reference; value_offset is where the record's
+     * length word sits (rec_hdr). */
+    value_offset = pmr_impl_round_up(value_size, 4);
+    slot_size = slot_align = sizeof(uint32_t);
+  }
   m->key_size = key_size;
   m->key_align = key_align;
   m->value_size = value_size;
@@ -501,6 +773,7 @@ static bool configure(pmr_hashmap *m, int kind, size_t key_size,
   m->resource = pmr_resource_or_default(r);
   pmr_impl_hash_keys(pmr_impl_hash_table_seed(), &m->seed0, &m->seed1);
   set_empty_table(m);
+  set_no_records(m);
   return true;
 }
 
@@ -522,7 +795,7 @@ bool pmr_hashmap_init_cstr(pmr_hashmap *m, size_t value_size,
 bool pmr_hashmap_init_string(pmr_hashmap *m, size_t value_size,
                              size_t value_align, pmr_mem_resource *r) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
-  return configure(m, KIND_STRING, sizeof(pmr_string), _Alignof(pmr_string),
+  return configure(m, KIND_STRING, sizeof(uint32_t), _Alignof(uint32_t),
                    value_size, value_align, r);
 }
 
@@ -541,15 +814,9 @@ bool pmr_hashmap_init_custom(pmr_hashmap *m, size_t key_size, size_t key_align,
   return true;
 }
 
-static void destroy_keys(pmr_hashmap *m) {
-  if (m->kind != KIND_STRING || m->size == 0) return;
-  for (size_t i = 0; i < m->capacity; ++i)
-    if (is_full(m->ctrl[i])) pmr_string_destroy(as_string(slot_at(m, i)));
-}
-
 void pmr_hashmap_destroy(pmr_hashmap *m) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", );
-  destroy_keys(m);
+  if (m->kind == KIND_STRING) str_release_records(m);
   free_table(m, current_table(m));
   set_empty_table(m);
 }
@@ -600,9 +867,21 @@ static bool null_key(const pmr_hashmap *m, const void *key, const char *op) {
 #define NULL_KEY(m, key, op, ret) ((void)0)
 #endif
 
+/* The value of the string key (p, n) of a string map, or NULL. */
+static void *str_find(const pmr_hashmap *m, const char *p, size_t n) {
+  uint64_t h;
+  size_t empty;
+  const size_t i = str_locate(m, p, n, &h, &empty);
+  return i != NPOS ? slot_rec(m, i) : NULL;
+}
+
 void *pmr_hashmap_find(const pmr_hashmap *m, const void *key) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   NULL_KEY(m, key, "find", return NULL);
+  if (m->kind == KIND_STRING) {
+    const pmr_string *s = (const pmr_string *)key;
+    return str_find(m, pmr_string_c_str(s), pmr_string_length(s));
+  }
   size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
@@ -636,68 +915,65 @@ bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key) {
 const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   NULL_KEY(m, key, "find_key", return NULL);
+  if (m->kind == KIND_STRING) {
+    const pmr_string *s = (const pmr_string *)key;
+    const size_t n = pmr_string_length(s);
+    const unsigned char *r = str_find(m, pmr_string_c_str(s), n);
+    if (r == NULL) return NULL;
+    /* The view is the map's, written under the one-thread-at-a-time rule. */
+    pmr_string *view = &((pmr_hashmap *)(uintptr_t)m)->key_view;
+    pmr_impl_string_view(view, rec_text(m, r), n, m->resource);
+    return view;
+  }
   size_t i = find_index(m, key);
   return i != NPOS ? slot_at(m, i) : NULL;
 }
 
 /* ---- Insertion -------------------------------------------------------- */
 
-static void store_value(const pmr_hashmap *m, unsigned char *slot,
+/* Stores *value (NULL: zeros) at v, a value of m. */
+static void store_value(const pmr_hashmap *m, unsigned char *v,
                         const void *value) {
   if (m->value_size == 0) return;
   if (value == NULL) {
-    memset(slot + m->value_offset, 0, m->value_size);
+    memset(v, 0, m->value_size);
   } else if (m->value_size == 8) {
-    uint64_t v; /* value may overlap the slot (it may point into the map) */
-    memcpy(&v, value, 8);
-    memcpy(slot + m->value_offset, &v, 8);
+    uint64_t x; /* value may overlap v (it may point into the map) */
+    memcpy(&x, value, 8);
+    memcpy(v, &x, 8);
   } else {
-    memmove(slot + m->value_offset, value, m->value_size);
+    memmove(v, value, m->value_size);
   }
 }
 
-/* Adds a new key of hash h; empty is what its probe gave. The key is the
- * key_size bytes at key, except in a string map: the text (text, n), copied
- * into a new pmr_string. *index gets its slot. */
-static pmr_hashmap_status insert_new(pmr_hashmap *m, uint64_t h, size_t empty,
-                                     const void *key, const char *text,
-                                     size_t n, const void *value,
-                                     size_t *index) {
-  /* Get every resource first, change the map last. */
-  pmr_string key_copy;
-  if (m->kind == KIND_STRING &&
-      !pmr_string_init_bytes(&key_copy, text, n, m->resource))
-    return PMR_HASHMAP_NOMEM;
-  size_t i;
+/* Adds a new key of hash h, the key_size bytes at key, to a map of any kind
+ * but string; empty is what its probe gave. Returns its value, or NULL when
+ * out of memory (nothing changed). */
+static unsigned char *insert_new(pmr_hashmap *m, uint64_t h, size_t empty,
+                                 const void *key, const void *value) {
   old_table old = {NULL, 0};
-  i = has_tombstones(m) ? find_free(m, h) : empty;
+  size_t i = has_tombstones(m) ? find_free(m, h) : empty;
   if (m->growth_left == 0 && m->ctrl[i] != CTRL_DELETED) {
     size_t c = capacity_to_grow(m);
-    if (c == 0 || !rebuild(m, c, &old)) {
-      if (m->kind == KIND_STRING) pmr_string_destroy(&key_copy);
-      return PMR_HASHMAP_NOMEM;
-    }
+    if (c == 0 || !rebuild(m, c, &old)) return NULL;
     i = find_free(m, h);
   }
   if (m->ctrl[i] == CTRL_EMPTY) --m->growth_left;
   set_ctrl(m, i, h2(h));
   unsigned char *slot = slot_at(m, i);
-  if (m->kind == KIND_STRING)
-    memcpy(slot, &key_copy, sizeof key_copy); /* the map owns it now */
-  else
-    copy_bytes(slot, key, m->key_size);
-  store_value(m, slot, value); /* value may point into the old table */
+  copy_bytes(slot, key, m->key_size);
+  store_value(m, slot + m->value_offset, value); /* may read the old table */
   ++m->size;
   free_table(m, old);
-  *index = i;
-  return PMR_HASHMAP_INSERTED;
+  return slot + m->value_offset;
 }
 
-/* Finds *key or adds it (with *value, NULL: zeros); *index gets its slot.
- * With assign, an existing value is overwritten. */
+/* Finds or adds the key (with *value, NULL: zeros) in a map of any kind but
+ * string; *vout gets its value (NULL on failure). With assign, an existing
+ * value is overwritten. */
 static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
                                       const void *value, bool assign,
-                                      size_t *index) {
+                                      void **vout) {
   /* One probe finds the key or, when the table has no tombstones, the slot
    * a new key goes to: the first EMPTY of the group where the probe ends
    * (every earlier group on the sequence is full). */
@@ -711,41 +987,94 @@ static pmr_hashmap_status insert_impl(pmr_hashmap *m, const void *key,
     i = locate_other(m, key, &h, &empty);
   }
   if (i != NPOS) {
-    if (assign) store_value(m, slot_at(m, i), value);
-    *index = i;
+    unsigned char *v = slot_at(m, i) + m->value_offset;
+    if (assign) store_value(m, v, value);
+    *vout = v;
     return PMR_HASHMAP_EXISTED;
   }
-  if (m->kind == KIND_STRING) {
-    const pmr_string *s = (const pmr_string *)key;
-    return insert_new(m, h, empty, NULL, pmr_string_c_str(s),
-                      pmr_string_length(s), value, index);
-  }
-  return insert_new(m, h, empty, key, NULL, 0, value, index);
+  *vout = insert_new(m, h, empty, key, value);
+  return *vout != NULL ? PMR_HASHMAP_INSERTED : PMR_HASHMAP_NOMEM;
 }
 
-/* insert_impl for the text (p, n) of a string or cstr map (a cstr map stores
- * p itself, which must be a C string of length n). */
-static pmr_hashmap_status insert_text_impl(pmr_hashmap *m, const char *p,
-                                           size_t n, const void *value,
-                                           bool assign, size_t *index,
-                                           const char *op) {
-  if (m->kind == KIND_CSTR) {
-    if (p == NULL || p[n] != '\0' || memchr(p, '\0', n) != NULL)
-      return bad_key(m, op, "a text that is not a C string of its length");
-  } else if (m->kind != KIND_STRING) {
-    return bad_key(m, op, TEXT_ON_OTHER_KIND);
-  } else if (p == NULL && n != 0) {
-    return bad_key(m, op, "NULL text of a length above 0");
-  }
+/* insert_impl for the text key (p, n) of a string map: a new key is copied
+ * into a new record. */
+static pmr_hashmap_status str_insert(pmr_hashmap *m, const char *p, size_t n,
+                                     const void *value, bool assign,
+                                     void **vout) {
   uint64_t h;
   size_t empty = NPOS;
-  size_t i = locate_text(m, p, n, &h, &empty);
+  size_t i = str_locate(m, p, n, &h, &empty);
   if (i != NPOS) {
-    if (assign) store_value(m, slot_at(m, i), value);
-    *index = i;
+    unsigned char *v = slot_rec(m, i);
+    if (assign) store_value(m, v, value);
+    *vout = v;
     return PMR_HASHMAP_EXISTED;
   }
-  return insert_new(m, h, empty, &p, p, n, value, index);
+  *vout = NULL;
+  if (n > REC_MAX_LEN || m->size >= (size_t)UINT32_MAX)
+    return PMR_HASHMAP_NOMEM;
+  /* Get every resource first, change the map last. */
+  const size_t bytes = rec_bytes(m, n);
+  arena_t old = {NULL, 0, 0}; /* chunks a compaction replaced */
+  i = str_make_room(m, h, empty, bytes, &old);
+  if (i == NPOS) return PMR_HASHMAP_NOMEM;
+  const arena_t a = map_arena(m);
+  const uint32_t ref = arena_next_ref(&a);
+  chunk_t *c = &m->chunks[m->nchunks - 1];
+  unsigned char *r = c->base + c->used;
+  c->used += bytes;
+  m->rec_live += bytes;
+  store_u32(r + rec_hdr(m), (uint32_t)n);
+  char *text = (char *)r + rec_hdr(m) + 4;
+  if (n != 0) memcpy(text, p, n); /* p may be a key of the old chunks */
+  text[n] = '\0';
+  store_value(m, r, value); /* value may point into the old chunks */
+  if (m->ctrl[i] == CTRL_EMPTY) --m->growth_left;
+  set_ctrl(m, i, h2(h));
+  store_u32(slot_at(m, i), ref);
+  ++m->size;
+  arena_free(m, &old);
+  *vout = r;
+  return PMR_HASHMAP_INSERTED;
+}
+
+/* Insertion of *key, dispatched once on the kind. */
+static pmr_hashmap_status insert_key(pmr_hashmap *m, const void *key,
+                                     const void *value, bool assign,
+                                     void **vout) {
+  if (m->kind == KIND_STRING) {
+    const pmr_string *s = (const pmr_string *)key;
+    return str_insert(m, pmr_string_c_str(s), pmr_string_length(s), value,
+                      assign, vout);
+  }
+  return insert_impl(m, key, value, assign, vout);
+}
+
+/* Insertion of the text (p, n) of a string or cstr map (a cstr map stores p
+ * itself, which must be a C string of length n). */
+static pmr_hashmap_status insert_text(pmr_hashmap *m, const char *p, size_t n,
+                                      const void *value, bool assign,
+                                      void **vout, const char *op) {
+  *vout = NULL;
+  if (m->kind == KIND_STRING) {
+    if (p == NULL && n != 0)
+      return bad_key(m, op, "NULL text of a length above 0");
+    return str_insert(m, p, n, value, assign, vout);
+  }
+  if (m->kind != KIND_CSTR) return bad_key(m, op, TEXT_ON_OTHER_KIND);
+  if (p == NULL || p[n] != '\0' || memchr(p, '\0', n) != NULL)
+    return bad_key(m, op, "a text that is not a C string of its length");
+  uint64_t h;
+  size_t empty = NPOS;
+  size_t i = cstr_locate(m, p, n, &h, &empty);
+  if (i != NPOS) {
+    unsigned char *v = slot_at(m, i) + m->value_offset;
+    if (assign) store_value(m, v, value);
+    *vout = v;
+    return PMR_HASHMAP_EXISTED;
+  }
+  *vout = insert_new(m, h, empty, &p, value);
+  return *vout != NULL ? PMR_HASHMAP_INSERTED : PMR_HASHMAP_NOMEM;
 }
 
 pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
@@ -753,10 +1082,9 @@ pmr_hashmap_status pmr_hashmap_insert(pmr_hashmap *m, const void *key,
   PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   if (value_out != NULL) *value_out = NULL;
   NULL_KEY(m, key, "insert", return BADARG_EINVAL);
-  size_t i = NPOS;
-  pmr_hashmap_status st = insert_impl(m, key, value, false, &i);
-  if (value_out != NULL)
-    *value_out = st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
+  void *v;
+  pmr_hashmap_status st = insert_key(m, key, value, false, &v);
+  if (value_out != NULL) *value_out = v;
   return st;
 }
 
@@ -764,27 +1092,50 @@ pmr_hashmap_status pmr_hashmap_insert_or_assign(pmr_hashmap *m, const void *key,
                                                 const void *value) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
   NULL_KEY(m, key, "insert_or_assign", return BADARG_EINVAL);
-  size_t i;
-  return insert_impl(m, key, value, true, &i);
+  void *v;
+  return insert_key(m, key, value, true, &v);
 }
 
 void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
   if (inserted != NULL) *inserted = false;
   NULL_KEY(m, key, "emplace", return (errno = EINVAL, (void *)NULL));
-  size_t i = NPOS;
-  pmr_hashmap_status st = insert_impl(m, key, NULL, false, &i);
+  void *v;
+  pmr_hashmap_status st = insert_key(m, key, NULL, false, &v);
   if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
-  return st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
+  return v;
 }
 
 /* ---- Erasure ---------------------------------------------------------- */
 
-static inline void erase_at(pmr_hashmap *m, size_t i) {
-  if (m->kind == KIND_STRING) pmr_string_destroy(as_string(slot_at(m, i)));
-  pmr_impl_hashmap_free_slot(m, i);
+/* Erases full slot i of a string map: its record becomes dead; the last key
+ * gives every record back. */
+static void str_erase_at(pmr_hashmap *m, size_t i) {
+  unsigned char *r = slot_rec(m, i);
+  const uint32_t w = rec_word(m, r);
+  const size_t b = rec_bytes(m, w);
+  store_u32(r + rec_hdr(m), w | REC_DEAD);
+  m->rec_live -= b;
+  m->rec_dead += b;
+  --m->size;
+  m->growth_left += pmr_impl_hashmap_free_ctrl(m->ctrl, m->mask, i);
+  if (m->size == 0) str_release_records(m);
 }
 
+static inline void erase_at(pmr_hashmap *m, size_t i) {
+  --m->size;
+  m->growth_left += pmr_impl_hashmap_free_ctrl(m->ctrl, m->mask, i);
+}
+
+/* Erases slot i (NPOS: absent) of a string map / of a map of any other
+ * kind, the value copied to value_out first when it is not NULL. */
+static bool str_erase_index(pmr_hashmap *m, size_t i, void *value_out) {
+  if (i == NPOS) return false;
+  if (value_out != NULL && m->value_size != 0)
+    memcpy(value_out, slot_rec(m, i), m->value_size);
+  str_erase_at(m, i);
+  return true;
+}
 static bool erase_index(pmr_hashmap *m, size_t i, void *value_out) {
   if (i == NPOS) return false;
   if (value_out != NULL && m->value_size != 0)
@@ -796,6 +1147,14 @@ static bool erase_index(pmr_hashmap *m, size_t i, void *value_out) {
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
   NULL_KEY(m, key, "erase", return false);
+  if (m->kind == KIND_STRING) {
+    const pmr_string *s = (const pmr_string *)key;
+    uint64_t h;
+    size_t empty;
+    return str_erase_index(
+        m, str_locate(m, pmr_string_c_str(s), pmr_string_length(s), &h, &empty),
+        value_out);
+  }
   return erase_index(m, find_index(m, key), value_out);
 }
 
@@ -803,7 +1162,15 @@ bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out) {
 
 void *pmr_hashmap_find_str(const pmr_hashmap *m, const char *p, size_t n) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
-  size_t i = find_text_index(m, p, n, "find_str");
+  if (m->kind == KIND_STRING) {
+    size_t i = find_text_index(m, p, n, true, "find_str");
+    return i != NPOS ? slot_rec(m, i) : NULL;
+  }
+  if (PMR_UNLIKELY(m->kind != KIND_CSTR)) {
+    report_bad_key(m, "find_str", TEXT_ON_OTHER_KIND);
+    return NULL;
+  }
+  size_t i = find_text_index(m, p, n, false, "find_str");
   return i != NPOS ? slot_at(m, i) + m->value_offset : NULL;
 }
 
@@ -811,11 +1178,9 @@ pmr_hashmap_status pmr_hashmap_insert_str(pmr_hashmap *m, const char *p,
                                           size_t n, const void *value,
                                           void **value_out) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
-  size_t i = NPOS;
-  pmr_hashmap_status st =
-      insert_text_impl(m, p, n, value, false, &i, "insert_str");
-  if (value_out != NULL)
-    *value_out = st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
+  void *v;
+  pmr_hashmap_status st = insert_text(m, p, n, value, false, &v, "insert_str");
+  if (value_out != NULL) *value_out = v;
   return st;
 }
 
@@ -823,24 +1188,31 @@ pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
                                                     const char *p, size_t n,
                                                     const void *value) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", PMR_HASHMAP_BADARG);
-  size_t i;
-  return insert_text_impl(m, p, n, value, true, &i, "insert_or_assign_str");
+  void *v;
+  return insert_text(m, p, n, value, true, &v, "insert_or_assign_str");
 }
 
 void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
                               bool *inserted) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", NULL);
-  size_t i = NPOS;
-  pmr_hashmap_status st =
-      insert_text_impl(m, p, n, NULL, false, &i, "emplace_str");
+  void *v;
+  pmr_hashmap_status st = insert_text(m, p, n, NULL, false, &v, "emplace_str");
   if (inserted != NULL) *inserted = st == PMR_HASHMAP_INSERTED;
-  return st >= 0 ? slot_at(m, i) + m->value_offset : NULL;
+  return v;
 }
 
 bool pmr_hashmap_erase_str(pmr_hashmap *m, const char *p, size_t n,
                            void *value_out) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", false);
-  return erase_index(m, find_text_index(m, p, n, "erase_str"), value_out);
+  if (m->kind == KIND_STRING)
+    return str_erase_index(m, find_text_index(m, p, n, true, "erase_str"),
+                           value_out);
+  if (PMR_UNLIKELY(m->kind != KIND_CSTR)) {
+    report_bad_key(m, "erase_str", TEXT_ON_OTHER_KIND);
+    return false;
+  }
+  return erase_index(m, find_text_index(m, p, n, false, "erase_str"),
+                     value_out);
 }
 
 /* ---- Capacity --------------------------------------------------------- */
@@ -851,7 +1223,12 @@ bool pmr_hashmap_reserve(pmr_hashmap *m, size_t n) {
   size_t c = capacity_for(n);
   if (c != 0 && c < m->capacity) c = m->capacity; /* only tombstones to drop */
   old_table old;
-  if (c == 0 || !rebuild(m, c, &old)) return false;
+  if (m->kind == KIND_STRING) {
+    const arena_t a = map_arena(m);
+    if (c == 0 || !str_index(m, &a, c, &old)) return false;
+  } else if (c == 0 || !rebuild(m, c, &old)) {
+    return false;
+  }
   free_table(m, old);
   return true;
 }
@@ -861,6 +1238,17 @@ bool pmr_hashmap_shrink_to_fit(pmr_hashmap *m) {
   size_t c = m->size != 0 ? capacity_for(m->size) : 0;
   bool tombstones =
       m->capacity != 0 && m->growth_left != max_load(m->capacity) - m->size;
+  if (m->kind == KIND_STRING) {
+    if (c == m->capacity && !tombstones && m->rec_dead == 0) return true;
+    if (c == 0) {
+      pmr_hashmap_destroy(m);
+      return true;
+    }
+    arena_t old;
+    if (!str_compact(m, c, 0, &old)) return false;
+    arena_free(m, &old);
+    return true;
+  }
   if (c == m->capacity && !tombstones) return true;
   old_table old;
   if (!rebuild(m, c, &old)) return false;
@@ -871,7 +1259,7 @@ bool pmr_hashmap_shrink_to_fit(pmr_hashmap *m) {
 void pmr_hashmap_clear(pmr_hashmap *m) {
   PMR_IMPL_CHECK_NOT_NULL(m, "map", );
   if (m->capacity == 0) return;
-  destroy_keys(m);
+  if (m->kind == KIND_STRING) str_release_records(m);
   memset(m->ctrl, CTRL_EMPTY, m->capacity + GROUP);
   m->size = 0;
   m->growth_left = max_load(m->capacity);
@@ -898,7 +1286,13 @@ pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m) {
   const size_t mask = m->mask;
   for (size_t i = 0; i < m->capacity; ++i) {
     if (!is_full(m->ctrl[i])) continue;
-    const uint64_t h = hash_key(m, slot_at(m, i));
+    uint64_t h;
+    if (m->kind == KIND_STRING) {
+      const unsigned char *r = slot_rec(m, i);
+      h = hash_of(m, rec_text(m, r), rec_word(m, r));
+    } else {
+      h = hash_key(m, slot_at(m, i));
+    }
     size_t pos = h1(h) & mask, step = 0, groups = 1;
     for (;; ++groups) {
       const bits_t b = pmr_impl_hashmap_match(m->ctrl + pos, h2(h));
@@ -921,9 +1315,52 @@ pmr_hashmap_stats pmr_hashmap_probe_stats(const pmr_hashmap *m) {
 /* ---- Iteration -------------------------------------------------------- */
 
 pmr_hashmap_iter pmr_hashmap_iter_begin(pmr_hashmap *m) {
-  PMR_IMPL_CHECK_NOT_NULL(m, "map", (pmr_hashmap_iter){0});
-  pmr_hashmap_iter it = {NULL, NULL, m, 0};
+  pmr_hashmap_iter it;
+  memset(&it, 0, sizeof it);
+  PMR_IMPL_CHECK_NOT_NULL(m, "map", it);
+  it.impl_map = m;
   return it;
+}
+
+/* A string map's walk goes through the records in order: impl_next is the
+ * chunk, impl_off the offset of the next record in it. */
+static bool str_iter_next(pmr_hashmap_iter *it) {
+  const pmr_hashmap *m = it->impl_map;
+  size_t k = it->impl_next, off = it->impl_off;
+  for (; k < m->nchunks; ++k, off = 0) {
+    const chunk_t *ch = &m->chunks[k];
+    while (off < ch->used) {
+      unsigned char *r = ch->base + off;
+      const uint32_t w = rec_word(m, r);
+      off += rec_bytes(m, w & ~REC_DEAD);
+      if (w & REC_DEAD) continue;
+      it->impl_next = k;
+      it->impl_off = off;
+      pmr_impl_string_view(&it->impl_key, rec_text(m, r), w, m->resource);
+      it->key = &it->impl_key;
+      it->value = r;
+      return true;
+    }
+  }
+  it->impl_next = m->nchunks;
+  it->impl_off = 0;
+  it->key = NULL;
+  it->value = NULL;
+  return false;
+}
+
+/* Erases the record the walk stands on (its value is it->value). */
+static void str_iter_erase(pmr_hashmap_iter *it) {
+  pmr_hashmap *m = it->impl_map;
+  const unsigned char *r = it->value;
+  if (r == NULL || it->key != &it->impl_key) return;
+  const uint32_t w = rec_word(m, r);
+  if (w & REC_DEAD) return;
+  uint64_t h;
+  size_t empty;
+  const size_t i = str_locate(m, rec_text(m, r), w, &h, &empty);
+  if (i == NPOS || slot_rec(m, i) != r) return;
+  str_erase_at(m, i);
 }
 
 bool pmr_hashmap_iter_next(pmr_hashmap_iter *it) {
@@ -932,6 +1369,7 @@ bool pmr_hashmap_iter_next(pmr_hashmap_iter *it) {
   if (it->impl_map == NULL) return false; /* from a NULL map, reported */
 #endif
   const pmr_hashmap *m = it->impl_map;
+  if (m->kind == KIND_STRING) return str_iter_next(it);
   size_t i = it->impl_next;
   /* Skip whole groups with no full slot. */
   while (i + GROUP <= m->capacity &&
@@ -956,6 +1394,12 @@ void pmr_hashmap_iter_erase(pmr_hashmap_iter *it) {
   if (it->impl_map == NULL) return; /* from a NULL map, reported */
 #endif
   pmr_hashmap *m = it->impl_map;
+  if (m->kind == KIND_STRING) {
+    str_iter_erase(it);
+    it->key = NULL;
+    it->value = NULL;
+    return;
+  }
   if (it->impl_next == 0 || it->impl_next > m->capacity) return;
   size_t i = it->impl_next - 1;
   if (!is_full(m->ctrl[i]) || it->key != slot_at(m, i)) return;
@@ -973,6 +1417,46 @@ static bool same_config(const pmr_hashmap *a, const pmr_hashmap *b) {
          a->equal == b->equal && a->ctx == b->ctx;
 }
 
+/* Copies src's table and records (chunk by chunk: the references stay
+ * valid) into dst, a string map over its own resource with neither. */
+static bool str_copy(pmr_hashmap *dst, const pmr_hashmap *src) {
+  arena_t a = {NULL, 0, 0};
+  if (src->nchunks != 0) {
+    a.chunks = pmr_allocate(dst->resource, src->nchunks * sizeof(chunk_t),
+                            _Alignof(chunk_t));
+    if (a.chunks == NULL) return false;
+    a.cap = src->nchunks;
+  }
+  for (size_t k = 0; k < src->nchunks; ++k) {
+    const chunk_t *s = &src->chunks[k];
+    const size_t size = s->used != 0 ? s->used : rec_align(src);
+    unsigned char *base = pmr_allocate(dst->resource, size, rec_align(src));
+    if (base == NULL) {
+      arena_free(dst, &a);
+      return false;
+    }
+    memcpy(base, s->base, s->used);
+    a.chunks[a.nchunks++] = (chunk_t){base, size, s->used};
+  }
+  const size_t bytes = table_bytes(src, src->capacity);
+  unsigned char *block = pmr_allocate(dst->resource, bytes, src->slot_align);
+  if (block == NULL) {
+    arena_free(dst, &a);
+    return false;
+  }
+  memcpy(block, src->ctrl, bytes);
+  dst->ctrl = block;
+  dst->slots = block + slots_offset(src, src->capacity);
+  dst->mask = src->mask;
+  dst->capacity = src->capacity;
+  dst->size = src->size;
+  dst->growth_left = src->growth_left;
+  set_arena(dst, a);
+  dst->rec_live = src->rec_live;
+  dst->rec_dead = src->rec_dead;
+  return true;
+}
+
 bool pmr_hashmap_init_copy(pmr_hashmap *dst, const pmr_hashmap *src,
                            pmr_mem_resource *r) {
   PMR_IMPL_CHECK_NOT_NULL(dst, "map", false);
@@ -980,7 +1464,9 @@ bool pmr_hashmap_init_copy(pmr_hashmap *dst, const pmr_hashmap *src,
   *dst = *src;
   dst->resource = pmr_resource_or_default(r);
   set_empty_table(dst);
+  set_no_records(dst);
   if (src->capacity == 0) return true;
+  if (src->kind == KIND_STRING) return str_copy(dst, src);
   const size_t bytes = table_bytes(src, src->capacity);
   unsigned char *block = pmr_allocate(dst->resource, bytes, src->slot_align);
   if (block == NULL) return false;
@@ -992,15 +1478,6 @@ bool pmr_hashmap_init_copy(pmr_hashmap *dst, const pmr_hashmap *src,
     unsigned char *d = slots + i * src->slot_size;
     const unsigned char *s = slot_at(src, i);
     memcpy(d, s, src->slot_size);
-    if (src->kind == KIND_STRING &&
-        !pmr_string_init_copy(as_string(d), (const pmr_string *)(const void *)s,
-                              dst->resource)) {
-      for (size_t j = 0; j < i; ++j)
-        if (is_full(src->ctrl[j]))
-          pmr_string_destroy(as_string(slots + j * src->slot_size));
-      pmr_deallocate(dst->resource, block, bytes, src->slot_align);
-      return false;
-    }
   }
   dst->ctrl = block;
   dst->slots = slots;
@@ -1016,6 +1493,7 @@ void pmr_hashmap_init_move(pmr_hashmap *dst, pmr_hashmap *src) {
   PMR_IMPL_CHECK_NOT_NULL(src, "map", );
   *dst = *src;
   set_empty_table(src);
+  set_no_records(src);
 }
 
 bool pmr_hashmap_copy_assign(pmr_hashmap *dst, const pmr_hashmap *src) {
@@ -1041,6 +1519,7 @@ bool pmr_hashmap_move_assign(pmr_hashmap *dst, pmr_hashmap *src) {
     *dst = *src;
     dst->resource = r;
     set_empty_table(src);
+    set_no_records(src);
     return true;
   }
   if (!pmr_hashmap_copy_assign(dst, src)) return false;

@@ -10,9 +10,17 @@
  *            the pointer, NOT copied: the text must stay alive and unchanged
  *            while in the map); hashed and compared by its text. NULL is a
  *            valid key, equal only to NULL.
- *   - string (pmr_hashmap_init_string): a key is a pmr_string; the map stores
- *            its own deep copy, made with the map's resource (so inserting a
- *            long key allocates), and destroys it on erase/clear/destroy.
+ *   - string (pmr_hashmap_init_string): a key is a pmr_string (or a text
+ *            (p, n), the _str functions); the map stores its own copy of the
+ *            bytes, exactly sized, with the value, in records packed into
+ *            chunks it allocates from its resource (an insertion allocates
+ *            only when the last chunk is full). Iteration and find_key show a
+ *            stored key as a const pmr_string that only views the map's bytes
+ *            (read it with pmr_string_c_str, _length, _resource...; never
+ *            edit or destroy it): the iterator's lives in the iterator (valid
+ *            until its next step), find_key's in the map (valid until the
+ *            next find_key or change of the map). A key of 2^31 bytes or
+ *            more, or a 2^32nd key, fails as too large (NOMEM).
  *   - custom (pmr_hashmap_init_custom): plain bytes with the caller's hash
  *            and/or equality functions (NULL = the built-in one).
  * Every function that takes a key takes a POINTER to it: `&k` for an
@@ -32,7 +40,12 @@
  * or portable 64-bit word tricks elsewhere; same layout); triangular probing
  * over groups; at most 7/8 of the slots used. Erase leaves a tombstone only
  * when a probe may have passed the slot (otherwise the slot becomes empty);
- * tombstones are dropped when the table is rebuilt.
+ * tombstones are dropped when the table is rebuilt. A slot holds the key and
+ * the value, except in a string map, where it holds a 4-byte reference to
+ * the key's record. The records an erasure leaves dead are reclaimed by a
+ * compaction: when an insertion needs a new chunk and dead bytes are at
+ * least the live ones, and by shrink_to_fit; clear, and erasing the last
+ * key, give every chunk back.
  *
  * Keys from an adversary (hash flooding). The built-in hashes are keyed:
  * every map gets its own seed at init, derived from a per-process secret
@@ -61,7 +74,10 @@
  * Pointers to keys and values (from find, emplace, iteration) stay valid
  * until the element is erased or the table is rebuilt: by an insertion of a
  * NEW key that needs room, reserve, shrink_to_fit, the assignments, swap,
- * move or destroy. Erasing never moves other elements.
+ * move or destroy. Erasing never moves other elements. In a string map the
+ * values and key bytes move only when the records are compacted (by an
+ * insertion of a NEW key, even after reserve, or by shrink_to_fit), not when
+ * the table alone is rebuilt; the key views follow the rules above.
  *
  * Iteration (order unspecified, fixed by the seed and the operations;
  * erasing the current element is allowed and the walk goes on):
@@ -80,12 +96,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__SSE2__) && !defined(PMR_HASHMAP_PORTABLE)
-#include <emmintrin.h>
-#endif
 
 #include "../mem_resource/pmr_mem_resource.h"
 #include "internal/hash.h"
+#include "internal/hashmap_table.h"
+#include "pmr_string.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,10 +111,6 @@ extern "C" {
 typedef uint64_t (*pmr_hashmap_hash_fn)(const void *key, void *ctx);
 /* A user equality of the keys at a and b. */
 typedef bool (*pmr_hashmap_equal_fn)(const void *a, const void *b, void *ctx);
-
-/* A string map's key (containers/pmr_string.h): the typed iterator of
- * PMR_HASHMAP_TYPED_STR points to it. */
-struct pmr_string;
 
 /* The fields are private: use the functions. */
 typedef struct pmr_hashmap {
@@ -117,6 +128,11 @@ typedef struct pmr_hashmap {
   void *ctx;
   pmr_mem_resource *resource;
   uint64_t seed0, seed1; /* the keys of the hash (see pmr_hashmap_set_seed) */
+  /* String maps: the records holding keys and values (hashmap.c). */
+  struct pmr_impl_hashmap_chunk *chunks;
+  size_t nchunks, chunks_cap;
+  size_t rec_live, rec_dead; /* bytes of live and of erased records */
+  pmr_string key_view;       /* what find_key points to (string maps) */
 } pmr_hashmap;
 
 /* Results of the insertions. Negative means failure, map unchanged. */
@@ -180,7 +196,8 @@ bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key);
  * of another kind it is pmr_hashmap_find(m, &key) when the key size is 8,
  * else NULL (a caller error: debug builds report it). */
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t key);
-/* The map's own copy of the key equal to *key, or NULL when absent. */
+/* The map's own copy of the key equal to *key, or NULL when absent (a
+ * string map's: a view, see above). */
 const void *pmr_hashmap_find_key(const pmr_hashmap *m, const void *key);
 
 /* Adds *key with *value (value may be NULL: zero-filled) when the key is
@@ -243,7 +260,8 @@ pmr_hashmap_status pmr_hashmap_insert_or_assign_str(pmr_hashmap *m,
 void *pmr_hashmap_emplace_str(pmr_hashmap *m, const char *p, size_t n,
                               bool *inserted);
 
-/* Makes room for n keys in total without another rebuild. False on failure,
+/* Makes room for n keys in total without another rebuild of the table (a
+ * string map's records still take chunks as keys come). False on failure,
  * map unchanged. */
 bool pmr_hashmap_reserve(pmr_hashmap *m, size_t n);
 
@@ -256,10 +274,14 @@ void pmr_hashmap_clear(pmr_hashmap *m);
 
 /* ---- Iteration. */
 typedef struct pmr_hashmap_iter {
-  const void *key; /* the current element, after a true iter_next */
+  /* The current element, after a true iter_next (a string map's key is a
+   * view held in the iterator itself). */
+  const void *key;
   void *value;
   pmr_hashmap *impl_map; /* private */
   size_t impl_next;      /* private */
+  size_t impl_off;       /* private */
+  pmr_string impl_key;   /* private: the key of a string map */
 } pmr_hashmap_iter;
 
 /* An iterator before the first element. */
@@ -454,139 +476,18 @@ uint64_t pmr_hash_u64_with_seed(uint64_t x, uint64_t seed);
     return pmr_hashmap_erase_str(&m->impl, p, n, value_out);                   \
   }
 
-/* ==== Private: the inline lookup, and what it needs. Not for direct use. ==
- * The control-byte layout does not depend on the scanner: groups are always
- * 16 bytes, scanned with SSE2 when the compiler targets it, else as two
- * 64-bit words. */
+/* ==== Private: the inline paths of 8-byte keys. Not for direct use. The
+ * table's control bytes and probe are in internal/hashmap_table.h. */
 
 #define PMR_IMPL_HASHMAP_KIND_U64 1 /* plain 8-byte keys */
-#define PMR_IMPL_HASHMAP_GROUP 16
-#define PMR_IMPL_HASHMAP_EMPTY 0x80
-#define PMR_IMPL_HASHMAP_DELETED 0xFE
-
-/* Bit i set: byte i of the group matches. */
-typedef uint32_t pmr_impl_hashmap_bits;
-
-#if defined(__SSE2__) && !defined(PMR_HASHMAP_PORTABLE)
-static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(
-    const unsigned char *g, unsigned char c) {
-  __m128i v = _mm_loadu_si128((const __m128i *)(const void *)g);
-  return (pmr_impl_hashmap_bits)_mm_movemask_epi8(
-      _mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
-}
-/* Bytes with the high bit set: EMPTY or DELETED. */
-static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
-    const unsigned char *g) {
-  return (pmr_impl_hashmap_bits)_mm_movemask_epi8(
-      _mm_loadu_si128((const __m128i *)(const void *)g));
-}
-#else
-/* Gathers the high bit of each byte of x (bytes 0..7) into bits 0..7. */
-static inline pmr_impl_hashmap_bits pmr_impl_hashmap_gather(uint64_t x) {
-  return (pmr_impl_hashmap_bits)((((x >> 7) & 0x0101010101010101ull) *
-                                  0x0102040810204080ull) >>
-                                 56);
-}
-/* Exact per-byte equality: no false matches. */
-static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match8(uint64_t w,
-                                                            unsigned char c) {
-  uint64_t x = w ^ (0x0101010101010101ull * c); /* zero bytes match */
-  uint64_t nz = ((x & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | x;
-  return pmr_impl_hashmap_gather(~nz & 0x8080808080808080ull);
-}
-static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match(
-    const unsigned char *g, unsigned char c) {
-  return pmr_impl_hashmap_match8(pmr_impl_hash_read64(g), c) |
-         pmr_impl_hashmap_match8(pmr_impl_hash_read64(g + 8), c) << 8;
-}
-static inline pmr_impl_hashmap_bits pmr_impl_hashmap_match_free(
-    const unsigned char *g) {
-  return pmr_impl_hashmap_gather(pmr_impl_hash_read64(g) &
-                                 0x8080808080808080ull) |
-         pmr_impl_hashmap_gather(pmr_impl_hash_read64(g + 8) &
-                                 0x8080808080808080ull)
-             << 8;
-}
-#endif
-
-static inline unsigned pmr_impl_hashmap_lowest(pmr_impl_hashmap_bits b) {
-#if defined(__GNUC__) || defined(__clang__)
-  return (unsigned)__builtin_ctz(b);
-#else
-  unsigned n = 0;
-  while (!(b & 1u)) b >>= 1, ++n;
-  return n;
-#endif
-}
-
-/* Positions of the group after its highest set bit (b != 0). */
-static inline unsigned pmr_impl_hashmap_leading(pmr_impl_hashmap_bits b) {
-#if defined(__GNUC__) || defined(__clang__)
-  return (unsigned)__builtin_clz(b) - (32 - PMR_IMPL_HASHMAP_GROUP);
-#else
-  unsigned n = 0;
-  for (pmr_impl_hashmap_bits top = 1u << (PMR_IMPL_HASHMAP_GROUP - 1);
-       !(b & top); top >>= 1)
-    ++n;
-  return n;
-#endif
-}
-
-/* The slot of key k (hash h) in a map of kind u64, or (size_t)-1; then
- * *empty gets the first EMPTY slot of the group that ended the probe (where
- * an insertion goes when the table has no tombstones). */
-static inline size_t pmr_impl_hashmap_probe_u64(const pmr_hashmap *m,
-                                                uint64_t k, uint64_t h,
-                                                size_t *empty) {
-  const unsigned char h2 = (unsigned char)(h & 0x7f);
-  const size_t mask = m->mask;
-  size_t pos = (size_t)(h >> 7) & mask, step = 0;
-  for (;;) {
-    const unsigned char *g = m->ctrl + pos;
-    for (pmr_impl_hashmap_bits b = pmr_impl_hashmap_match(g, h2); b != 0;
-         b &= b - 1) {
-      size_t i = (pos + pmr_impl_hashmap_lowest(b)) & mask;
-      uint64_t s;
-      memcpy(&s, m->slots + i * m->slot_size, sizeof s);
-      if (PMR_LIKELY(s == k)) return i;
-    }
-    pmr_impl_hashmap_bits e = pmr_impl_hashmap_match(g, PMR_IMPL_HASHMAP_EMPTY);
-    if (PMR_LIKELY(e != 0)) {
-      *empty = (pos + pmr_impl_hashmap_lowest(e)) & mask;
-      return (size_t)-1;
-    }
-    step += PMR_IMPL_HASHMAP_GROUP;
-    pos = (pos + step) & mask;
-  }
-}
 
 /* The slot of key k in a map of kind u64, or (size_t)-1. */
 static inline size_t pmr_impl_hashmap_index_u64(const pmr_hashmap *m,
                                                 uint64_t k) {
   size_t empty;
-  return pmr_impl_hashmap_probe_u64(
-      m, k, pmr_impl_hash_u64(k, m->seed0, m->seed1), &empty);
-}
-
-/* Frees full slot i (its key needs no destruction). When every group-wide
- * window holding i also holds an EMPTY, no probe ever went past i, so it may
- * become EMPTY; otherwise it becomes a tombstone. */
-static inline void pmr_impl_hashmap_free_slot(pmr_hashmap *m, size_t i) {
-  const size_t before_pos = (i - PMR_IMPL_HASHMAP_GROUP) & m->mask;
-  pmr_impl_hashmap_bits before =
-      pmr_impl_hashmap_match(m->ctrl + before_pos, PMR_IMPL_HASHMAP_EMPTY);
-  pmr_impl_hashmap_bits after =
-      pmr_impl_hashmap_match(m->ctrl + i, PMR_IMPL_HASHMAP_EMPTY);
-  bool never_full =
-      before != 0 && after != 0 &&
-      pmr_impl_hashmap_lowest(after) + pmr_impl_hashmap_leading(before) <
-          PMR_IMPL_HASHMAP_GROUP;
-  unsigned char c =
-      never_full ? PMR_IMPL_HASHMAP_EMPTY : PMR_IMPL_HASHMAP_DELETED;
-  m->ctrl[i] = c;
-  m->ctrl[before_pos + PMR_IMPL_HASHMAP_GROUP] = c; /* its copy past the end */
-  --m->size;
-  m->growth_left += never_full;
+  return pmr_impl_hashmap_probe_u64(m->ctrl, m->slots, m->slot_size, m->mask, k,
+                                    pmr_impl_hash_u64(k, m->seed0, m->seed1),
+                                    &empty);
 }
 
 /* find_u64 and erase_u64 on a map of another kind (out of line, and taking
@@ -611,14 +512,12 @@ static inline pmr_hashmap_status pmr_hashmap_insert_u64(pmr_hashmap *m,
     return pmr_impl_hashmap_insert_u64_other(m, k, value, value_out);
   const uint64_t h = pmr_impl_hash_u64(k, m->seed0, m->seed1);
   size_t empty = 0; /* set by the probe when the key is absent */
-  size_t i = pmr_impl_hashmap_probe_u64(m, k, h, &empty);
+  size_t i = pmr_impl_hashmap_probe_u64(m->ctrl, m->slots, m->slot_size,
+                                        m->mask, k, h, &empty);
   pmr_hashmap_status st = PMR_HASHMAP_EXISTED;
   if (PMR_LIKELY(i == (size_t)-1)) {
     i = empty;
-    const unsigned char h2 = (unsigned char)(h & 0x7f);
-    m->ctrl[i] = h2;
-    m->ctrl[((i - PMR_IMPL_HASHMAP_GROUP) & m->mask) + PMR_IMPL_HASHMAP_GROUP] =
-        h2; /* its copy past the end */
+    pmr_impl_hashmap_set_ctrl(m->ctrl, m->mask, i, (unsigned char)(h & 0x7f));
     unsigned char *slot = m->slots + i * m->slot_size;
     memcpy(slot, &k, sizeof k);
     unsigned char *v = slot + m->value_offset;
@@ -651,7 +550,8 @@ static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t k) {
     return pmr_impl_hashmap_erase_u64_other(m, k);
   size_t i = pmr_impl_hashmap_index_u64(m, k);
   if (i == (size_t)-1) return false;
-  pmr_impl_hashmap_free_slot(m, i);
+  --m->size;
+  m->growth_left += pmr_impl_hashmap_free_ctrl(m->ctrl, m->mask, i);
   return true;
 }
 

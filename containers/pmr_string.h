@@ -25,6 +25,11 @@
  * capacity, shrink_to_fit, an assignment, swap, move or destroy. Any edit
  * changes the bytes they show.
  *
+ * Relocation: a pmr_string holds no pointer into itself, so its bytes may be
+ * moved to another address with memcpy (a C array or container growing,
+ * realloc); the copy is then the string, and the old bytes must not be used
+ * as a string again (not destroyed: that would free the block twice).
+ *
  * Thread safety: none; a string is used by one thread at a time.
  *
  * NULL (the library's rule, pmr_mem_resource.h): NULL bytes with a length
@@ -44,6 +49,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../mem_resource/pmr_mem_resource.h"
 
@@ -241,7 +247,24 @@ void pmr_string_swap(pmr_string *a, pmr_string *b);
  * each map with its own seed instead. Thread-safe. */
 uint64_t pmr_string_hash(const pmr_string *s);
 
-/* ---- Private: the inline push_back. Not for direct use. */
+/* ---- Private: not for direct use. */
+
+/* Makes s a read-only view of the n bytes at p (p[n] == '\0'), in the long
+ * form, as if allocated from r: what pmr_hashmap shows of a string key it
+ * stores as plain bytes. Only the functions that read may be given it; it
+ * owns nothing (never edit, move or destroy it). */
+static inline void pmr_impl_string_view(pmr_string *s, const char *p, size_t n,
+                                        pmr_mem_resource *r) {
+  memcpy(&s->u.l.ptr, &p, sizeof p); /* read-only: the const is the caller's */
+  s->u.l.len = n;
+  s->u.l.cap_lo = (uint32_t)n;
+  s->u.l.cap_hi = (uint16_t)((uint64_t)n >> 32);
+  s->u.l.unused[0] = 0;
+  s->u.l.unused[1] = 0xFF; /* the long form's tag */
+  s->resource = r;
+}
+
+/* The inline push_back. */
 
 /* The growth path of pmr_string_push_back (out of line, so that the inline
  * part stays a few instructions). */

@@ -57,9 +57,9 @@ extern "C" {
  * MAJOR one may break it; while MAJOR is 0, a MINOR one may). CMakeLists.txt
  * reads it from here; CHANGELOG.md says what each version changed. */
 #define PMR_VERSION_MAJOR 0
-#define PMR_VERSION_MINOR 2
+#define PMR_VERSION_MINOR 3
 #define PMR_VERSION_PATCH 0
-#define PMR_VERSION_STRING "0.2.0"
+#define PMR_VERSION_STRING "0.3.0"
 /* One comparable number: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define PMR_VERSION \
   (PMR_VERSION_MAJOR * 10000 + PMR_VERSION_MINOR * 100 + PMR_VERSION_PATCH)

@@ -9,11 +9,13 @@
 //     7/8 of it; every key of the oracle is found (find, contains, find_key,
 //     find_u64) with its value; erase (and erase_u64) removes exactly it;
 //     iteration visits every key exactly once;
-//   - every counting resource has exactly the blocks the maps on it own (one
-//     table per map with capacity, plus one per string key of 24+ bytes).
+//   - every counting resource has the blocks the maps on it own (one table
+//     per map with capacity; a string map holding keys also a chunk list and
+//     1 or more chunks of records, checked within a bound).
 // Operations that must not move elements (insertion of a present key, find,
 // erase, erase during iteration, clear, failed operations, insertions within
-// a reserve) keep every key and value where it was and make no allocation;
+// a reserve but in a string map, whose records an insertion may compact)
+// keep every key and value where it was and make no allocation;
 // shrink_to_fit gives the smallest capacity; init_copy keeps the capacity and
 // the iteration order. An operation may run with the counting resources told
 // to fail after k allocations: when it reports failure the map must be
@@ -384,8 +386,14 @@ class Fuzz {
     Places p;
     pmr_hashmap_iter it =
         pmr_hashmap_iter_begin(const_cast<pmr_hashmap*>(&s.m));
-    while (pmr_hashmap_iter_next(&it))
-      p[Canon(s.kind, it.key)] = {it.key, it.value};
+    while (pmr_hashmap_iter_next(&it)) {
+      // A string map's key is a view in the iterator: where its text is.
+      const void* k =
+          s.kind == kString
+              ? pmr_string_c_str(static_cast<const pmr_string*>(it.key))
+              : it.key;
+      p[Canon(s.kind, it.key)] = {k, it.value};
+    }
     return p;
   }
 
@@ -457,20 +465,25 @@ class Fuzz {
   }
 
   void VerifyAll() {
-    size_t blocks[2] = {0, 0};
+    // A map holds its table; a string map that holds keys also its chunk
+    // list and 1 or more chunks of records (how many depends on the sizes of
+    // the keys inserted and erased since the last compaction: the fuzzer
+    // does not model it, so only a bound is checked).
+    size_t blocks[2] = {0, 0}, extra[2] = {0, 0};
     for (int i = 0; i < kSlots; ++i) {
       const Slot& s = slots_[i];
       if (touched_[i]) Verify(s);  // the others did not change
       if (s.res == kMono) continue;
       if (pmr_hashmap_capacity(&s.m) != 0) ++blocks[s.res];
-      if (s.kind == kString)
-        for (const auto& kv : s.o)
-          if (kv.first.size() > PMR_STRING_INLINE_CAPACITY) ++blocks[s.res];
+      if (s.kind == kString && !s.o.empty()) {
+        blocks[s.res] += 2;
+        extra[s.res] += 64;
+      }
     }
-    PMR_FUZZ_CHECK(res_.a.outstanding_blocks() == blocks[0],
-                   res_.a.outstanding_blocks());
-    PMR_FUZZ_CHECK(res_.b.outstanding_blocks() == blocks[1],
-                   res_.b.outstanding_blocks());
+    for (int r = 0; r < 2; ++r) {
+      const size_t got = (r == 0 ? res_.a : res_.b).outstanding_blocks();
+      PMR_FUZZ_CHECK(got >= blocks[r] && got <= blocks[r] + extra[r], got);
+    }
     PMR_FUZZ_CHECK(tmp_.outstanding_blocks() == 0, tmp_.outstanding_blocks());
     CHECK(res_.a.mismatches() == 0 && res_.b.mismatches() == 0 &&
           res_.up.mismatches() == 0 && tmp_.mismatches() == 0);
@@ -556,7 +569,9 @@ class Fuzz {
         CHECK(cap == 0 ? now == 16 : (now == cap || now == 2 * cap));
         if (size < s.reserved) {
           CHECK(now == cap);
-          Stayed(s, before);
+          // A string map may still compact its records (needing a chunk,
+          // with as many erased bytes as live ones): they move then.
+          if (s.kind != kString) Stayed(s, before);
         }
       } else {
         CHECK(pmr_hashmap_capacity(m) == cap);

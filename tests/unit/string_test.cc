@@ -90,6 +90,29 @@ TEST(String, InlineCapacityIs23CharsIn32Bytes) {
 // push_back is inline while there is room (inline and long forms) and goes
 // out of line to grow: every step agrees with std::string, terminator and
 // capacity included, NULs too; a growth that fails changes nothing.
+// The relocation contract: a string's bytes moved with memcpy are the
+// string (short and long forms), and the copy alone is destroyed.
+TEST(String, MovesWithMemcpy) {
+  CountingResource up;
+  for (size_t n : {size_t{5}, size_t{100}}) {
+    alignas(pmr_string) unsigned char a[sizeof(pmr_string)];
+    alignas(pmr_string) unsigned char b[sizeof(pmr_string)];
+    pmr_string* s = reinterpret_cast<pmr_string*>(a);
+    ASSERT_TRUE(
+        pmr_string_init_bytes(s, std::string(n, 'x').data(), n, up.get()));
+    std::memcpy(b, a, sizeof a);
+    std::memset(a, 0xA5, sizeof a);  // the old bytes are gone
+    pmr_string* t = reinterpret_cast<pmr_string*>(b);
+    EXPECT_EQ(std::string(pmr_string_c_str(t), pmr_string_length(t)),
+              std::string(n, 'x'));
+    ASSERT_TRUE(pmr_string_append_cstr(t, "yz"));
+    EXPECT_EQ(pmr_string_length(t), n + 2);
+    EXPECT_EQ(pmr_string_resource(t), up.get());
+    pmr_string_destroy(t);
+    EXPECT_EQ(up.outstanding_blocks(), 0u);
+  }
+}
+
 TEST(String, PushBackOneCharAtATime) {
   CountingResource up;
   pmr_string s;
