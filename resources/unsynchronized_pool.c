@@ -50,9 +50,8 @@ static const state *cstate_of(const pmr_unsynchronized_pool *p) {
 PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
                                                size_t bytes, size_t alignment) {
   state *s = state_of(self);
-  void *p;
+  void *p = NULL;
   size_t key = pmr_impl_heap_key(bytes, alignment);
-  p = NULL;
   if (key < s->small_limit) /* first the class's next page */
     p = pmr_impl_heap_alloc_local(&s->heap,
                                   pmr_impl_heap_small(&s->heap, s->small, key));

@@ -101,8 +101,8 @@ static void *allocate_slow(pmr_impl_hres *s, size_t bytes, size_t alignment) {
 /* errno is kept on success. */
 PMR_NOINLINE static void *hres_allocate_slow(pmr_mem_resource *self,
                                              size_t bytes, size_t alignment) {
-  pmr_impl_hres *s = state_of(self);
   int saved = errno;
+  pmr_impl_hres *s = state_of(self);
   void *p = allocate_slow(s, bytes, alignment);
   if (p != NULL) errno = saved;
 #ifdef PMR_DEBUG
@@ -158,17 +158,14 @@ static bool source_waits(const pmr_impl_hres *s) {
  * path. */
 PMR_NOINLINE static void *hres_allocate_next(pmr_mem_resource *self,
                                              size_t bytes, size_t alignment) {
-  const pmr_impl_hres *s = state_of(self);
+  pmr_impl_hres *s = state_of(self);
   size_t key = pmr_impl_heap_key(bytes, alignment);
   pmr_impl_page_heap *h = (pmr_impl_page_heap *)pmr_impl_slots_mine(&s->slots);
   void *b =
       pmr_impl_heap_alloc_local(h, pmr_impl_heap_small(h, s->small_off, key));
-  if (PMR_LIKELY(b != NULL && !source_waits(s))) return b;
-  if (b != NULL) {
-    pmr_impl_source_shrink(&state_of(self)->heaps.src);
-    return b;
-  }
-  return hres_allocate_slow(self, bytes, alignment);
+  if (b == NULL) return hres_allocate_slow(self, bytes, alignment);
+  if (PMR_UNLIKELY(source_waits(s))) pmr_impl_source_shrink(&s->heaps.src);
+  return b;
 }
 #endif
 
