@@ -159,6 +159,54 @@ TEST(MallocAdapterTest, SuccessLeavesErrnoAlone) {
 
 // Over every resource of the library, under a debug resource (which checks
 // every size and alignment given back) and a statistics counter.
+// Random traffic through adapter a: `steps` steps of malloc (calloc when
+// use_calloc), free or realloc of up to max_bytes, each block filled with a
+// byte of its size and checked before it is freed or moved, and its
+// reported size at least what was asked. Returns the blocks still live.
+std::vector<unsigned char*> RandomTraffic(pmr_malloc_adapter* a, uint32_t x,
+                                          int steps, size_t max_bytes,
+                                          bool use_calloc) {
+  std::vector<unsigned char*> live;
+  std::vector<size_t> sizes;
+  for (int i = 0; i < steps; ++i) {
+    x = x * 1103515245 + 12345;
+    size_t n = (x >> 8) % max_bytes;
+    int op = static_cast<int>((x >> 24) % 4);
+    if (op == 0 || live.empty()) {
+      auto* p = static_cast<unsigned char*>(
+          use_calloc ? pmr_malloc_adapter_calloc(a, n, 1)
+                     : pmr_malloc_adapter_malloc(a, n));
+      EXPECT_NE(p, nullptr);
+      if (p == nullptr) break;
+      EXPECT_GE(pmr_malloc_adapter_size(a, p), n);
+      memset(p, static_cast<int>(n & 0xFF), n);
+      live.push_back(p);
+      sizes.push_back(n);
+    } else {
+      size_t k = x % live.size();
+      for (size_t j = 0; j < sizes[k]; ++j)
+        EXPECT_EQ(live[k][j], static_cast<unsigned char>(sizes[k] & 0xFF));
+      if (op == 1) {
+        pmr_malloc_adapter_free(a, live[k]);
+        live[k] = live.back();
+        sizes[k] = sizes.back();
+        live.pop_back();
+        sizes.pop_back();
+      } else {
+        auto* p = static_cast<unsigned char*>(
+            pmr_malloc_adapter_realloc(a, live[k], n));
+        EXPECT_NE(p, nullptr);
+        if (p == nullptr) break;
+        EXPECT_GE(pmr_malloc_adapter_size(a, p), n);
+        memset(p, static_cast<int>(n & 0xFF), n);
+        live[k] = p;
+        sizes[k] = n;
+      }
+    }
+  }
+  return live;
+}
+
 class MallocAdapterOverResources : public ::testing::TestWithParam<int> {};
 
 TEST_P(MallocAdapterOverResources, MixedTrafficBalancesExactly) {
@@ -192,39 +240,8 @@ TEST_P(MallocAdapterOverResources, MixedTrafficBalancesExactly) {
   pmr_malloc_adapter a;
   pmr_malloc_adapter_init(&a, &stats.base);
 
-  std::vector<unsigned char*> live;
-  std::vector<size_t> sizes;
-  uint32_t x = 12345;
-  for (int i = 0; i < 4000; ++i) {
-    x = x * 1103515245 + 12345;
-    size_t n = (x >> 8) % 3000;
-    int op = static_cast<int>((x >> 24) % 4);
-    if (op == 0 || live.empty()) {
-      auto* p = static_cast<unsigned char*>(pmr_malloc_adapter_malloc(&a, n));
-      ASSERT_NE(p, nullptr);
-      memset(p, static_cast<int>(n & 0xFF), n);
-      live.push_back(p);
-      sizes.push_back(n);
-    } else {
-      size_t k = x % live.size();
-      for (size_t j = 0; j < sizes[k]; ++j)
-        ASSERT_EQ(live[k][j], static_cast<unsigned char>(sizes[k] & 0xFF));
-      if (op == 1) {
-        pmr_malloc_adapter_free(&a, live[k]);
-        live[k] = live.back();
-        sizes[k] = sizes.back();
-        live.pop_back();
-        sizes.pop_back();
-      } else {
-        auto* p = static_cast<unsigned char*>(
-            pmr_malloc_adapter_realloc(&a, live[k], n));
-        ASSERT_NE(p, nullptr);
-        memset(p, static_cast<int>(n & 0xFF), n);
-        live[k] = p;
-        sizes[k] = n;
-      }
-    }
-  }
+  std::vector<unsigned char*> live =
+      RandomTraffic(&a, 12345, 4000, 3000, false);
   for (unsigned char* p : live) pmr_malloc_adapter_free(&a, p);
   pmr_statistics_stats s = pmr_statistics_get_stats(&stats);
   EXPECT_EQ(s.blocks_in_use, 0u);
@@ -405,43 +422,8 @@ TEST_P(Headerless, OversizeBlocksKeepAHeaderAndReallocCrossesKinds) {
 }
 
 TEST_P(Headerless, MixedTrafficKeepsContentsAndBalances) {
-  std::vector<unsigned char*> live;
-  std::vector<size_t> sizes;
-  uint32_t x = 777;
+  std::vector<unsigned char*> live = RandomTraffic(&a_, 777, 6000, 12000, true);
   size_t footprints = 0;
-  for (int i = 0; i < 6000; ++i) {
-    x = x * 1103515245 + 12345;
-    size_t n = (x >> 8) % 12000;
-    int op = static_cast<int>((x >> 24) % 4);
-    if (op == 0 || live.empty()) {
-      auto* p =
-          static_cast<unsigned char*>(pmr_malloc_adapter_calloc(&a_, n, 1));
-      ASSERT_NE(p, nullptr);
-      ASSERT_GE(pmr_malloc_adapter_size(&a_, p), n);
-      memset(p, static_cast<int>(n & 0xFF), n);
-      live.push_back(p);
-      sizes.push_back(n);
-    } else {
-      size_t k = x % live.size();
-      for (size_t j = 0; j < sizes[k]; ++j)
-        ASSERT_EQ(live[k][j], static_cast<unsigned char>(sizes[k] & 0xFF));
-      if (op == 1) {
-        pmr_malloc_adapter_free(&a_, live[k]);
-        live[k] = live.back();
-        sizes[k] = sizes.back();
-        live.pop_back();
-        sizes.pop_back();
-      } else {
-        auto* p = static_cast<unsigned char*>(
-            pmr_malloc_adapter_realloc(&a_, live[k], n));
-        ASSERT_NE(p, nullptr);
-        ASSERT_GE(pmr_malloc_adapter_size(&a_, p), n);
-        memset(p, static_cast<int>(n & 0xFF), n);
-        live[k] = p;
-        sizes[k] = n;
-      }
-    }
-  }
   for (unsigned char* p : live)
     footprints += pmr_malloc_adapter_footprint(&a_, p);
   EXPECT_EQ(footprints, in_use());
