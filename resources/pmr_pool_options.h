@@ -41,7 +41,8 @@ typedef struct pmr_pool_options {
    * kept; _trim gives back at once). Also the bound, of its own, on freed
    * oversize blocks of basic alignment kept for reuse by a later oversize
    * request that needs at least half of one (beyond it, the largest go back
-   * at once; _trim gives all back). A pool whose upstream is itself a pool
+   * at once; _trim gives all back, and so does a pool about to take a new
+   * segment from upstream). A pool whose upstream is itself a pool
    * or thread cache of this library keeps no oversize block: the one under
    * it keeps them, within its own max_free_bytes. */
   size_t max_free_bytes;

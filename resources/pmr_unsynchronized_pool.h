@@ -5,10 +5,12 @@
  * parser's AST, an interpreter's objects, a per-connection cache.
  *
  *   - Classes: 8, 16, ..., 64, then four per power of two (80, 96, 112, 128,
- *     160, ..., 8 KiB). A request goes to the smallest class that holds its
- *     size rounded up to its alignment; its block is aligned for it. Waste is
- *     at most 25% for requests of more than 24 bytes (at most 20% above 64);
- *     below that, at most 7 bytes.
+ *     160, ..., 4 KiB), then the eight sizes of which 15 .. 8 blocks fill a
+ *     64 KiB page (4368, 4672, ..., 7280, 8192). A request goes to the
+ *     smallest class that holds its size rounded up to its alignment and is
+ *     a multiple of that alignment; its block is aligned for it. Waste is
+ *     at most 25% for requests of more than 24 bytes (at most 20% above
+ *     64); below that, at most 7 bytes.
  *   - Pages: memory comes from upstream in segments of up to 1 MiB (16 pages
  *     of 64 KiB, aligned to 64 KiB; fewer pages when upstream cannot give
  *     that much; mapped at 1 MiB alignment over the malloc resource). A

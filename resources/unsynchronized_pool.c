@@ -183,6 +183,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
       pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
   pmr_impl_heap_small_map(s->small, s->small_limit);
   pmr_impl_big_init(&s->big, s->src.upstream, s->opts.max_free_bytes);
+  pmr_impl_source_keep(&s->src, &s->big, NULL);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #else

@@ -69,9 +69,8 @@ static void format_none(void) { pmr_impl_theap_format_none(NONE); }
 
 /* The class of a pooled request, or -1. */
 static int class_of(const pmr_impl_hres *s, size_t bytes, size_t alignment) {
-  size_t sz = pmr_impl_pool_block_size(bytes, alignment);
-  if (sz > s->largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN) return -1;
-  return (int)pmr_impl_pool_class_of(sz);
+  return pmr_impl_pool_class_for(pmr_impl_pool_block_size(bytes, alignment),
+                                 alignment, s->largest);
 }
 
 /* The calling thread's heap, or NULL when it has none. */
@@ -279,6 +278,7 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
 #endif
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big, s->heaps.src.upstream, opts->max_free_bytes);
+  pmr_impl_source_keep(&s->heaps.src, &s->big, &s->big_lock);
   s->slots.ops = &slot_ops;
   if (!pmr_impl_slots_register(&s->slots, format_none)) return false;
 #ifdef PMR_DEBUG

@@ -348,7 +348,15 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
+void pmr_impl_source_keep(pmr_impl_page_source *src,
+                          struct pmr_impl_big_list *kept, void *kept_lock) {
+  src->kept = kept;
+  src->kept_lock = kept_lock;
+}
+
 bool pmr_impl_source_grow(pmr_impl_page_source *src) {
+  if (src->kept != NULL) /* no lock held */
+    pmr_impl_big_trim(src->kept, src->kept_lock, src->upstream);
   pmr_impl_page *seg = segment_new(src); /* no lock held */
   if (seg == NULL) return false;
   src_lock(src);

@@ -73,8 +73,10 @@
 #define PMR_IMPL_SEGMENT_PAGES 16u
 /* The largest pooled block: at least 7 blocks fit a page. */
 #define PMR_IMPL_HEAP_LARGEST PMR_POOL_PAGE_LARGEST_BLOCK
-/* Classes 8 .. 8192 bytes of the class rule in pool_core.h. */
-#define PMR_IMPL_HEAP_CLASSES 36
+/* Classes 8 .. 8192 bytes of the class rule in pool_core.h: the last one
+ * is the last page-fitted class. */
+#define PMR_IMPL_HEAP_CLASSES \
+  (PMR_IMPL_POOL_FIT_FIRST + PMR_IMPL_POOL_FIT_CLASSES)
 /* Segments beyond the retention bound go back once no segment was taken
  * from upstream for this long. */
 #define PMR_IMPL_GIVE_BACK_DELAY_NS ((uint64_t)1000000000u)
@@ -163,6 +165,12 @@ typedef struct pmr_impl_page_source {
    * pmr_impl_source_shrink, which does it. */
   atomic_bool purge_wanted;
   unsigned next_pages; /* pages of the next segment */
+  /* The resource's kept oversize blocks (pool_core.h; NULL: none) and the
+   * lock of their list (NULL: none): they go back to upstream before the
+   * source takes a new segment, so memory kept for reuse never makes the
+   * pool take more (see pmr_impl_source_keep). */
+  struct pmr_impl_big_list *kept;
+  void *kept_lock;
   unsigned max_blocks; /* most blocks a page serves (option) */
   pmr_mem_resource *upstream;
   /* Doubly linked through prev/next, most recently freed first; from
@@ -230,6 +238,12 @@ void pmr_impl_clock_set_for_tests(uint64_t ns);
 void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
                           size_t max_blocks, size_t retained_bytes,
                           bool shared);
+/* Names the list of oversize blocks src's resource keeps for reuse, and
+ * its lock (NULL: none; a spin lock of spin_lock.h): they all go back to
+ * upstream before src takes a new segment. A pool that grows is not reusing
+ * them; their memory would only add to its peak. Call before src is used. */
+void pmr_impl_source_keep(pmr_impl_page_source *src,
+                          struct pmr_impl_big_list *kept, void *kept_lock);
 /* Gives every segment back to upstream. */
 void pmr_impl_source_release(pmr_impl_page_source *src);
 /* Gives segments beyond the retention bound back to upstream if no segment
@@ -277,10 +291,9 @@ size_t pmr_impl_heap_trim(pmr_impl_page_heap *h);
 static inline pmr_impl_page_class *pmr_impl_heap_class(pmr_impl_page_heap *h,
                                                        size_t bytes,
                                                        size_t alignment) {
-  size_t s = pmr_impl_pool_block_size(bytes, alignment);
-  if (s > h->largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN)
-    return &h->empty;
-  return &h->classes[pmr_impl_pool_class_of(s)];
+  int c = pmr_impl_pool_class_for(pmr_impl_pool_block_size(bytes, alignment),
+                                  alignment, h->largest);
+  return c < 0 ? &h->empty : &h->classes[c];
 }
 
 /* Size rounded up to the alignment, minus one: (bytes - 1) | (alignment - 1)

@@ -31,6 +31,9 @@ const uint8_t
 };
 #undef C8
 
+const uint16_t pmr_impl_pool_fit_sizes[PMR_IMPL_POOL_FIT_CLASSES] = {
+    4368, 4672, 5040, 5456, 5952, 6544, 7280, 8192};
+
 pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts) {
   pmr_pool_options o = {0, 0, 0};
   if (opts != NULL) o = *opts;

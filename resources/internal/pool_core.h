@@ -23,31 +23,71 @@ extern "C" {
 #define PMR_IMPL_PREFETCH(p) ((void)(p))
 #endif
 
-/* Size classes: multiples of 8 up to 64, then four classes per power of two
- * (2^k + j * 2^(k-2), j = 1..4) up to 1 MiB: 64 classes in all. */
-#define PMR_IMPL_POOL_CLASSES 64
+/* Size classes: multiples of 8 up to 64; then four classes per power of two
+ * (2^k + j * 2^(k-2), j = 1..4) up to 4 KiB; then, up to 8 KiB, the largest
+ * multiple of 16 that n blocks fit in a 64 KiB page, for n = 15 .. 8 (a page
+ * of such a class wastes less than n * 16 bytes, where a power-of-two
+ * quarter such as 5120 would waste a whole 4 KiB, and 4 KiB plus a header of
+ * up to 272 bytes, as SQLite's page cache asks, costs 4368); then four per
+ * power of two again up to 1 MiB (the table's bound; pages serve up to
+ * 8 KiB): 68 classes in all. */
+#define PMR_IMPL_POOL_CLASSES 68
 #define PMR_IMPL_POOL_TABLE_LIMIT 1024 /* sizes served by the lookup table */
 /* Alignments above this bypass the pools (blocks in a page are aligned at
  * most so). */
 #define PMR_IMPL_POOL_MAX_BLOCK_ALIGN ((size_t)4096)
+/* The page-fitted classes: above 4 KiB, up to 8 KiB. */
+#define PMR_IMPL_POOL_FIT_FIRST 32u /* the class of 4097 bytes */
+#define PMR_IMPL_POOL_FIT_CLASSES 8u
 
 extern const uint8_t
     pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
+extern const uint16_t pmr_impl_pool_fit_sizes[PMR_IMPL_POOL_FIT_CLASSES];
 
 /* The class of a request, given that its size rounded up to its alignment is
- * s (s <= 1 MiB). */
+ * s (s <= 1 MiB): the smallest class that holds s. */
 static inline unsigned pmr_impl_pool_class_of(size_t s) {
   if (PMR_LIKELY(s <= PMR_IMPL_POOL_TABLE_LIMIT))
     return pmr_impl_pool_class_table[(s + 7) >> 3];
   unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(s - 1));
-  return 8u + (k - 6u) * 4u + (unsigned)(((s - 1) >> (k - 2)) & 3u);
+  if (k < 12) return 8u + (k - 6u) * 4u + (unsigned)(((s - 1) >> (k - 2)) & 3u);
+  if (k == 12) {
+    unsigned i = 0;
+    while (pmr_impl_pool_fit_sizes[i] < s) ++i;
+    return PMR_IMPL_POOL_FIT_FIRST + i;
+  }
+  return PMR_IMPL_POOL_FIT_FIRST + PMR_IMPL_POOL_FIT_CLASSES + (k - 13u) * 4u +
+         (unsigned)(((s - 1) >> (k - 2)) & 3u);
 }
 
 /* The block size of class idx. */
 static inline size_t pmr_impl_pool_class_size(unsigned idx) {
   if (idx < 8) return (size_t)(idx + 1) * 8;
+  if (idx - PMR_IMPL_POOL_FIT_FIRST < PMR_IMPL_POOL_FIT_CLASSES)
+    return pmr_impl_pool_fit_sizes[idx - PMR_IMPL_POOL_FIT_FIRST];
+  if (idx > PMR_IMPL_POOL_FIT_FIRST) /* past the fitted classes */
+    idx -= PMR_IMPL_POOL_FIT_CLASSES - 4u;
   unsigned k = (idx - 8) / 4 + 6, j = (idx - 8) % 4;
   return ((size_t)1 << k) + (size_t)(j + 1) * ((size_t)1 << (k - 2));
+}
+
+/* The class of a request of s bytes (its size rounded up to its alignment)
+ * at that alignment, or -1 when it is not pooled under `largest` (a class
+ * size, at most 8 KiB): the smallest class that holds s and whose size is a
+ * multiple of the alignment, so that its blocks (at multiples of their size
+ * from a page's start) are aligned for it. That is pmr_impl_pool_class_of(s)
+ * except for a page-fitted class (a multiple of 16) asked for a larger
+ * alignment: then the next class that is a multiple of it (8 KiB at the
+ * most). */
+static inline int pmr_impl_pool_class_for(size_t s, size_t alignment,
+                                          size_t largest) {
+  if (s > largest || alignment > PMR_IMPL_POOL_MAX_BLOCK_ALIGN) return -1;
+  unsigned c = pmr_impl_pool_class_of(s);
+  if (PMR_UNLIKELY(alignment > 16)) {
+    while (pmr_impl_pool_class_size(c) & (alignment - 1)) ++c;
+    if (pmr_impl_pool_class_size(c) > largest) return -1;
+  }
+  return (int)c;
 }
 
 /* The size of the block a pool gives for (bytes, alignment): bytes rounded

@@ -445,6 +445,36 @@ TEST_P(PoolTest, EverySizeAndAlignmentPairIsAligned) {
   for (const B& b : live) pmr_deallocate(p->get(), b.p, b.n, b.a);
 }
 
+// Above 4 KiB the classes are fitted to a page (multiples of 16 only): a
+// larger alignment takes the next class that is a multiple of it, and over
+// a small largest block, none (then the block is oversize, still aligned).
+TEST_P(PoolTest, RequestsAboveFourKiBAreAlignedAtEveryAlignment) {
+  for (size_t largest : {size_t{0}, size_t{5000}}) {
+    pmr_pool_options o = {0, largest, 0};
+    auto p = Make(&o);
+    struct B {
+      void* p;
+      size_t n, a;
+    };
+    std::vector<B> live;
+    for (size_t a = 1; a <= 8192; a *= 2) {
+      for (size_t n = 4000; n <= 8300; n += 61) {
+        void* q = pmr_allocate(p->get(), n, a);
+        ASSERT_NE(q, nullptr);
+        ASSERT_EQ(U(q) % a, 0u) << "size " << n << " alignment " << a;
+        size_t usable = pmr_usable_size(p->get(), q, a);
+        if (usable != 0) {
+          EXPECT_GE(usable, n);
+          EXPECT_EQ(usable % std::min(a, size_t{4096}), 0u) << n << " " << a;
+        }
+        std::memset(q, 0xee, n);
+        live.push_back({q, n, a});
+      }
+    }
+    for (const B& b : live) pmr_deallocate(p->get(), b.p, b.n, b.a);
+  }
+}
+
 TEST_P(PoolTest, PooledDeallocationNeverCallsUpstreamAndReusesMostRecentFirst) {
   auto p = Make();
   void* a = pmr_allocate(p->get(), 48, 8);
@@ -545,6 +575,31 @@ TEST_P(PoolTest, FreedOversizeBlocksServeLaterRequestsWithoutUpstream) {
   EXPECT_EQ(p->stats().oversize_bytes, 0u);
   p->trim();
   EXPECT_EQ(up_.outstanding_blocks(), 0u);
+}
+
+// A pool that takes a new segment is not reusing its kept oversize blocks:
+// they go back to upstream first, so they never add to its peak.
+TEST_P(PoolTest, KeptOversizeBlocksGoBackBeforeTheFirstNewSegment) {
+  auto p = Make();
+  void* small = pmr_allocate(p->get(), 64, 8);  // the first segment
+  ASSERT_NE(small, nullptr);
+  void* big = pmr_allocate(p->get(), 50000, 16);
+  ASSERT_NE(big, nullptr);
+  pmr_deallocate(p->get(), big, 50000, 16);
+  ASSERT_GE(p->stats().free_oversize_bytes, 50000u);
+  const size_t allocs = UpAllocs().size();
+  const size_t outstanding = up_.outstanding_blocks();
+  std::vector<void*> live;
+  while (UpAllocs().size() == allocs) {  // until a segment is taken
+    ASSERT_GE(p->stats().free_oversize_bytes, 50000u);  // kept till then
+    live.push_back(pmr_allocate(p->get(), 4096, 8));
+    ASSERT_NE(live.back(), nullptr);
+  }
+  EXPECT_EQ(p->stats().free_oversize_bytes, 0u);
+  // The kept block went back, the new segment came: as many blocks as before.
+  EXPECT_EQ(up_.outstanding_blocks(), outstanding);
+  for (void* b : live) pmr_deallocate(p->get(), b, 4096, 8);
+  pmr_deallocate(p->get(), small, 64, 8);
 }
 
 // Kept oversize blocks never total more than max_free_bytes: the largest go
@@ -733,6 +788,79 @@ TEST(SizeClasses, ClassOfIsTheSmallestClassThatFits) {
   EXPECT_EQ(pmr_impl_pool_class_of(0), 0u);
   EXPECT_EQ(pmr_impl_pool_class_size(PMR_IMPL_POOL_CLASSES - 1),
             PMR_POOL_MAX_LARGEST_BLOCK);
+}
+
+// From 4 KiB to 8 KiB each class is the largest multiple of 16 that n
+// blocks fit in a 64 KiB page, n = 15 .. 8: a page wastes less than n * 16
+// bytes (SQLite's page-cache blocks, 4 KiB + 264, take 4368).
+TEST(SizeClasses, ClassesAboveFourKiBFillAPage) {
+  unsigned first = pmr_impl_pool_class_of(4097);
+  unsigned last = pmr_impl_pool_class_of(8192);
+  ASSERT_EQ(last - first + 1, 8u);
+  EXPECT_EQ(pmr_impl_pool_class_size(first - 1), 4096u);
+  for (unsigned c = first; c <= last; ++c) {
+    size_t size = pmr_impl_pool_class_size(c), n = 15 - (c - first);
+    EXPECT_EQ(size % 16, 0u) << size;
+    EXPECT_LE(n * size, size_t{65536}) << size;
+    EXPECT_GT(n * (size + 16), size_t{65536}) << size;
+  }
+  EXPECT_EQ(pmr_impl_pool_class_size(pmr_impl_pool_class_of(4360)), 4368u);
+  EXPECT_EQ(pmr_impl_pool_class_size(last + 1), 10240u);
+}
+
+// The class of an aligned request is the smallest that holds its rounded
+// size and is a multiple of its alignment, or none above largest.
+TEST(SizeClasses, AnAlignedRequestGetsTheSmallestClassThatIsAMultiple) {
+  for (size_t largest : {size_t{8192}, size_t{5040}, size_t{1024}}) {
+    for (size_t a = 1; a <= 4096; a *= 2) {
+      for (size_t n = 1; n <= 8192; ++n) {
+        size_t s = (n + a - 1) / a * a;
+        int c = pmr_impl_pool_class_for(s, a, largest);
+        size_t want = 0;
+        for (unsigned k = 0; k < PMR_IMPL_POOL_CLASSES; ++k) {
+          size_t size = pmr_impl_pool_class_size(k);
+          if (size >= s && size % a == 0) {
+            want = size;
+            break;
+          }
+        }
+        if (s > largest || want > largest) {
+          ASSERT_EQ(c, -1) << n << " " << a << " " << largest;
+        } else {
+          ASSERT_GE(c, 0) << n << " " << a << " " << largest;
+          ASSERT_EQ(pmr_impl_pool_class_size(unsigned(c)), want)
+              << n << " " << a << " " << largest;
+        }
+      }
+    }
+  }
+}
+
+// Over the malloc resource the pools map 1 MiB segments whose descriptors
+// take one page's first 2 KiB: the other 15 pages hold 15 blocks of 4368.
+TEST_P(PoolTest, FifteenSqlitePageBlocksShareAPage) {
+  std::unique_ptr<Pool> p;
+  if (GetParam())
+    p.reset(new pmrtest::SyncPool(nullptr, pmr_malloc_resource()));
+  else
+    p.reset(new pmrtest::UnsyncPool(nullptr, pmr_malloc_resource()));
+  std::vector<void*> live;
+  for (int i = 0; i < 15 * 32; ++i) {
+    void* b = pmr_allocate(p->get(), 4360, 8);
+    ASSERT_NE(b, nullptr);
+    std::memset(b, 1, 4360);
+    live.push_back(b);
+  }
+  EXPECT_EQ(pmr_usable_size(p->get(), live[0], 8), 4368u);
+  std::map<uintptr_t, size_t> per_page;
+  for (void* b : live) ++per_page[PageOf(b)];
+  size_t fifteen = 0;
+  for (auto& [page, n] : per_page) {
+    EXPECT_LE(n, 15u);
+    fifteen += n == 15;
+  }
+  EXPECT_GE(fifteen, 28u);  // all but a segment's first pages and the last
+  for (void* b : live) pmr_deallocate(p->get(), b, 4360, 8);
 }
 
 TEST(SizeClasses, WasteIsBounded) {

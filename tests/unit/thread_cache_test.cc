@@ -283,6 +283,27 @@ TEST(ThreadCache, EverySmallSizeAndAlignmentGetsABlockOfItsRoundedSize) {
   EXPECT_EQ(up.mismatches(), 0u);
 }
 
+// Above 4 KiB the classes are fitted to a page (multiples of 16): a larger
+// alignment takes the next class that is a multiple of it.
+TEST(ThreadCache, RequestsAboveFourKiBAreAlignedAtEveryAlignment) {
+  CountingResource up;
+  TC t(up.get());
+  std::vector<std::pair<void*, std::pair<size_t, size_t>>> live;
+  for (size_t align = 1; align <= 8192; align *= 2) {
+    for (size_t bytes = 4000; bytes <= 8300; bytes += 61) {
+      void* p = pmr_allocate(t.r(), bytes, align);
+      ASSERT_NE(p, nullptr) << bytes << " " << align;
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % align, 0u)
+          << bytes << " " << align;
+      memset(p, 0x5a, bytes);
+      live.push_back({p, {bytes, align}});
+    }
+  }
+  for (auto& b : live)
+    pmr_deallocate(t.r(), b.first, b.second.first, b.second.second);
+  EXPECT_EQ(up.mismatches(), 0u);
+}
+
 // With a largest pooled block below 1024, the sizes above it bypass the
 // caches (one upstream call each) and the sizes up to it are cached.
 TEST(ThreadCache, SizesAboveTheLargestBlockGoStraightToUpstream) {
