@@ -38,9 +38,21 @@ static void *header_malloc(pmr_malloc_adapter *a, size_t bytes) {
 
 /* ---- headerless blocks: the resource knows their usable size ----------- */
 
-/* The usable size of p when it is a headerless block, else 0. */
+/* pmr_usable_size and pmr_good_size at ALIGN, straight to the op: the
+ * resource is set, p is not NULL, ALIGN is a power of two. A malloc-shaped
+ * client (SQLite) asks a block's size at every allocation and free. */
+
+/* The usable size of p (not NULL) when it is a headerless block, else 0. */
 static size_t headerless_size(const pmr_malloc_adapter *a, const void *p) {
-  return pmr_usable_size(a->resource, p, ALIGN);
+  const pmr_mem_resource *r = a->resource;
+  return r->ops->usable_size == NULL ? 0 : r->ops->usable_size(r, p, 0, ALIGN);
+}
+
+/* The usable size of a headerless block for `bytes`, or 0: then a header. */
+static size_t good_size(const pmr_malloc_adapter *a, size_t bytes) {
+  const pmr_mem_resource *r = a->resource;
+  if (r->ops->usable_size == NULL || bytes > SIZE_MAX - ALIGN) return 0;
+  return r->ops->usable_size(r, NULL, bytes, ALIGN);
 }
 
 bool pmr_malloc_adapter_init(pmr_malloc_adapter *a,
@@ -54,7 +66,7 @@ pmr_mem_resource *pmr_malloc_adapter_resource(const pmr_malloc_adapter *a) {
 }
 
 void *pmr_malloc_adapter_malloc(pmr_malloc_adapter *a, size_t bytes) {
-  size_t u = pmr_good_size(a->resource, bytes, ALIGN);
+  size_t u = good_size(a, bytes);
   if (u != 0) return pmr_allocate(a->resource, u, ALIGN);
   return header_malloc(a, bytes);
 }
@@ -73,7 +85,7 @@ void *pmr_malloc_adapter_calloc(pmr_malloc_adapter *a, size_t count,
 void *pmr_malloc_adapter_realloc(pmr_malloc_adapter *a, void *p, size_t bytes) {
   if (p == NULL) return pmr_malloc_adapter_malloc(a, bytes);
   size_t old = headerless_size(a, p);
-  size_t u = pmr_good_size(a->resource, bytes, ALIGN);
+  size_t u = good_size(a, bytes);
   if (old != 0 && u != 0) /* headerless to headerless: in place if it can */
     return pmr_reallocate(a->resource, p, old, u, ALIGN);
   if (old == 0 && u == 0) { /* header to header */
@@ -113,7 +125,7 @@ size_t pmr_malloc_adapter_size(const pmr_malloc_adapter *a, const void *p) {
 }
 
 size_t pmr_malloc_adapter_roundup(const pmr_malloc_adapter *a, size_t bytes) {
-  size_t u = pmr_good_size(a->resource, bytes, ALIGN);
+  size_t u = good_size(a, bytes);
   return u != 0 ? u : bytes;
 }
 

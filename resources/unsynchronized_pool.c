@@ -150,6 +150,9 @@ static size_t unsync_usable_size(const pmr_mem_resource *self, const void *p,
                                  size_t bytes, size_t alignment) {
   const state *s = state_of((pmr_mem_resource *)(uintptr_t)self);
   if (p != NULL) return pmr_impl_source_usable_size(&s->src, p);
+  size_t key = pmr_impl_heap_key(bytes, alignment);
+  if (key < s->small_limit) /* the fast paths' sizes: key + 1 rounded */
+    return pmr_impl_pool_class_size(pmr_impl_pool_class_of(key + 1));
   const pmr_impl_page_class *k = pmr_impl_heap_class(
       (pmr_impl_page_heap *)(uintptr_t)&s->heap, bytes, alignment);
   return k == &s->heap.empty ? 0 : k->block;

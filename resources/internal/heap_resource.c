@@ -234,6 +234,9 @@ static size_t hres_usable_size(const pmr_mem_resource *self, const void *p,
                                size_t bytes, size_t alignment) {
   const pmr_impl_hres *s = state_of((pmr_mem_resource *)(uintptr_t)self);
   if (p != NULL) return pmr_impl_source_usable_size(&s->heaps.src, p);
+  size_t key = pmr_impl_heap_key(bytes, alignment);
+  if (key < s->small_limit) /* the fast paths' sizes: key + 1 rounded */
+    return pmr_impl_pool_class_size(pmr_impl_pool_class_of(key + 1));
   int cls = class_of(s, bytes, alignment);
   return cls < 0 ? 0 : pmr_impl_pool_class_size((unsigned)cls);
 }

@@ -209,30 +209,25 @@ static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->released_bytes += segment_bytes(seg);
 }
 
-/* ---- the page map: which source's segment holds a page ------------------
- * Two levels over the 48-bit address space: a static table of leaves, each
- * leaf (calloc'd on first use, never freed) the owners of 2^16 pages (4
- * GiB). Readers take no lock: an entry a reader relies on (a block of its
- * own in use) was written before the block was handed out. */
-#define MAP_LEAF_BITS 16
-#define MAP_TOP_BITS (48 - PMR_IMPL_PAGE_SHIFT - MAP_LEAF_BITS)
-typedef _Atomic(const pmr_impl_page_source *) map_entry;
-static _Atomic(map_entry *) page_map[(size_t)1 << MAP_TOP_BITS];
+/* ---- the page map (page_heap.h) ---------------------------------------- */
+typedef pmr_impl_map_entry map_entry;
+_Atomic(map_entry *) pmr_impl_page_map[(size_t)1 << PMR_IMPL_MAP_TOP_BITS];
 
 /* The leaf of page index i, made when `make`; NULL when there is none (or
  * i lies beyond the map, or calloc failed). */
 static map_entry *map_leaf(uintptr_t i, bool make) {
-  uintptr_t top = i >> MAP_LEAF_BITS;
-  if (top >= ((uintptr_t)1 << MAP_TOP_BITS)) return NULL;
-  map_entry *leaf = atomic_load_explicit(&page_map[top], memory_order_acquire);
+  uintptr_t top = i >> PMR_IMPL_MAP_LEAF_BITS;
+  if (top >= ((uintptr_t)1 << PMR_IMPL_MAP_TOP_BITS)) return NULL;
+  map_entry *leaf =
+      atomic_load_explicit(&pmr_impl_page_map[top], memory_order_acquire);
   if (leaf != NULL || !make) return leaf;
   int saved = errno;
-  map_entry *fresh =
-      (map_entry *)calloc((size_t)1 << MAP_LEAF_BITS, sizeof(map_entry));
+  map_entry *fresh = (map_entry *)calloc((size_t)1 << PMR_IMPL_MAP_LEAF_BITS,
+                                         sizeof(map_entry));
   errno = saved;
   if (fresh == NULL) return NULL;
-  if (atomic_compare_exchange_strong_explicit(&page_map[top], &leaf, fresh,
-                                              memory_order_acq_rel,
+  if (atomic_compare_exchange_strong_explicit(&pmr_impl_page_map[top], &leaf,
+                                              fresh, memory_order_acq_rel,
                                               memory_order_acquire))
     return fresh;
   free(fresh); /* another thread made it first */
@@ -249,23 +244,10 @@ static bool map_set(const char *mem, size_t bytes,
     if (map_leaf(i, src != NULL) == NULL) return src == NULL;
   for (uintptr_t i = first; i < first + n; ++i)
     atomic_store_explicit(
-        &map_leaf(i, false)[i & (((uintptr_t)1 << MAP_LEAF_BITS) - 1)], src,
-        memory_order_relaxed);
+        &map_leaf(i, false)[i & (((uintptr_t)1 << PMR_IMPL_MAP_LEAF_BITS) - 1)]
+             .owner,
+        src, memory_order_relaxed);
   return true;
-}
-
-const pmr_impl_page_source *pmr_impl_page_map_get(const void *p) {
-  uintptr_t i = (uintptr_t)p >> PMR_IMPL_PAGE_SHIFT;
-  map_entry *leaf = map_leaf(i, false);
-  if (leaf == NULL) return NULL;
-  return atomic_load_explicit(&leaf[i & (((uintptr_t)1 << MAP_LEAF_BITS) - 1)],
-                              memory_order_relaxed);
-}
-
-size_t pmr_impl_source_usable_size(const pmr_impl_page_source *src,
-                                   const void *p) {
-  if (pmr_impl_page_map_get(p) != src) return 0;
-  return pmr_impl_page_of(src, p)->block;
 }
 
 /* Gives the memory of a segment (unlinked, or never linked) back. */

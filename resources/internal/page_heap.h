@@ -260,16 +260,6 @@ bool pmr_impl_source_grow(pmr_impl_page_source *src);
  * gives the OS the memory of every other free page (decommit sources). */
 size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep);
 
-/* The source whose segment holds the page of p (a process-wide map, kept
- * as segments come from and go back to upstream), or NULL when none does.
- * Lock-free; safe for any address. */
-const pmr_impl_page_source *pmr_impl_page_map_get(const void *p);
-
-/* The block size of p when it lies in one of src's pages (a pooled block
- * in use), else 0 (say, an oversize block). Any thread. */
-size_t pmr_impl_source_usable_size(const pmr_impl_page_source *src,
-                                   const void *p);
-
 /* Bytes of segments given back to upstream since init (under the lock). */
 size_t pmr_impl_source_released(pmr_impl_page_source *src);
 
@@ -351,6 +341,44 @@ static inline pmr_impl_page *pmr_impl_page_of(const pmr_impl_page_source *src,
    * above): a 32-bit shift finds them in one instruction fewer. */
   uint32_t slot = ((uint32_t)a >> PMR_IMPL_PAGE_OF_SHIFT) & src->color_mask;
   return (pmr_impl_page *)((a & src->frame_mask) + slot);
+}
+
+/* The page map: which source's segment holds a page, process-wide, kept as
+ * segments come from and go back to upstream. Two levels over the 48-bit
+ * address space: a static table of leaves, each leaf (calloc'd on first
+ * use, never freed) the owners of 2^16 pages (4 GiB). Readers take no lock:
+ * an entry a reader relies on (a block of its own in use) was written
+ * before the block was handed out. */
+#define PMR_IMPL_MAP_LEAF_BITS 16
+#define PMR_IMPL_MAP_TOP_BITS \
+  (48 - PMR_IMPL_PAGE_SHIFT - PMR_IMPL_MAP_LEAF_BITS)
+typedef struct pmr_impl_map_entry {
+  _Atomic(const pmr_impl_page_source *) owner;
+} pmr_impl_map_entry;
+extern _Atomic(pmr_impl_map_entry *)
+    pmr_impl_page_map[(size_t)1 << PMR_IMPL_MAP_TOP_BITS];
+
+/* The source whose segment holds the page of p, or NULL when none does.
+ * Lock-free; safe for any address. Inline: a malloc-shaped client (SQLite)
+ * asks a block's size at every allocation and free. */
+static inline const pmr_impl_page_source *pmr_impl_page_map_get(const void *p) {
+  uintptr_t i = (uintptr_t)p >> PMR_IMPL_PAGE_SHIFT;
+  uintptr_t top = i >> PMR_IMPL_MAP_LEAF_BITS;
+  if (top >= ((uintptr_t)1 << PMR_IMPL_MAP_TOP_BITS)) return NULL;
+  pmr_impl_map_entry *leaf =
+      atomic_load_explicit(&pmr_impl_page_map[top], memory_order_acquire);
+  if (leaf == NULL) return NULL;
+  return atomic_load_explicit(
+      &leaf[i & (((uintptr_t)1 << PMR_IMPL_MAP_LEAF_BITS) - 1)].owner,
+      memory_order_relaxed);
+}
+
+/* The block size of p when it lies in one of src's pages (a pooled block
+ * in use), else 0 (say, an oversize block). Any thread. */
+static inline size_t pmr_impl_source_usable_size(
+    const pmr_impl_page_source *src, const void *p) {
+  if (pmr_impl_page_map_get(p) != src) return 0;
+  return pmr_impl_page_of(src, p)->block;
 }
 
 /* Blocks of pg handed out (remote frees not yet collected count). */

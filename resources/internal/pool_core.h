@@ -42,7 +42,7 @@ extern "C" {
 
 extern const uint8_t
     pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
-extern const uint16_t pmr_impl_pool_fit_sizes[PMR_IMPL_POOL_FIT_CLASSES];
+extern const uint32_t pmr_impl_pool_class_sizes[PMR_IMPL_POOL_CLASSES];
 
 /* The class of a request, given that its size rounded up to its alignment is
  * s (s <= 1 MiB): the smallest class that holds s. */
@@ -52,23 +52,18 @@ static inline unsigned pmr_impl_pool_class_of(size_t s) {
   unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(s - 1));
   if (k < 12) return 8u + (k - 6u) * 4u + (unsigned)(((s - 1) >> (k - 2)) & 3u);
   if (k == 12) {
-    unsigned i = 0;
-    while (pmr_impl_pool_fit_sizes[i] < s) ++i;
-    return PMR_IMPL_POOL_FIT_FIRST + i;
+    unsigned c = PMR_IMPL_POOL_FIT_FIRST;
+    while (pmr_impl_pool_class_sizes[c] < s) ++c;
+    return c;
   }
   return PMR_IMPL_POOL_FIT_FIRST + PMR_IMPL_POOL_FIT_CLASSES + (k - 13u) * 4u +
          (unsigned)(((s - 1) >> (k - 2)) & 3u);
 }
 
-/* The block size of class idx. */
+/* The block size of class idx: one load (pool_core.c's table; a test
+ * checks it against the rule above). */
 static inline size_t pmr_impl_pool_class_size(unsigned idx) {
-  if (idx < 8) return (size_t)(idx + 1) * 8;
-  if (idx - PMR_IMPL_POOL_FIT_FIRST < PMR_IMPL_POOL_FIT_CLASSES)
-    return pmr_impl_pool_fit_sizes[idx - PMR_IMPL_POOL_FIT_FIRST];
-  if (idx > PMR_IMPL_POOL_FIT_FIRST) /* past the fitted classes */
-    idx -= PMR_IMPL_POOL_FIT_CLASSES - 4u;
-  unsigned k = (idx - 8) / 4 + 6, j = (idx - 8) % 4;
-  return ((size_t)1 << k) + (size_t)(j + 1) * ((size_t)1 << (k - 2));
+  return pmr_impl_pool_class_sizes[idx];
 }
 
 /* The class of a request of s bytes (its size rounded up to its alignment)

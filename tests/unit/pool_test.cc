@@ -883,6 +883,25 @@ TEST(SizeClasses, WasteIsBounded) {
   EXPECT_LE(worst, 0.25);
 }
 
+// The table of class sizes follows the rule of pool_core.h: 8 .. 64 by 8,
+// four per power of two (2^k + j 2^(k-2)) but for the eight page-fitted
+// classes above 4 KiB (ClassesAboveFourKiBFillAPage).
+TEST(SizeClasses, TheTableFollowsTheRule) {
+  std::vector<size_t> rule;
+  for (size_t i = 1; i <= 8; ++i) rule.push_back(8 * i);
+  for (unsigned k = 6; k < 20; ++k) {
+    if (k == 12) {
+      for (size_t n = 15; n >= 8; --n) rule.push_back(65536 / n / 16 * 16);
+      continue;
+    }
+    for (size_t j = 1; j <= 4; ++j)
+      rule.push_back((size_t{1} << k) + j * (size_t{1} << (k - 2)));
+  }
+  ASSERT_EQ(rule.size(), size_t{PMR_IMPL_POOL_CLASSES});
+  for (unsigned i = 0; i < PMR_IMPL_POOL_CLASSES; ++i)
+    EXPECT_EQ(pmr_impl_pool_class_size(i), rule[i]) << i;
+}
+
 TEST(SizeClasses, TheDocumentedTable) {
   const size_t expected[] = {8,   16,  24,  32,  40,  48,  56,
                              64,  80,  96,  112, 128, 160, 192,
