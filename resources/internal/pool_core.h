@@ -19,8 +19,10 @@ extern "C" {
  * cold: a pool reads them long after they were written). */
 #if defined(__GNUC__) || defined(__clang__)
 #define PMR_IMPL_PREFETCH(p) __builtin_prefetch((p))
+#define PMR_IMPL_PREFETCH_WRITE(p) __builtin_prefetch((p), 1)
 #else
 #define PMR_IMPL_PREFETCH(p) ((void)(p))
+#define PMR_IMPL_PREFETCH_WRITE(p) ((void)(p))
 #endif
 
 /* Size classes: multiples of 8 up to 64; then four classes per power of two
