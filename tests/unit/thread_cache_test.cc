@@ -724,6 +724,7 @@ TEST(ThreadCache, AProducerAndAConsumerReachASteadyState) {
 struct ExitDuringUpstream {
   pmr_mem_resource base;
   std::atomic<bool> armed{false};
+  std::atomic<bool> ready{false};  // the exiting thread is done allocating
   std::atomic<bool> go{false};
   pthread_t exiting{};
   bool joined = false;
@@ -763,11 +764,13 @@ TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
   auto exiting = [](void* arg) -> void* {  // adopts an exited thread's heap
     auto* u = static_cast<std::pair<ExitDuringUpstream*, TC*>*>(arg);
     pmr_deallocate(u->second->r(), pmr_allocate(u->second->r(), 64, 8), 64, 8);
+    u->first->ready = true;  // its allocation may have taken a segment
     while (!u->first->go) std::this_thread::yield();
     return nullptr;  // thread exit: its heap is abandoned
   };
   std::pair<ExitDuringUpstream*, TC*> arg(&up, &t);
   ASSERT_EQ(pthread_create(&up.exiting, nullptr, exiting, &arg), 0);
+  while (!up.ready) std::this_thread::yield();  // armed for this thread only
   up.armed = true;
   while (up.armed)
     mine.push_back(pmr_allocate(t.r(), 64, 8));  // until a new segment
