@@ -1,14 +1,18 @@
-// Test kit: the two pool resources behind one interface, for tests that run
-// the same checks on both.
+// Test kit: the pool resources behind one interface, for tests that run
+// the same checks on each.
 #ifndef PMR_TESTS_TESTKIT_POOLS_H
 #define PMR_TESTS_TESTKIT_POOLS_H
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 
 namespace pmrtest {
@@ -86,6 +90,60 @@ class SyncPool : public Pool {
  private:
   pmr_synchronized_pool p_;
 };
+
+// One of the three resources with pages, by kind (0 unsynchronized pool,
+// 1 synchronized pool, 2 thread cache), for tests parameterised on the kind
+// that need only the resource.
+class PoolOfKind {
+ public:
+  explicit PoolOfKind(int kind, const pmr_pool_options* opts = nullptr,
+                      pmr_mem_resource* up = nullptr)
+      : kind_(kind) {
+    switch (kind) {
+      case 0:
+        EXPECT_TRUE(pmr_unsynchronized_pool_init(&unsync_, opts, up));
+        break;
+      case 1:
+        EXPECT_TRUE(pmr_synchronized_pool_init(&sync_, opts, up));
+        break;
+      default: {
+        pmr_thread_cache_options o = {};
+        if (opts != nullptr) o.pool = *opts;
+        EXPECT_TRUE(pmr_thread_cache_init(&tc_, &o, up));
+      }
+    }
+  }
+  PoolOfKind(const PoolOfKind&) = delete;
+  PoolOfKind& operator=(const PoolOfKind&) = delete;
+  ~PoolOfKind() {
+    switch (kind_) {
+      case 0:
+        pmr_unsynchronized_pool_destroy(&unsync_);
+        break;
+      case 1:
+        pmr_synchronized_pool_destroy(&sync_);
+        break;
+      default:
+        pmr_thread_cache_destroy(&tc_);
+    }
+  }
+  pmr_mem_resource* get() {
+    return kind_ == 0 ? &unsync_.base : kind_ == 1 ? &sync_.base : &tc_.base;
+  }
+
+ private:
+  int kind_;
+  pmr_unsynchronized_pool unsync_;
+  pmr_synchronized_pool sync_;
+  pmr_thread_cache tc_;
+};
+
+// The test-name suffix of a PoolOfKind kind.
+inline std::string PoolKindName(const ::testing::TestParamInfo<int>& info) {
+  static const char* const kNames[] = {"unsynchronized_pool",
+                                       "synchronized_pool", "thread_cache"};
+  return kNames[info.param];
+}
 
 }  // namespace pmrtest
 

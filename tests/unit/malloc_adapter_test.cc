@@ -17,6 +17,7 @@
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
+#include "tests/testkit/pools.h"
 #include "tests/testkit/test_resources.h"
 
 namespace {
@@ -282,20 +283,7 @@ INSTANTIATE_TEST_SUITE_P(All, MallocAdapterOverResources,
 class Headerless : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    switch (GetParam()) {
-      case 0:
-        ASSERT_TRUE(pmr_unsynchronized_pool_init(&unsync_, nullptr, nullptr));
-        pool_ = &unsync_.base;
-        break;
-      case 1:
-        ASSERT_TRUE(pmr_synchronized_pool_init(&sync_, nullptr, nullptr));
-        pool_ = &sync_.base;
-        break;
-      default:
-        ASSERT_TRUE(pmr_thread_cache_init(&tc_, nullptr, nullptr));
-        pool_ = &tc_.base;
-    }
-    ASSERT_TRUE(pmr_statistics_init(&stats_, pool_));
+    ASSERT_TRUE(pmr_statistics_init(&stats_, pool_.get()));
     pmr_malloc_adapter_init(&a_, &stats_.base);
   }
   void TearDown() override {
@@ -303,23 +291,10 @@ class Headerless : public ::testing::TestWithParam<int> {
     EXPECT_EQ(s.blocks_in_use, 0u);
     EXPECT_EQ(s.bytes_in_use, 0u);
     pmr_statistics_destroy(&stats_);
-    switch (GetParam()) {
-      case 0:
-        pmr_unsynchronized_pool_destroy(&unsync_);
-        break;
-      case 1:
-        pmr_synchronized_pool_destroy(&sync_);
-        break;
-      default:
-        pmr_thread_cache_destroy(&tc_);
-    }
   }
   size_t in_use() { return pmr_statistics_get_stats(&stats_).bytes_in_use; }
 
-  pmr_unsynchronized_pool unsync_;
-  pmr_synchronized_pool sync_;
-  pmr_thread_cache tc_;
-  pmr_mem_resource* pool_ = nullptr;
+  pmrtest::PoolOfKind pool_{GetParam()};
   pmr_statistics stats_;
   pmr_malloc_adapter a_;
 };
@@ -430,14 +405,8 @@ TEST_P(Headerless, MixedTrafficKeepsContentsAndBalances) {
   for (unsigned char* p : live) pmr_malloc_adapter_free(&a_, p);
 }
 
-std::string PoolName(const ::testing::TestParamInfo<int>& info) {
-  static const char* const kNames[] = {"unsynchronized_pool",
-                                       "synchronized_pool", "thread_cache"};
-  return kNames[info.param];
-}
-
 INSTANTIATE_TEST_SUITE_P(Pools, Headerless, ::testing::Values(0, 1, 2),
-                         PoolName);
+                         pmrtest::PoolKindName);
 
 // Blocks freed and sized by threads other than the one that allocated them.
 TEST(HeaderlessThreads, CrossThreadFreeAndSize) {

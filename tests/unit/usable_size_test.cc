@@ -17,53 +17,13 @@
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/counting_resource.h"
+#include "tests/testkit/pools.h"
 
 namespace {
 
 constexpr size_t kAlign = PMR_MAX_ALIGN;
 
-// The three resources with the op, behind one interface.
-class Pool {
- public:
-  explicit Pool(int kind, const pmr_pool_options* opts = nullptr,
-                pmr_mem_resource* up = nullptr)
-      : kind_(kind) {
-    switch (kind) {
-      case 0:
-        EXPECT_TRUE(pmr_unsynchronized_pool_init(&unsync_, opts, up));
-        break;
-      case 1:
-        EXPECT_TRUE(pmr_synchronized_pool_init(&sync_, opts, up));
-        break;
-      default: {
-        pmr_thread_cache_options o = {};
-        if (opts != nullptr) o.pool = *opts;
-        EXPECT_TRUE(pmr_thread_cache_init(&tc_, &o, up));
-      }
-    }
-  }
-  ~Pool() {
-    switch (kind_) {
-      case 0:
-        pmr_unsynchronized_pool_destroy(&unsync_);
-        break;
-      case 1:
-        pmr_synchronized_pool_destroy(&sync_);
-        break;
-      default:
-        pmr_thread_cache_destroy(&tc_);
-    }
-  }
-  pmr_mem_resource* get() {
-    return kind_ == 0 ? &unsync_.base : kind_ == 1 ? &sync_.base : &tc_.base;
-  }
-
- private:
-  int kind_;
-  pmr_unsynchronized_pool unsync_;
-  pmr_synchronized_pool sync_;
-  pmr_thread_cache tc_;
-};
+using Pool = pmrtest::PoolOfKind;  // the three resources with the op
 
 class UsableSizeTest : public ::testing::TestWithParam<int> {};
 
@@ -156,14 +116,8 @@ TEST_P(UsableSizeTest, ReleasedSegmentsAreForgotten) {
   pmr_deallocate(pool.get(), big, 1 << 20, kAlign);
 }
 
-std::string KindName(const ::testing::TestParamInfo<int>& info) {
-  static const char* const kNames[] = {"unsynchronized_pool",
-                                       "synchronized_pool", "thread_cache"};
-  return kNames[info.param];
-}
-
 INSTANTIATE_TEST_SUITE_P(All, UsableSizeTest, ::testing::Values(0, 1, 2),
-                         KindName);
+                         pmrtest::PoolKindName);
 
 TEST(UsableSizeResources, WithoutTheOpEveryAnswerIsZero) {
   pmr_monotonic_buffer mono;
