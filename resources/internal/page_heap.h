@@ -52,7 +52,10 @@
  * spin lock; upstream is never called with it held. When a source maps its
  * segments itself, segments it gives back go to the process-wide segment
  * cache (segment_cache.h), and new ones come from there first. Not for C++
- * translation units (C11 atomics). */
+ * translation units (C11 atomics).
+ *
+ * page_source.c holds the source (segments, free set, page map, give-back),
+ * page_heap.c the heaps (classes and their pages). */
 #ifndef PMR_IMPL_PAGE_HEAP_H
 #define PMR_IMPL_PAGE_HEAP_H
 
@@ -395,6 +398,66 @@ static inline char *pmr_impl_page_base(const pmr_impl_page_source *src,
                   (((d >> PMR_IMPL_PAGE_SLOT_SHIFT) & index_mask)
                    << PMR_IMPL_PAGE_SHIFT));
 }
+
+/* The bytes of pg's page around its frame's table of descriptors: blocks
+ * lie in [*base, *table) and [*past, *base + PMR_IMPL_PAGE_SIZE). A page
+ * that is not its frame's first has no table: *table and *past are its
+ * end. */
+static inline void pmr_impl_page_span(const pmr_impl_page_source *src,
+                                      const pmr_impl_page *pg, char **base,
+                                      char **table, char **past) {
+  char *b = pmr_impl_page_base(src, pg);
+  *base = b;
+  if (((uintptr_t)b & ~src->frame_mask) == 0) {
+    *table = (char *)pmr_impl_page_of(src, b); /* page 0's: the table's */
+    *past = *table + PMR_IMPL_PAGE_SLOT *
+                         ((~src->frame_mask >> PMR_IMPL_PAGE_SHIFT) + 1);
+  } else {
+    *table = *past = b + PMR_IMPL_PAGE_SIZE;
+  }
+}
+
+/* Marks pg's blocks (all but its frame's table) as not to be touched. */
+static inline void pmr_impl_page_noaccess(const pmr_impl_page_source *src,
+                                          const pmr_impl_page *pg) {
+  char *base, *table, *past;
+  pmr_impl_page_span(src, pg, &base, &table, &past);
+  (void)base;
+  (void)table;
+  (void)past;
+  PMR_IMPL_NOACCESS(base, (size_t)(table - base));
+  PMR_IMPL_NOACCESS(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
+}
+
+/* The doubly linked lists of pages through prev/next: a source's free set,
+ * a class's partial pages. */
+static inline void pmr_impl_page_list_push(pmr_impl_page **head,
+                                           pmr_impl_page *pg) {
+  pg->prev = NULL;
+  pg->next = *head;
+  if (*head != NULL) (*head)->prev = pg;
+  *head = pg;
+}
+
+static inline void pmr_impl_page_list_unlink(pmr_impl_page **head,
+                                             pmr_impl_page *pg) {
+  if (pg->prev != NULL)
+    pg->prev->next = pg->next;
+  else
+    *head = pg->next;
+  if (pg->next != NULL) pg->next->prev = pg->prev;
+}
+
+/* A free page for a heap to serve a class with: from the free set or
+ * (grow) a new segment; NULL if there is none or upstream fails. Call with
+ * no lock but the heap's held. */
+pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
+/* pg, whose blocks are all free and which serves no class any more, back
+ * to the free set; the segment goes back to upstream when it is all free
+ * beyond the retention bound and give_back allows (else later, from a slow
+ * path: pmr_impl_source_shrink). */
+void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
+                               bool give_back);
 
 /* A block of class k, or NULL when upstream fails (k != &h->empty). */
 void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);

@@ -1,0 +1,501 @@
+/* The page core's source: segments from upstream, the set of free pages, the
+ * page map, and the give-back of memory to upstream and to the OS (see
+ * page_heap.h). */
+/* POSIX 2008 (clock_gettime, posix_memalign, O_CLOEXEC) for builds that ask
+ * for strict ISO C (-std=c11) and define nothing. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "resources/internal/page_heap.h"
+
+#include "resources/internal/os_mem.h"
+#include "resources/internal/segment_cache.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- source: segments and free pages ------------------------------------ */
+
+_Static_assert(sizeof(pmr_impl_page) <= PMR_IMPL_PAGE_SLOT,
+               "a descriptor fits its slot");
+_Static_assert(offsetof(pmr_impl_page, heap) == 64 &&
+                   offsetof(pmr_impl_page, remote) < 128,
+               "a remote free's fields sit on the descriptor's second line");
+_Static_assert(PMR_IMPL_PAGE_SLOT % PMR_MAX_ALIGN == 0,
+               "blocks after the descriptor keep the basic alignment");
+
+/* Page i of segment seg. */
+static pmr_impl_page *seg_page(const pmr_impl_page_source *src,
+                               const pmr_impl_page *seg, size_t i) {
+  return pmr_impl_page_of(
+      src, pmr_impl_page_base(src, seg) + i * PMR_IMPL_PAGE_SIZE);
+}
+
+/* Tests set a time here (pmr_impl_clock_set_for_tests); 0: the clock. */
+static _Atomic uint64_t test_now;
+
+void pmr_impl_clock_set_for_tests(uint64_t ns) {
+  atomic_store_explicit(&test_now, ns, memory_order_relaxed);
+}
+
+uint64_t pmr_impl_coarse_ns(void) {
+  uint64_t fixed = atomic_load_explicit(&test_now, memory_order_relaxed);
+  if (PMR_UNLIKELY(fixed != 0)) return fixed;
+  struct timespec t;
+#ifdef CLOCK_MONOTONIC_COARSE
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &t);
+#endif
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Free segments beyond the bound go back only once no new segment was
+ * needed for a while: a program that frees everything and allocates it
+ * again (a round of work, a request burst) keeps its pages instead of
+ * giving them to malloc and faulting them in again. */
+static bool quiet_since_grow(const pmr_impl_page_source *src) {
+  return pmr_impl_coarse_ns() -
+             atomic_load_explicit(&src->last_grow_ns, memory_order_relaxed) >=
+         PMR_IMPL_GIVE_BACK_DELAY_NS;
+}
+
+static void src_lock(pmr_impl_page_source *src) {
+  if (src->shared) pmr_impl_spin_lock(&src->lock);
+}
+static void src_unlock(pmr_impl_page_source *src) {
+  if (src->shared) pmr_impl_spin_unlock(&src->lock);
+}
+
+void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
+                          size_t max_blocks, size_t retained_bytes,
+                          bool shared) {
+  memset(src, 0, sizeof *src);
+  atomic_init(&src->lock, 0);
+  atomic_init(&src->shrink_wanted, false);
+  atomic_init(&src->purge_wanted, false);
+  atomic_init(&src->last_grow_ns, 0);
+  src->shared = shared;
+  src->upstream = pmr_resource_or_default(up);
+  src->os = pmr_impl_os_direct(src->upstream);
+  src->decommit =
+      src->os || pmr_impl_os_backed(src->upstream, PMR_IMPL_OS_BIG_MIN);
+  unsigned frame_shift =
+      src->os ? PMR_IMPL_OS_FRAME_SHIFT : PMR_IMPL_PAGE_SHIFT;
+  unsigned index_bits = frame_shift - PMR_IMPL_PAGE_SHIFT;
+  src->frame_mask = ~(((uintptr_t)1 << frame_shift) - 1);
+  /* (address >> PMR_IMPL_PAGE_OF_SHIFT): page index bits land on multiples
+   * of PMR_IMPL_PAGE_SLOT, and the colour bits above them on multiples of
+   * the table's size. */
+  src->color_mask = (uint32_t)(((((uintptr_t)1 << index_bits) - 1)
+                                << PMR_IMPL_PAGE_SLOT_SHIFT) |
+                               ((uintptr_t)(PMR_IMPL_PAGE_COLORS - 1)
+                                << (PMR_IMPL_PAGE_SLOT_SHIFT + index_bits)));
+  src->max_blocks = max_blocks > UINT32_MAX ? UINT32_MAX : (unsigned)max_blocks;
+  if (retained_bytes == 0) retained_bytes = PMR_IMPL_DEFAULT_RETAINED_BYTES;
+  src->retain_pages = retained_bytes / PMR_IMPL_PAGE_SIZE;
+  src->next_pages = PMR_IMPL_SEGMENT_PAGES / 4; /* small programs stay small */
+}
+
+static void free_set_count(pmr_impl_page_source *src, pmr_impl_page *pg) {
+  pg->state = PMR_IMPL_PAGE_FREE;
+  src->free_count++;
+  pmr_impl_page *seg = pg->segment;
+  if (++seg->seg_free == seg->seg_pages) src->empty_segments++;
+}
+
+/* pg (dirty: its memory was used) joins the free set at its head. */
+static void free_set_push(pmr_impl_page_source *src, pmr_impl_page *pg,
+                          bool dirty, uint64_t now) {
+  pmr_impl_page_list_push(&src->free_pages, pg);
+  if (src->free_tail == NULL) src->free_tail = pg;
+  pg->dirty = dirty && pg->decommit;
+  pg->freed_ns = now;
+  free_set_count(src, pg);
+}
+
+/* pg, whose memory went back to the OS, joins the free set at its tail. */
+static void free_set_append_clean(pmr_impl_page_source *src,
+                                  pmr_impl_page *pg) {
+  pg->next = NULL;
+  pg->prev = src->free_tail;
+  if (src->free_tail != NULL)
+    src->free_tail->next = pg;
+  else
+    src->free_pages = pg;
+  src->free_tail = pg;
+  if (src->clean_from == NULL) src->clean_from = pg;
+  pg->dirty = false;
+  free_set_count(src, pg);
+}
+
+static void free_set_remove(pmr_impl_page_source *src, pmr_impl_page *pg) {
+  if (src->free_tail == pg) src->free_tail = pg->prev;
+  if (src->clean_from == pg) src->clean_from = pg->next;
+  pmr_impl_page_list_unlink(&src->free_pages, pg);
+  src->free_count--;
+  pmr_impl_page *seg = pg->segment;
+  if (seg->seg_free-- == seg->seg_pages) src->empty_segments--;
+}
+
+static size_t segment_bytes(const pmr_impl_page *seg) {
+  return (size_t)seg->seg_pages * PMR_IMPL_PAGE_SIZE;
+}
+
+/* Unlinks segment seg (all pages free) from src; the caller frees it. */
+static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
+  for (uint32_t i = 0; i < seg->seg_pages; ++i)
+    free_set_remove(src, seg_page(src, seg, i));
+  if (seg->seg_prev != NULL)
+    seg->seg_prev->seg_next = seg->seg_next;
+  else
+    src->segments = seg->seg_next;
+  if (seg->seg_next != NULL) seg->seg_next->seg_prev = seg->seg_prev;
+  src->segment_bytes -= segment_bytes(seg);
+  src->released_bytes += segment_bytes(seg);
+}
+
+/* ---- the page map (page_heap.h) ---------------------------------------- */
+typedef pmr_impl_map_entry map_entry;
+_Atomic(map_entry *) pmr_impl_page_map[(size_t)1 << PMR_IMPL_MAP_TOP_BITS];
+
+/* The leaf of page index i, made when `make`; NULL when there is none (or
+ * i lies beyond the map, or calloc failed). */
+static map_entry *map_leaf(uintptr_t i, bool make) {
+  uintptr_t top = i >> PMR_IMPL_MAP_LEAF_BITS;
+  if (top >= ((uintptr_t)1 << PMR_IMPL_MAP_TOP_BITS)) return NULL;
+  map_entry *leaf =
+      atomic_load_explicit(&pmr_impl_page_map[top], memory_order_acquire);
+  if (leaf != NULL || !make) return leaf;
+  int saved = errno;
+  map_entry *fresh = (map_entry *)calloc((size_t)1 << PMR_IMPL_MAP_LEAF_BITS,
+                                         sizeof(map_entry));
+  errno = saved;
+  if (fresh == NULL) return NULL;
+  if (atomic_compare_exchange_strong_explicit(&pmr_impl_page_map[top], &leaf,
+                                              fresh, memory_order_acq_rel,
+                                              memory_order_acquire))
+    return fresh;
+  free(fresh); /* another thread made it first */
+  return leaf;
+}
+
+/* Records src (NULL: none) as the owner of the pages of [mem, mem + bytes)
+ * (whole pages). False, changing nothing, when the map has no room. */
+static bool map_set(const char *mem, size_t bytes,
+                    const pmr_impl_page_source *src) {
+  uintptr_t first = (uintptr_t)mem >> PMR_IMPL_PAGE_SHIFT;
+  uintptr_t n = bytes >> PMR_IMPL_PAGE_SHIFT;
+  for (uintptr_t i = first; i < first + n; ++i)
+    if (map_leaf(i, src != NULL) == NULL) return src == NULL;
+  for (uintptr_t i = first; i < first + n; ++i)
+    atomic_store_explicit(
+        &map_leaf(i, false)[i & (((uintptr_t)1 << PMR_IMPL_MAP_LEAF_BITS) - 1)]
+             .owner,
+        src, memory_order_relaxed);
+  return true;
+}
+
+/* Gives the memory of a segment (unlinked, or never linked) back. */
+static void segment_memory_free(pmr_impl_page_source *src, char *mem,
+                                size_t bytes) {
+  if (src->os) {
+    if (!pmr_impl_segcache_put(mem, bytes)) pmr_impl_os_unmap(mem, bytes);
+  } else
+    pmr_deallocate(src->upstream, mem, bytes, PMR_IMPL_PAGE_SIZE);
+}
+
+static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
+  size_t bytes = segment_bytes(seg);
+  char *mem = pmr_impl_page_base(src, seg);
+  map_set(mem, bytes, NULL);
+  PMR_IMPL_UNDEFINED(mem, bytes);
+  segment_memory_free(src, mem, bytes);
+}
+
+/* A new segment from upstream, its pages in the free set (under no lock). */
+static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
+  int saved = errno;
+  src_lock(src);
+  unsigned n = src->next_pages;
+  src_unlock(src);
+  char *mem = NULL;
+  bool warm = false; /* its memory may be resident: free pages to purge */
+  if (src->os) {     /* a warm segment another pool gave back, if any */
+    size_t got = 0;
+    _Static_assert(
+        (size_t)1 << PMR_IMPL_OS_FRAME_SHIFT == PMR_IMPL_SEGCACHE_MAX,
+        "cached blocks are aligned as the frames of mapped segments");
+    mem = (char *)pmr_impl_segcache_take((size_t)n * PMR_IMPL_PAGE_SIZE,
+                                         PMR_IMPL_SEGCACHE_MAX,
+                                         PMR_IMPL_PAGE_SIZE, &got, &warm);
+    if (mem != NULL) n = (unsigned)(got / PMR_IMPL_PAGE_SIZE);
+  }
+  for (; mem == NULL && n >= 1; n /= 2) {
+    size_t bytes = (size_t)n * PMR_IMPL_PAGE_SIZE;
+    mem = src->os ? (char *)pmr_impl_os_map(bytes, ~src->frame_mask + 1)
+                  : (char *)pmr_allocate(src->upstream, bytes,
+                                         ~src->frame_mask + 1);
+    if (mem != NULL) break;
+  }
+  if (mem == NULL) return NULL; /* errno as the last attempt left it */
+  if (!map_set(mem, (size_t)n * PMR_IMPL_PAGE_SIZE, src)) {
+    segment_memory_free(src, mem, (size_t)n * PMR_IMPL_PAGE_SIZE);
+    errno = ENOMEM;
+    return NULL;
+  }
+  errno = saved;
+  bool decommit = src->os || (src->decommit && (size_t)n * PMR_IMPL_PAGE_SIZE >=
+                                                   PMR_IMPL_OS_BIG_MIN);
+  pmr_impl_page *seg = pmr_impl_page_of(src, mem);
+  for (unsigned i = 0; i < n; ++i) {
+    pmr_impl_page *pg = seg_page(src, seg, i);
+    memset(pg, 0, sizeof *pg);
+    atomic_init(&pg->remote, NULL);
+    pg->segment = seg;
+    pg->decommit = decommit;
+    pg->dirty = warm; /* for segment_link */
+    pmr_impl_page_noaccess(src, pg);
+  }
+  seg->seg_pages = n;
+  return seg;
+}
+
+static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
+  seg->seg_prev = NULL;
+  seg->seg_next = src->segments;
+  if (src->segments != NULL) src->segments->seg_prev = seg;
+  src->segments = seg;
+  src->segment_bytes += segment_bytes(seg);
+  uint64_t now = pmr_impl_coarse_ns();
+  atomic_store_explicit(&src->last_grow_ns, now, memory_order_relaxed);
+  for (uint32_t i = 0; i < seg->seg_pages; ++i) {
+    pmr_impl_page *pg = seg_page(src, seg, i);
+    free_set_push(src, pg, pg->dirty, now);
+  }
+  if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
+}
+
+void pmr_impl_source_keep(pmr_impl_page_source *src,
+                          struct pmr_impl_big_list *kept, void *kept_lock) {
+  src->kept = kept;
+  src->kept_lock = kept_lock;
+}
+
+bool pmr_impl_source_grow(pmr_impl_page_source *src) {
+  if (src->kept != NULL) /* no lock held */
+    pmr_impl_big_trim(src->kept, src->kept_lock, src->upstream);
+  pmr_impl_page *seg = segment_new(src); /* no lock held */
+  if (seg == NULL) return false;
+  src_lock(src);
+  segment_link(src, seg);
+  src_unlock(src);
+  return true;
+}
+
+/* ---- purge: the memory of pages long free goes back to the OS ---------- */
+
+/* Pages taken out of the free set in one go, so the lock is not held
+ * through many system calls. */
+#define PURGE_BATCH 16u
+
+/* Whether pg entered the free set at least PMR_IMPL_PURGE_DELAY_NS before
+ * now (a time read before the lock may be older than pg's). */
+static bool purge_is_due(const pmr_impl_page *pg, uint64_t now) {
+  return pg->freed_ns <= now && now - pg->freed_ns >= PMR_IMPL_PURGE_DELAY_NS;
+}
+
+/* Under the lock: up to min(max, PURGE_BATCH) dirty free pages, oldest
+ * first, that entered the free set at least PMR_IMPL_PURGE_DELAY_NS before
+ * now (all: any), out of the free set (their segments cannot go back
+ * meanwhile), linked by delayed_next. */
+static pmr_impl_page *purge_take(pmr_impl_page_source *src, uint64_t now,
+                                 bool all, size_t max) {
+  pmr_impl_page *out = NULL;
+  size_t n = 0;
+  if (max > PURGE_BATCH) max = PURGE_BATCH;
+  pmr_impl_page *pg =
+      src->clean_from != NULL ? src->clean_from->prev : src->free_tail;
+  /* Before clean_from the set is (about) in the order pages entered it:
+   * the walk from the oldest stops at the first page freed too recently. */
+  while (pg != NULL && n < max && (all || purge_is_due(pg, now))) {
+    pmr_impl_page *prev = pg->prev;
+    if (pg->dirty) {
+      free_set_remove(src, pg);
+      pg->delayed_next = out;
+      out = pg;
+      ++n;
+    } else {
+      src->clean_from = pg;
+    }
+    pg = prev;
+  }
+  return out;
+}
+
+/* With no lock held: gives the OS the memory of the pages purge_take took
+ * (all but the OS page of a frame's table) and puts them back, clean, at
+ * the free set's tail. */
+static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
+  for (pmr_impl_page *pg = list; pg != NULL; pg = pg->delayed_next) {
+    char *base, *table, *past;
+    pmr_impl_page_span(src, pg, &base, &table, &past);
+    pmr_impl_os_decommit(base, (size_t)(table - base));
+    pmr_impl_os_decommit(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
+  }
+  src_lock(src);
+  while (list != NULL) {
+    pmr_impl_page *next = list->delayed_next;
+    free_set_append_clean(src, list);
+    pmr_impl_page *seg = list->segment;
+    if (seg->seg_free == seg->seg_pages &&
+        src->free_count >= src->retain_pages + seg->seg_pages)
+      atomic_store_explicit(&src->shrink_wanted, true, memory_order_relaxed);
+    list = next;
+  }
+  src_unlock(src);
+}
+
+/* Under the lock, for a decommit source: the pages due, for the caller to pass
+ * to purge_finish once unlocked. A shared source may be called under a
+ * heap's lock: it only sets purge_wanted, for pmr_impl_source_shrink. */
+static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
+  if (!src->decommit) return NULL;
+  if (!src->shared) return purge_take(src, now, false, PURGE_BATCH);
+  pmr_impl_page *pg =
+      src->clean_from != NULL ? src->clean_from->prev : src->free_tail;
+  while (pg != NULL && !pg->dirty && purge_is_due(pg, now)) {
+    src->clean_from = pg;
+    pg = pg->prev;
+  }
+  if (pg != NULL && pg->dirty && purge_is_due(pg, now))
+    atomic_store_explicit(&src->purge_wanted, true, memory_order_relaxed);
+  return NULL;
+}
+
+/* A free page, from the free set or (grow) a new segment; NULL if there is
+ * none or upstream fails. */
+pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow) {
+  uint64_t now = src->decommit ? pmr_impl_coarse_ns() : 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    src_lock(src);
+    pmr_impl_page *pg = src->free_pages;
+    if (pg != NULL) {
+      free_set_remove(src, pg);
+      pmr_impl_page *purge = purge_due(src, now);
+      src_unlock(src);
+      if (purge != NULL) purge_finish(src, purge);
+      return pg;
+    }
+    src_unlock(src);
+    if (attempt == 1 || !grow || !pmr_impl_source_grow(src)) break;
+  }
+  return NULL;
+}
+
+/* Segments whose pages are all free, while more than keep free pages would
+ * remain; unlinked under the lock, given back without it. */
+size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
+  size_t given = 0;
+  for (;;) {
+    src_lock(src);
+    pmr_impl_page *seg = NULL;
+    if (src->empty_segments != 0) {
+      for (seg = src->segments; seg != NULL; seg = seg->seg_next)
+        if (seg->seg_free == seg->seg_pages &&
+            src->free_count >= keep + seg->seg_pages)
+          break;
+    }
+    if (seg != NULL) segment_unlink(src, seg);
+    src_unlock(src);
+    if (seg == NULL) break;
+    given += segment_bytes(seg);
+    segment_free(src, seg);
+  }
+  if (keep == 0) pmr_impl_source_purge(src, SIZE_MAX);
+  return given;
+}
+
+size_t pmr_impl_source_released(pmr_impl_page_source *src) {
+  src_lock(src);
+  size_t n = src->released_bytes;
+  src_unlock(src);
+  return n;
+}
+
+void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {
+  if (!src->decommit) return;
+  size_t os_page = pmr_impl_os_page_size();
+  if (os_page >= PMR_IMPL_PAGE_SIZE) return;      /* nothing but descriptors */
+  size_t per_page = PMR_IMPL_PAGE_SIZE - os_page; /* what a page gives */
+  size_t pages = bytes / per_page + (bytes % per_page != 0);
+  while (pages != 0) {
+    src_lock(src);
+    pmr_impl_page *purge = purge_take(src, 0, true, pages);
+    src_unlock(src);
+    if (purge == NULL) break;
+    for (pmr_impl_page *pg = purge; pg != NULL; pg = pg->delayed_next) --pages;
+    purge_finish(src, purge);
+  }
+}
+
+void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
+                               bool give_back) {
+  uint64_t now = src->decommit ? pmr_impl_coarse_ns() : 0;
+  src_lock(src);
+  free_set_push(src, pg, true, now);
+  pmr_impl_page *seg = pg->segment;
+  bool release = seg->seg_free == seg->seg_pages &&
+                 src->free_count >= src->retain_pages + seg->seg_pages;
+  if (release && (!give_back || !quiet_since_grow(src))) {
+    atomic_store_explicit(&src->shrink_wanted, true, memory_order_relaxed);
+    release = false;
+  }
+  if (release) segment_unlink(src, seg);
+  pmr_impl_page *purge = purge_due(src, now);
+  src_unlock(src);
+  if (release) segment_free(src, seg);
+  if (purge != NULL) purge_finish(src, purge);
+}
+
+void pmr_impl_source_shrink(pmr_impl_page_source *src) {
+  if (atomic_load_explicit(&src->purge_wanted, memory_order_relaxed)) {
+    atomic_store_explicit(&src->purge_wanted, false, memory_order_relaxed);
+    uint64_t now = pmr_impl_coarse_ns();
+    for (;;) {
+      src_lock(src);
+      pmr_impl_page *purge = purge_take(src, now, false, PURGE_BATCH);
+      src_unlock(src);
+      if (purge == NULL) break;
+      purge_finish(src, purge);
+    }
+  }
+  if (!atomic_load_explicit(&src->shrink_wanted, memory_order_relaxed)) return;
+  /* Not yet: no lock (allocation slow paths of every thread come here
+   * while the give-back waits for its delay). */
+  if (!quiet_since_grow(src)) return;
+  src_lock(src);
+  bool due = quiet_since_grow(src);
+  if (due)
+    atomic_store_explicit(&src->shrink_wanted, false, memory_order_relaxed);
+  src_unlock(src);
+  if (due) pmr_impl_source_trim(src, src->retain_pages);
+}
+
+void pmr_impl_source_release(pmr_impl_page_source *src) {
+  pmr_impl_page *seg = src->segments;
+  while (seg != NULL) {
+    pmr_impl_page *next = seg->seg_next;
+    segment_free(src, seg);
+    seg = next;
+  }
+  src->segments = NULL;
+  src->free_pages = src->free_tail = src->clean_from = NULL;
+  src->free_count = 0;
+  src->empty_segments = 0;
+  src->segment_bytes = 0;
+  src->next_pages = PMR_IMPL_SEGMENT_PAGES / 4;
+}
