@@ -71,13 +71,29 @@ void pmr_impl_heap_small_map(uint8_t map[PMR_IMPL_POOL_TABLE_LIMIT],
   }
 }
 
+/* pg, full until now, joins the end of k's partial ring. */
 static void partial_push(pmr_impl_page_class *k, pmr_impl_page *pg) {
+  pmr_impl_page *first = k->partial;
   pg->state = PMR_IMPL_PAGE_PARTIAL;
-  pmr_impl_page_list_push(&k->partial, pg);
+  if (first == NULL) {
+    pg->prev = pg->next = pg;
+    k->partial = pg;
+    return;
+  }
+  pg->prev = first->prev;
+  pg->next = first;
+  first->prev->next = pg;
+  first->prev = pg;
 }
 
 static void partial_remove(pmr_impl_page_class *k, pmr_impl_page *pg) {
-  pmr_impl_page_list_unlink(&k->partial, pg);
+  if (pg->next == pg) {
+    k->partial = NULL;
+    return;
+  }
+  pg->prev->next = pg->next;
+  pg->next->prev = pg->prev;
+  if (k->partial == pg) k->partial = pg->next;
 }
 
 /* pg has no block in use and is not current: back to the source. */

@@ -124,7 +124,7 @@ typedef struct pmr_impl_page {
    * (while carve is below the frame's table) the region after it. */
   char *carve;
   char *end;
-  struct pmr_impl_page *prev, *next; /* partial list or free set */
+  struct pmr_impl_page *prev, *next; /* partial ring or free set */
   /* Second cache line: what a free by another thread reads and writes. Its
    * owner's allocations and frees write the first line all the time; a
    * thread freeing the owner's blocks (a consumer) checks the owner and
@@ -194,8 +194,13 @@ typedef struct pmr_impl_page_source {
 
 typedef struct pmr_impl_page_class {
   pmr_impl_page *current; /* never NULL: the heap's no_page when none */
-  pmr_impl_page *partial; /* other pages with free blocks */
-  uint32_t block;         /* block size (0 for the empty class) */
+  /* Other pages with free blocks, a ring through prev/next (partial->prev
+   * the last) in the order they got their first block back: the current
+   * page's successor is the page that has had longest to gather frees, not
+   * one with a single free block that would be full again after one
+   * allocation (and take a slow free path at the next free). */
+  pmr_impl_page *partial;
+  uint32_t block; /* block size (0 for the empty class) */
   uint32_t index;
   uint32_t carve_bytes; /* blocks laid out at a time: whole blocks in
                            PMR_IMPL_CARVE_BYTES, at least one */

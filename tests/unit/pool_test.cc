@@ -331,6 +331,45 @@ TEST_P(PoolTest, ABlockFreedInAFullPageServesBeforeANewPage) {
   for (void* q : live) pmr_deallocate(p->get(), q, 64, 8);
 }
 
+TEST_P(PoolTest, FullPagesServeAgainInTheOrderTheyGotABlockBack) {
+  // Of pages that were full, the one that got a block back first serves
+  // first: it has had longest to gather frees (a churning program), where
+  // the one freed into last may hold a single block.
+  auto p = Make();
+  std::vector<void*> live;
+  std::vector<uintptr_t> order;  // pages in the order they were started
+  while (order.size() < 4) {
+    live.push_back(pmr_allocate(p->get(), 64, 8));
+    ASSERT_NE(live.back(), nullptr);
+    if (order.empty() || order.back() != PageOf(live.back()))
+      order.push_back(PageOf(live.back()));
+  }
+  auto first_in = [&](uintptr_t page) {
+    for (size_t i = 0; i < live.size(); ++i)
+      if (PageOf(live[i]) == page) return i;
+    return live.size();
+  };
+  const size_t a = first_in(order[0]);
+  void* xa = live[a];
+  pmr_deallocate(p->get(), xa, 64, 8);  // page 0 gets a block back first,
+  live.erase(live.begin() + a);
+  const size_t b = first_in(order[1]);
+  void* xb = live[b];
+  pmr_deallocate(p->get(), xb, 64, 8);  // then page 1
+  live.erase(live.begin() + b);
+  std::vector<void*> outside;  // blocks not from the current page
+  for (int i = 0; i < 5000 && outside.size() < 2; ++i) {
+    void* x = pmr_allocate(p->get(), 64, 8);
+    ASSERT_NE(x, nullptr);
+    live.push_back(x);
+    if (PageOf(x) != order[3]) outside.push_back(x);
+  }
+  ASSERT_EQ(outside.size(), 2u);
+  EXPECT_EQ(outside[0], xa);
+  EXPECT_EQ(outside[1], xb);
+  for (void* q : live) pmr_deallocate(p->get(), q, 64, 8);
+}
+
 TEST_P(PoolTest, FreePagesServeAnyClassAndTrimGivesEverythingBack) {
   pmr_pool_options o = {0, 0, size_t{64} << 20};  // keep every free page
   auto p = Make(&o);
