@@ -76,9 +76,14 @@ static unsigned thread_safe(const pmr_mem_resource *self) {
   return PMR_TRAIT_THREAD_SAFE;
 }
 
+static unsigned system_memory(const pmr_mem_resource *self) {
+  (void)self;
+  return PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_SYSTEM_MEMORY;
+}
+
 static const pmr_mem_resource_ops malloc_ops = {.allocate = malloc_allocate,
                                                 .deallocate = malloc_deallocate,
-                                                .traits = thread_safe};
+                                                .traits = system_memory};
 static pmr_mem_resource malloc_resource = {&malloc_ops};
 
 pmr_mem_resource *pmr_malloc_resource(void) { return &malloc_resource; }

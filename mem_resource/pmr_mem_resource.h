@@ -156,10 +156,19 @@ typedef struct pmr_mem_resource_ops {
  *     gives is memory of its own mapping from the OS, which it neither reads
  *     nor writes while the block is lent out: a pool over it may give the
  *     physical memory of free pages in such blocks back to the OS
- *     (madvise), and touch it again later. */
+ *     (madvise), and touch it again later.
+ *   PMR_TRAIT_SYSTEM_MEMORY: it hands out the process's ordinary memory
+ *     (the system allocator's) and keeps no account of it, so a resource
+ *     over it may take memory from the OS itself instead of asking it: the
+ *     pools and the thread cache then map their segments and large blocks
+ *     with mmap and give free pages back to the OS (pmr_pool_options.h).
+ *     The malloc resource says it; a resource that counts, limits, places
+ *     or inspects what it hands out must not (what bypasses it would go
+ *     unseen). */
 #define PMR_TRAIT_THREAD_SAFE 1u
 #define PMR_TRAIT_KEEPS_FREED 2u
 #define PMR_TRAIT_MAPS_LARGE 4u
+#define PMR_TRAIT_SYSTEM_MEMORY 8u
 #define PMR_TRAIT_LARGE_MIN ((size_t)128 << 10)
 
 /* The abstract resource: the first member of every concrete resource. */
@@ -263,10 +272,10 @@ static inline void pmr_deallocate(pmr_mem_resource *r, void *p, size_t bytes,
 /* The PMR_TRAIT_* bits r says of itself (NULL: the default resource's); 0
  * when its ops have no traits. The malloc and null resources are
  * thread-safe; so are the synchronized pool, the thread cache, statistics
- * and the debug resource. The pools keep freed blocks and, over the malloc
- * resource (or an upstream that maps its large blocks), map their large
- * blocks. The unsynchronized pool and the monotonic buffer declare that
- * they are not thread-safe. */
+ * and the debug resource. The malloc resource hands out system memory. The
+ * pools keep freed blocks and, over system memory (or an upstream that maps
+ * its large blocks), map their large blocks. The unsynchronized pool and the
+ * monotonic buffer declare that they are not thread-safe. */
 unsigned pmr_resource_traits(const pmr_mem_resource *r);
 
 /* How many bytes a block allocated from r (NULL: the default resource)

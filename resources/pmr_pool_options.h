@@ -49,21 +49,22 @@ typedef struct pmr_pool_options {
 } pmr_pool_options;
 
 /* Over the malloc resource (pmr_malloc_resource(), the default resource
- * unless a program sets another), the pools and the thread cache map their
- * segments, and oversize blocks of 128 KiB or more, from the OS themselves
- * (malloc never sees them), so that free memory can go back to the OS while
- * the pool keeps its addresses: a page free for a second gives its memory
- * back (all but the OS page of its segment's descriptors, in a segment's
- * first page; it reads as zeros when used again), every
- * free page does on trim, and free pages give back as much as an oversize
- * block takes before it is mapped. The same holds over a pool or thread
- * cache that is itself over the malloc resource (a stack such as a thread
- * cache over a synchronized pool): the segments it gives are such mappings,
- * and the memory of free pages goes back to the OS in the same way (all but
- * the OS page of a page's descriptor, which sits in the page there). Over
- * any other upstream nothing goes to the OS (the pool cannot know what that
- * memory is: locked, registered with a device, a file); memory goes back to
- * upstream only as described above. See resources/README.md. */
+ * unless a program sets another), or any upstream that says
+ * PMR_TRAIT_SYSTEM_MEMORY (pmr_mem_resource.h), the pools and the thread
+ * cache map their segments, and oversize blocks of 128 KiB or more, from
+ * the OS themselves (malloc never sees them), so that free memory can go
+ * back to the OS while the pool keeps its addresses: a page free for a
+ * second gives its memory back (all but the OS page of its segment's
+ * descriptors, in a segment's first page; it reads as zeros when used
+ * again), every free page does on trim, and free pages give back as much as
+ * an oversize block takes before it is mapped. The same holds over a pool
+ * or thread cache that is itself over the malloc resource (a stack such as
+ * a thread cache over a synchronized pool): the segments it gives are such
+ * mappings, and the memory of free pages goes back to the OS in the same way
+ * (all but the OS page of a page's descriptor, which sits in the page there).
+ * Over any other upstream nothing goes to the OS (the pool cannot know what
+ * that memory is: locked, registered with a device, a file); memory goes back
+ * to upstream only as described above. See resources/README.md. */
 
 /* A snapshot of what a pool holds from upstream (over the malloc resource:
  * has mapped, resident or not). */

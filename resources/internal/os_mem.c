@@ -79,7 +79,7 @@ size_t pmr_impl_os_page_size(void) {
 
 bool pmr_impl_os_direct(const pmr_mem_resource *upstream) {
 #if defined(PMR_IMPL_OS_MMAP)
-  return upstream == pmr_malloc_resource() &&
+  return (pmr_resource_traits(upstream) & PMR_TRAIT_SYSTEM_MEMORY) != 0 &&
          pmr_impl_os_page_size() <= PMR_IMPL_PAGE_SIZE;
 #else
   (void)upstream;

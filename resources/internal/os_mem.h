@@ -1,13 +1,14 @@
 /* PRIVATE: the pools' platform layer: memory straight from the OS.
  *
- * A pool whose upstream is the malloc resource maps its segments, and its
- * oversize blocks of at least PMR_IMPL_OS_BIG_MIN bytes, itself, so that it
- * can give the OS back the memory of pages that stay free (decommit: the
- * address range stays mapped and reads as zeros when touched again). Such a
- * pool says PMR_TRAIT_MAPS_LARGE (pmr_mem_resource.h), and a pool over it
- * (pmr_impl_os_backed) decommits its free pages as well.
- * Memory from any other upstream is never decommitted: the pool cannot know
- * what it is (a buffer registered with a device, a locked region, a file).
+ * A pool whose upstream hands out system memory (PMR_TRAIT_SYSTEM_MEMORY:
+ * the malloc resource, or a third-party resource that says it) maps its
+ * segments, and its oversize blocks of at least PMR_IMPL_OS_BIG_MIN bytes,
+ * itself, so that it can give the OS back the memory of pages that stay free
+ * (decommit: the address range stays mapped and reads as zeros when touched
+ * again). Such a pool says PMR_TRAIT_MAPS_LARGE (pmr_mem_resource.h), and a
+ * pool over it (pmr_impl_os_backed) decommits its free pages as well. Memory
+ * from any other upstream is never decommitted: the pool cannot know what it is
+ * (a buffer registered with a device, a locked region, a file).
  *
  * On a platform without mmap pmr_impl_os_direct is false and decommit does
  * nothing. */
@@ -23,8 +24,9 @@
  * threshold): malloc would keep the holes they leave in its heap. */
 #define PMR_IMPL_OS_BIG_MIN ((size_t)128 << 10)
 
-/* Whether a pool over `upstream` maps its memory itself: upstream is the
- * malloc resource and the OS page size divides the pool's page size. */
+/* Whether a pool over `upstream` maps its memory itself: upstream says
+ * PMR_TRAIT_SYSTEM_MEMORY and the OS page size divides the pool's page
+ * size. */
 bool pmr_impl_os_direct(const pmr_mem_resource *upstream);
 
 /* Whether what a pool over `upstream` gives for large requests is memory

@@ -342,7 +342,8 @@ namespace {
 TEST(Traits, EachResourceSaysWhatItIs) {
   const unsigned kAll =
       PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_KEEPS_FREED | PMR_TRAIT_MAPS_LARGE;
-  EXPECT_EQ(pmr_resource_traits(pmr_malloc_resource()), PMR_TRAIT_THREAD_SAFE);
+  EXPECT_EQ(pmr_resource_traits(pmr_malloc_resource()),
+            PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_SYSTEM_MEMORY);
   EXPECT_EQ(pmr_resource_traits(pmr_null_resource()), PMR_TRAIT_THREAD_SAFE);
   EXPECT_EQ(pmr_resource_traits(nullptr),
             pmr_resource_traits(pmr_get_default_resource()));
@@ -413,6 +414,75 @@ TEST(Traits, AnUpstreamThatKeepsFreedBlocksIsNotDoubledByAPoolOverIt) {
     EXPECT_EQ(pmr_unsynchronized_pool_get_stats(&pool).free_oversize_bytes > 0,
               o == &plain);
     pmr_unsynchronized_pool_destroy(&pool);
+  }
+}
+
+// A third-party upstream handing out the system allocator's memory: when it
+// says PMR_TRAIT_SYSTEM_MEMORY, a pool over it maps its memory itself, as
+// over the malloc resource (upstream sees no call, and the pool says it maps
+// its large blocks); when it does not, the pool asks it for everything.
+struct SystemMemory {
+  pmr_mem_resource base;
+  static std::atomic<int> calls;
+  static void* Allocate(pmr_mem_resource*, size_t bytes, size_t alignment) {
+    ++calls;
+    return pmr_allocate(pmr_malloc_resource(), bytes, alignment);
+  }
+  static void Deallocate(pmr_mem_resource*, void* p, size_t bytes,
+                         size_t alignment) {
+    ++calls;
+    pmr_deallocate(pmr_malloc_resource(), p, bytes, alignment);
+  }
+  static unsigned Traits(const pmr_mem_resource*) {
+    return PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_SYSTEM_MEMORY;
+  }
+  static unsigned ThreadSafe(const pmr_mem_resource*) {
+    return PMR_TRAIT_THREAD_SAFE;
+  }
+};
+std::atomic<int> SystemMemory::calls{0};
+
+TEST(Traits, AThirdPartyUpstreamOfSystemMemoryIsMappedAroundLikeMalloc) {
+  static const pmr_mem_resource_ops says = {SystemMemory::Allocate,
+                                            SystemMemory::Deallocate,
+                                            nullptr,
+                                            nullptr,
+                                            SystemMemory::Traits,
+                                            nullptr};
+  static const pmr_mem_resource_ops silent = {SystemMemory::Allocate,
+                                              SystemMemory::Deallocate,
+                                              nullptr,
+                                              nullptr,
+                                              SystemMemory::ThreadSafe,
+                                              nullptr};
+  for (const pmr_mem_resource_ops* o : {&says, &silent}) {
+    SCOPED_TRACE(o == &says ? "says it" : "does not say it");
+    SystemMemory up{{o}};
+    SystemMemory::calls = 0;
+    pmr_unsynchronized_pool unsync;
+    pmr_unsynchronized_pool_init(&unsync, nullptr, &up.base);
+    pmr_synchronized_pool sync;
+    pmr_synchronized_pool_init(&sync, nullptr, &up.base);
+    for (pmr_mem_resource* r : {&unsync.base, &sync.base}) {
+      std::vector<void*> v;
+      for (int i = 0; i < 2000; ++i) v.push_back(pmr_allocate(r, 64, 8));
+      void* big = pmr_allocate(r, size_t{2} << 20, 16);
+      ASSERT_NE(big, nullptr);
+      memset(big, 1, size_t{2} << 20);
+      pmr_deallocate(r, big, size_t{2} << 20, 16);
+      for (void* p : v) {
+        ASSERT_NE(p, nullptr);
+        pmr_deallocate(r, p, 64, 8);
+      }
+      EXPECT_EQ((pmr_resource_traits(r) & PMR_TRAIT_MAPS_LARGE) != 0,
+                o == &says);
+    }
+    pmr_synchronized_pool_destroy(&sync);
+    pmr_unsynchronized_pool_destroy(&unsync);
+    if (o == &says)
+      EXPECT_EQ(SystemMemory::calls.load(), 0);
+    else
+      EXPECT_GT(SystemMemory::calls.load(), 0);
   }
 }
 
