@@ -94,7 +94,7 @@
 enum {
   PMR_IMPL_PAGE_FREE,    /* in the source's free set */
   PMR_IMPL_PAGE_CURRENT, /* its class's current page */
-  PMR_IMPL_PAGE_PARTIAL, /* in its class's partial list */
+  PMR_IMPL_PAGE_PARTIAL, /* in its class's partial ring */
   PMR_IMPL_PAGE_FULL     /* no free block, in no list */
 };
 
@@ -434,8 +434,8 @@ static inline void pmr_impl_page_noaccess(const pmr_impl_page_source *src,
   PMR_IMPL_NOACCESS(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
 }
 
-/* The doubly linked lists of pages through prev/next: a source's free set,
- * a class's partial pages. */
+/* The doubly linked lists of pages through prev/next: a source's free set.
+ * (A class's partial pages are a ring, page_heap.c.) */
 static inline void pmr_impl_page_list_push(pmr_impl_page **head,
                                            pmr_impl_page *pg) {
   pg->prev = NULL;
