@@ -198,6 +198,14 @@ static void hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
       if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
       return;
     }
+    /* Another thread's block: with a direct slot, the calling thread's
+     * entry holds its heap (or the stand-in when it has none), so a page of
+     * another heap is not its own. One push onto the page's remote list,
+     * which leaves errno alone. */
+    if (PMR_LIKELY(s->slots.slot < PMR_IMPL_DIRECT_SLOTS)) {
+      pmr_impl_heap_free_remote(pg, p);
+      return;
+    }
   }
 #endif
   hres_deallocate_slow(self, p, bytes, alignment);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -459,13 +460,17 @@ TEST(ThreadCache, ABlockFreedOnAnotherThreadGoesBackToItsPage) {
   std::vector<void*> v;
   for (int i = 0; i < 50; ++i) v.push_back(pmr_allocate(t.r(), 128, 16));
   Barrier freed(2), checked(2);
+  int other_errno = 0;
   std::thread other([&] {
+    errno = 1234;
     for (void* p : v) pmr_deallocate(t.r(), p, 128, 16);
+    other_errno = errno;
     freed.Wait();
     checked.Wait();  // keep this thread alive meanwhile
   });
   freed.Wait();
   EXPECT_EQ(t.stats().threads, 1u);  // freeing made no heap
+  EXPECT_EQ(other_errno, 1234);
   checked.Wait();
   other.join();
   EXPECT_GT(pmr_thread_cache_trim(&t.tc), 0u);
