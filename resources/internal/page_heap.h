@@ -434,25 +434,6 @@ static inline void pmr_impl_page_noaccess(const pmr_impl_page_source *src,
   PMR_IMPL_NOACCESS(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
 }
 
-/* The doubly linked lists of pages through prev/next: a source's free set.
- * (A class's partial pages are a ring, page_heap.c.) */
-static inline void pmr_impl_page_list_push(pmr_impl_page **head,
-                                           pmr_impl_page *pg) {
-  pg->prev = NULL;
-  pg->next = *head;
-  if (*head != NULL) (*head)->prev = pg;
-  *head = pg;
-}
-
-static inline void pmr_impl_page_list_unlink(pmr_impl_page **head,
-                                             pmr_impl_page *pg) {
-  if (pg->prev != NULL)
-    pg->prev->next = pg->next;
-  else
-    *head = pg->next;
-  if (pg->next != NULL) pg->next->prev = pg->prev;
-}
-
 /* A free page for a heap to serve a class with: from the free set or
  * (grow) a new segment; NULL if there is none or upstream fails. Call with
  * no lock but the heap's held. */

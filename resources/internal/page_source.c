@@ -100,6 +100,22 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   src->next_pages = PMR_IMPL_SEGMENT_PAGES / 4; /* small programs stay small */
 }
 
+/* The free set's list through prev/next, most recently freed first. */
+static void page_push(pmr_impl_page **head, pmr_impl_page *pg) {
+  pg->prev = NULL;
+  pg->next = *head;
+  if (*head != NULL) (*head)->prev = pg;
+  *head = pg;
+}
+
+static void page_unlink(pmr_impl_page **head, pmr_impl_page *pg) {
+  if (pg->prev != NULL)
+    pg->prev->next = pg->next;
+  else
+    *head = pg->next;
+  if (pg->next != NULL) pg->next->prev = pg->prev;
+}
+
 static void free_set_count(pmr_impl_page_source *src, pmr_impl_page *pg) {
   pg->state = PMR_IMPL_PAGE_FREE;
   src->free_count++;
@@ -110,7 +126,7 @@ static void free_set_count(pmr_impl_page_source *src, pmr_impl_page *pg) {
 /* pg (dirty: its memory was used) joins the free set at its head. */
 static void free_set_push(pmr_impl_page_source *src, pmr_impl_page *pg,
                           bool dirty, uint64_t now) {
-  pmr_impl_page_list_push(&src->free_pages, pg);
+  page_push(&src->free_pages, pg);
   if (src->free_tail == NULL) src->free_tail = pg;
   pg->dirty = dirty && pg->decommit;
   pg->freed_ns = now;
@@ -135,7 +151,7 @@ static void free_set_append_clean(pmr_impl_page_source *src,
 static void free_set_remove(pmr_impl_page_source *src, pmr_impl_page *pg) {
   if (src->free_tail == pg) src->free_tail = pg->prev;
   if (src->clean_from == pg) src->clean_from = pg->next;
-  pmr_impl_page_list_unlink(&src->free_pages, pg);
+  page_unlink(&src->free_pages, pg);
   src->free_count--;
   pmr_impl_page *seg = pg->segment;
   if (seg->seg_free-- == seg->seg_pages) src->empty_segments--;
