@@ -57,7 +57,11 @@ typedef struct pmr_pool_options {
  * second gives its memory back (all but the OS page of its segment's
  * descriptors, in a segment's first page; it reads as zeros when used
  * again), every free page does on trim, and free pages give back as much as
- * an oversize block takes before it is mapped. The same holds over a pool
+ * an oversize block takes before it is mapped. Such a block is mapped with
+ * room to grow in place (address space only, not resident, not counted in
+ * the stats): try_resize grows it up to about four times its first size
+ * (at most 1 GiB more) without a copy, so a buffer that doubles moves once
+ * in three times. The same holds over a pool
  * or thread cache that is itself over the malloc resource (a stack such as
  * a thread cache over a synchronized pool): the segments it gives are such
  * mappings, and the memory of free pages goes back to the OS in the same way

@@ -119,22 +119,25 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
     unsync_deallocate_slow(self, p, bytes, alignment);
 }
 
-/* In place when the new size stays in the block's class (or both sizes go
- * to upstream and round to the same request). */
+/* In place when the new size stays in the block's class, or both sizes
+ * are oversize and the block has room (pmr_impl_big_try_resize). */
 static bool unsync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                               size_t new_bytes, size_t alignment) {
   state *s = state_of(self);
-  if (!pmr_impl_heap_same_class(&s->heap, old_bytes, new_bytes, alignment))
-    return false;
+  pmr_impl_page_class *k = pmr_impl_heap_class(&s->heap, old_bytes, alignment);
+  bool pooled = k != &s->heap.empty;
+  if (k != pmr_impl_heap_class(&s->heap, new_bytes, alignment)) return false;
 #ifdef PMR_DEBUG
   if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p,
-                                old_bytes, alignment, true))
+                                old_bytes, alignment, pooled))
     return false;
-  pmr_impl_track_add(s->debug, p, new_bytes, alignment);
-#else
-  (void)p;
 #endif
-  return true;
+  bool done = pooled || pmr_impl_big_try_resize(&s->big, NULL, &s->src, p,
+                                                old_bytes, new_bytes);
+#ifdef PMR_DEBUG
+  pmr_impl_track_add(s->debug, p, done ? new_bytes : old_bytes, alignment);
+#endif
+  return done;
 }
 
 /* Not thread-safe; keeps freed blocks; maps its large blocks where its

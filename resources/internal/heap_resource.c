@@ -211,23 +211,27 @@ static void hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   hres_deallocate_slow(self, p, bytes, alignment);
 }
 
-/* In place when both sizes fall in one pooled class: the block already has
- * the class's size. */
+/* In place when both sizes fall in one pooled class (the block already has
+ * the class's size), or both are oversize and the block has room
+ * (pmr_impl_big_try_resize). */
 static bool hres_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                             size_t new_bytes, size_t alignment) {
   pmr_impl_hres *s = state_of(self);
   int a = class_of(s, old_bytes, alignment);
-  if (a < 0 || a != class_of(s, new_bytes, alignment)) return false;
+  if (a != class_of(s, new_bytes, alignment)) return false;
 #ifdef PMR_DEBUG
   if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock, s->kind, self, p,
-                                       old_bytes, alignment, true))
+                                       old_bytes, alignment, a >= 0))
     return false;
-  pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, new_bytes,
-                                 alignment);
-#else
-  (void)p;
 #endif
-  return true;
+  bool done =
+      a >= 0 || pmr_impl_big_try_resize(&s->big, &s->big_lock, &s->heaps.src, p,
+                                        old_bytes, new_bytes);
+#ifdef PMR_DEBUG
+  pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p,
+                                 done ? new_bytes : old_bytes, alignment);
+#endif
+  return done;
 }
 
 static unsigned hres_traits(const pmr_mem_resource *self) {

@@ -102,7 +102,7 @@ bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes) {
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) & ~(to - 1); }
 
-void *pmr_impl_os_map(size_t bytes, size_t alignment) {
+static void *map_aligned(size_t bytes, size_t alignment, int flags) {
 #if defined(PMR_IMPL_OS_MMAP)
   size_t ps = pmr_impl_os_page_size();
   if (alignment < ps) alignment = ps;
@@ -114,7 +114,7 @@ void *pmr_impl_os_map(size_t bytes, size_t alignment) {
   size_t span = len + (alignment - ps); /* room to align within */
   int saved = errno;
   char *m = (char *)mmap(NULL, span, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                         MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
   if (m == (char *)MAP_FAILED) {
     errno = ENOMEM;
     return NULL;
@@ -128,8 +128,21 @@ void *pmr_impl_os_map(size_t bytes, size_t alignment) {
 #else
   (void)bytes;
   (void)alignment;
+  (void)flags;
   errno = ENOMEM; /* unreachable: pmr_impl_os_direct is false */
   return NULL;
+#endif
+}
+
+void *pmr_impl_os_map(size_t bytes, size_t alignment) {
+  return map_aligned(bytes, alignment, 0);
+}
+
+void *pmr_impl_os_reserve(size_t bytes, size_t alignment) {
+#if defined(MAP_NORESERVE)
+  return map_aligned(bytes, alignment, MAP_NORESERVE);
+#else
+  return map_aligned(bytes, alignment, 0);
 #endif
 }
 

@@ -45,7 +45,12 @@ bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes);
  * errno untouched on success. */
 void *pmr_impl_os_map(size_t bytes, size_t alignment);
 
-/* Unmaps what pmr_impl_os_map(bytes, ...) returned. */
+/* Like pmr_impl_os_map, for address space most of which may never be
+ * touched (an oversize block's room to grow in place): no commit charge
+ * for it until it is (MAP_NORESERVE, where the OS has it). */
+void *pmr_impl_os_reserve(size_t bytes, size_t alignment);
+
+/* Unmaps what pmr_impl_os_map or pmr_impl_os_reserve(bytes, ...) returned. */
 void pmr_impl_os_unmap(void *p, size_t bytes);
 
 /* Gives the OS the physical memory of the whole OS pages inside

@@ -204,9 +204,9 @@ static bool big_cached(size_t size, size_t align) {
 static void big_free_memory(pmr_mem_resource *upstream,
                             const pmr_impl_big_block *b) {
   if (big_mapped(upstream, b->size)) {
-    size_t len = pmr_impl_round_up(b->size, pmr_impl_os_page_size());
+    size_t len = pmr_impl_round_up(b->cap, pmr_impl_os_page_size());
     if (!big_cached(len, b->alignment) || !pmr_impl_segcache_put(b->start, len))
-      pmr_impl_os_unmap(b->start, b->size);
+      pmr_impl_os_unmap(b->start, len);
   } else
     pmr_deallocate(upstream, b->start, b->size, b->alignment);
 }
@@ -230,8 +230,17 @@ void pmr_impl_big_init(pmr_impl_big_list *list,
       (pmr_resource_traits(upstream) & PMR_TRAIT_KEEPS_FREED) != 0 ? 0 : retain;
 }
 
-/* A new block of *size bytes (*size grows to a cached block's). */
-static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t align) {
+/* Room to grow in place that a mapped block gets: address space for
+ * BIG_ROOM times its length, at most BIG_ROOM_MAX more (untouched, it costs
+ * no memory). Not on 32-bit targets, whose address space is scarce. */
+#define BIG_ROOM 4u
+#define BIG_ROOM_MAX ((size_t)1 << 30)
+
+/* A new block of *size bytes (*size grows to a cached block's); *cap: the
+ * bytes it spans (more than *size with room to grow). */
+static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
+                     size_t align) {
+  *cap = *size;
   if (!big_mapped(upstream, *size))
     return (char *)pmr_allocate(upstream, *size, align);
   size_t len = pmr_impl_round_up(*size, pmr_impl_os_page_size()), got = 0;
@@ -239,12 +248,23 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t align) {
   char *p = NULL;
   if (!big_cached(len, align)) {
     pmr_impl_segcache_make_room(len);
+    if (sizeof(void *) >= 8) {
+      size_t room = (BIG_ROOM - 1) * len < BIG_ROOM_MAX ? (BIG_ROOM - 1) * len
+                                                        : BIG_ROOM_MAX;
+      int saved = errno;
+      p = (char *)pmr_impl_os_reserve(len + room, align);
+      if (p != NULL) {
+        *cap = len + room;
+        return p;
+      }
+      errno = saved; /* no room: the block alone */
+    }
     return (char *)pmr_impl_os_map(*size, align);
   }
   p = (char *)pmr_impl_segcache_take(len, len + len / 4,
                                      pmr_impl_os_page_size(), &got, &warm);
   if (p != NULL) {
-    *size = got; /* at most a quarter more than asked */
+    *size = *cap = got; /* at most a quarter more than asked */
     return p;
   }
   return (char *)pmr_impl_os_map(*size, PMR_IMPL_SEGCACHE_MAX);
@@ -273,6 +293,7 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
   size_t off = big_offset(bytes);
   size_t size = off + BIG_TRAILER;
   size_t align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
+  size_t cap = size;
   int bin = big_bin(size, align);
   pmr_impl_big_block *k = NULL, *b;
   if (bin >= 0) {
@@ -284,6 +305,7 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
   if (k != NULL) {
     p = k->start;
     size = k->size;
+    cap = k->cap;
   } else {
     /* New memory for the process (mapped here, or by a pool upstream that
      * maps blocks this large unless it kept one): free pages make room
@@ -292,17 +314,18 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
       pmr_impl_source_purge(pages, size);
     }
     int saved = errno;
-    p = big_new(upstream, &size, align);
+    p = big_new(upstream, &size, &cap, align);
     /* Refused: the pool's free segments and kept blocks go back, and the
      * request is tried once more, so a capped upstream serves it as it
      * would under malloc. */
     if (p == NULL && pmr_impl_big_give_back(list, lock, upstream, pages) != 0)
-      p = big_new(upstream, &size, align);
+      p = big_new(upstream, &size, &cap, align);
     if (p == NULL) return NULL;
     errno = saved;
   }
   b = (pmr_impl_big_block *)(void *)(p + off);
   b->size = size;
+  b->cap = cap;
   b->alignment = align;
   b->start = p;
   lock_list(lock);
@@ -328,6 +351,7 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
     pmr_impl_big_block t = *b;
     b = kept_trailer(t.start, t.size);
     b->size = t.size;
+    b->cap = t.cap;
     b->alignment = t.alignment;
     b->start = t.start;
     b->next = list->bins[bin];
@@ -340,6 +364,34 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
   }
   unlock_list(lock);
   give_back(upstream, out);
+}
+
+bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
+                             struct pmr_impl_page_source *pages, void *p,
+                             size_t old_bytes, size_t new_bytes) {
+  if (new_bytes < old_bytes / 2 ||
+      new_bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER)
+    return false; /* much smaller: a new block lets the memory go */
+  /* The caller owns the block: its size, cap and start are not written
+   * meanwhile (its links are, by neighbours, under lock). */
+  pmr_impl_big_block *b =
+      (pmr_impl_big_block *)(void *)((char *)p + big_offset(old_bytes));
+  size_t off = big_offset(new_bytes), used = off + BIG_TRAILER;
+  if (used > b->cap) return false;
+  if (used > b->size && pages != NULL && pages->decommit)
+    pmr_impl_source_purge(pages, used - b->size);
+  lock_list(lock);
+  pmr_impl_big_block t = *b; /* the two places may overlap */
+  b = (pmr_impl_big_block *)(void *)((char *)p + off);
+  *b = t;
+  if (used > t.size) {
+    list->live.size += used - t.size;
+    b->size = used;
+  }
+  b->prev->next = b;
+  b->next->prev = b;
+  unlock_list(lock);
+  return true;
 }
 
 size_t pmr_impl_big_trim(pmr_impl_big_list *list, void *lock,

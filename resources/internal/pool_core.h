@@ -129,8 +129,11 @@ pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts);
  * they go back, instead of leaving holes in malloc's heap. */
 typedef struct pmr_impl_big_block {
   struct pmr_impl_big_block *prev, *next; /* kept: next links its bin */
-  size_t size;      /* total bytes asked of upstream, trailer included;
-                       in the list's sentinel: the sum over the list */
+  size_t size;      /* total bytes asked of upstream, trailer included (of
+                       a mapped block: the most it has used); in the
+                       list's sentinel: the sum over the list */
+  size_t cap;       /* bytes of memory from start: size, or more for a
+                       mapped block with room to grow in place */
   size_t alignment; /* alignment asked of upstream */
   char *start;      /* the block, as upstream gave it */
 } pmr_impl_big_block;
@@ -173,6 +176,17 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
 void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
                        pmr_mem_resource *upstream, void *p, size_t bytes,
                        size_t alignment);
+/* try_resize of an oversize block p from old_bytes to new_bytes (both
+ * oversize): true when the block's memory holds new_bytes and it shrinks
+ * by at most half; its trailer then moves (under lock, as for
+ * pmr_impl_big_alloc). A mapped block has room for about four times its
+ * first size (address space only: untouched memory is not resident), so a
+ * buffer that doubles grows in place twice of every three times, with no
+ * copy and no new mapping. Growth first gives back as much of `pages`'
+ * free memory as a new block would. */
+bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
+                             struct pmr_impl_page_source *pages, void *p,
+                             size_t old_bytes, size_t new_bytes);
 /* After upstream refused a request: every kept block, and every segment of
  * `pages` (NULL: none) with no block in use, back to upstream (lock: as
  * for pmr_impl_big_alloc, not held); returns the bytes. */

@@ -144,6 +144,19 @@ TEST_P(PoolDebugTest, TryResizeKeepsTheTrackedSize) {
   EXPECT_EQ(messages_.size(), 2u);
 }
 
+// An oversize block that cannot grow in place (upstream's block has no
+// room) keeps its tracked size: freeing it with that size is silent.
+TEST_P(PoolDebugTest, ARefusedOversizeResizeKeepsTheTrackedSize) {
+  void* p = pmr_allocate(r(), 100000, 8);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(pmr_try_resize(r(), p, 100000, 150000, 8));
+  EXPECT_TRUE(messages_.empty());
+  EXPECT_FALSE(pmr_try_resize(r(), p, 150000, 160000, 8));  // wrong size
+  EXPECT_EQ(messages_.size(), 1u);
+  pmr_deallocate(r(), p, 100000, 8);
+  EXPECT_EQ(messages_.size(), 1u);
+}
+
 TEST_P(PoolDebugTest, ForeignPointerIsNamed) {
   alignas(16) char local[64];
   pmr_deallocate(r(), local, 64, 16);

@@ -274,6 +274,47 @@ TEST_P(PoolOsMemoryTest, LargeBlocksAreMappedAndUnmapped) {
   EXPECT_LT(p->stats().held_bytes, kBookkeeping);
 }
 
+// A mapped oversize block has room to grow in place (pool_core.h): two
+// doublings of three need no copy and no new mapping; the room is address
+// space only (not resident, not counted as held); a block that outgrows it,
+// or shrinks below half, moves.
+template <typename Stats>
+void AMappedBlockGrowsInPlace(pmr_mem_resource* r, Stats stats) {
+  const size_t n = 200000;
+  errno = 1234;
+  char* b = static_cast<char*>(pmr_allocate(r, n, 16));
+  ASSERT_NE(b, nullptr);
+  memset(b, 7, n);
+  ASSERT_TRUE(pmr_try_resize(r, b, n, 2 * n, 16));
+  memset(b + n, 8, n);
+  EXPECT_GE(stats().held_bytes, 2 * n);
+  EXPECT_LT(stats().held_bytes, 2 * n + 4096 + kBookkeeping);
+  EXPECT_EQ(Resident(reinterpret_cast<uintptr_t>(b) + 2 * n + 4096, n), 0);
+  ASSERT_TRUE(pmr_try_resize(r, b, 2 * n, 4 * n, 16));
+  b[4 * n - 1] = 9;
+  EXPECT_EQ(b[0], 7);
+  EXPECT_EQ(b[n], 8);
+  EXPECT_FALSE(pmr_try_resize(r, b, 4 * n, 8 * n, 16));  // beyond its room
+  EXPECT_TRUE(pmr_try_resize(r, b, 4 * n, 2 * n + 1, 16));
+  EXPECT_FALSE(pmr_try_resize(r, b, 2 * n + 1, n - 1, 16));  // below half
+  char* q = static_cast<char*>(pmr_reallocate(r, b, 2 * n + 1, 8 * n, 16));
+  ASSERT_NE(q, nullptr);
+  EXPECT_NE(q, b);
+  EXPECT_EQ(q[0], 7);
+  EXPECT_EQ(q[2 * n - 1], 8);
+  // The old block is kept for reuse (within max_free_bytes: it counts what
+  // it used, not its room).
+  EXPECT_GE(stats().free_oversize_bytes, 4 * n);
+  EXPECT_LT(stats().free_oversize_bytes, 4 * n + 4096);
+  pmr_deallocate(r, q, 8 * n, 16);
+  EXPECT_EQ(errno, 1234);
+}
+
+TEST_P(PoolOsMemoryTest, AMappedBlockGrowsInPlace) {
+  auto p = Make(pmr_malloc_resource());
+  AMappedBlockGrowsInPlace(p->get(), [&] { return p->stats(); });
+}
+
 // Over the malloc resource a segment is one frame (page_heap.h): aligned to
 // 1 MiB, its pages' descriptors side by side in one 2 KiB table inside its
 // first page, at one of 32 offsets (multiples of 2 KiB, PMR_IMPL_PAGE_COLORS)
@@ -354,6 +395,14 @@ TEST(ThreadCacheOsMemoryTest, LargeBlocksAreMappedAndTrimEmptiesFreePages) {
   TrimGivesBackTheMemoryOfAFreePage(&tc);
   pmr_thread_cache_trim(&tc);
   EXPECT_LT(pmr_thread_cache_get_stats(&tc).held_bytes, kBookkeeping);
+  pmr_thread_cache_destroy(&tc);
+}
+
+TEST(ThreadCacheOsMemoryTest, AMappedBlockGrowsInPlace) {
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
+  AMappedBlockGrowsInPlace(&tc.base,
+                           [&] { return pmr_thread_cache_get_stats(&tc); });
   pmr_thread_cache_destroy(&tc);
 }
 

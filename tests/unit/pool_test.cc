@@ -451,8 +451,10 @@ TEST_P(PoolTest, TryResizeStaysInTheBlocksClass) {
   EXPECT_FALSE(pmr_try_resize(p->get(), b, 97, 96, 8));   // class 96
   memset(b, 1, 97);
   pmr_deallocate(p->get(), b, 97, 8);
-  void* big = pmr_allocate(p->get(), 100000, 8);  // oversize: never in place
-  EXPECT_FALSE(pmr_try_resize(p->get(), big, 100000, 100001, 8));
+  // Oversize, from an upstream that is not system memory: the block is
+  // exactly what upstream was asked for, with no room to grow.
+  void* big = pmr_allocate(p->get(), 100000, 8);
+  EXPECT_FALSE(pmr_try_resize(p->get(), big, 100000, 100016, 8));
   pmr_deallocate(p->get(), big, 100000, 8);
 }
 
