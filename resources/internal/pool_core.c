@@ -232,7 +232,8 @@ void pmr_impl_big_init(pmr_impl_big_list *list,
 
 /* Room to grow in place that a mapped block gets: address space for
  * BIG_ROOM times its length, at most BIG_ROOM_MAX more (untouched, it costs
- * no memory). Not on 32-bit targets, whose address space is scarce. */
+ * no memory). Not on 32-bit targets, whose address space is scarce, nor
+ * for lengths whose room would not fit a size_t (the OS refuses those). */
 #define BIG_ROOM 4u
 #define BIG_ROOM_MAX ((size_t)1 << 30)
 
@@ -248,7 +249,7 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
   char *p = NULL;
   if (!big_cached(len, align)) {
     pmr_impl_segcache_make_room(len);
-    if (sizeof(void *) >= 8) {
+    if (sizeof(void *) >= 8 && len != 0 && len <= SIZE_MAX / BIG_ROOM) {
       size_t room = (BIG_ROOM - 1) * len < BIG_ROOM_MAX ? (BIG_ROOM - 1) * len
                                                         : BIG_ROOM_MAX;
       int saved = errno;

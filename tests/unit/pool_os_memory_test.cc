@@ -310,6 +310,19 @@ void AMappedBlockGrowsInPlace(pmr_mem_resource* r, Stats stats) {
   EXPECT_EQ(errno, 1234);
 }
 
+// Requests no OS can map fail with ENOMEM, nothing held, however close to
+// SIZE_MAX (the room a mapped block gets must not wrap around).
+TEST_P(PoolOsMemoryTest, ImpossibleLargeRequestsFailCleanly) {
+  auto p = Make(pmr_malloc_resource());
+  for (size_t n : {SIZE_MAX / 4 * 3, SIZE_MAX / 3 + 1, SIZE_MAX - 100000,
+                   SIZE_MAX - 4096 * 3}) {
+    errno = 0;
+    EXPECT_EQ(pmr_allocate(p->get(), n, 16), nullptr) << n;
+    EXPECT_EQ(errno, ENOMEM) << n;
+  }
+  EXPECT_LT(p->stats().held_bytes, kBookkeeping);
+}
+
 TEST_P(PoolOsMemoryTest, AMappedBlockGrowsInPlace) {
   auto p = Make(pmr_malloc_resource());
   AMappedBlockGrowsInPlace(p->get(), [&] { return p->stats(); });
