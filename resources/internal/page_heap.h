@@ -509,12 +509,4 @@ static inline void pmr_impl_heap_free(const pmr_impl_page_source *src,
  * own pg->heap. */
 void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p);
 
-/* Whether (old_bytes -> new_bytes, alignment) stays in one pooled class. */
-static inline bool pmr_impl_heap_same_class(pmr_impl_page_heap *h,
-                                            size_t old_bytes, size_t new_bytes,
-                                            size_t alignment) {
-  pmr_impl_page_class *a = pmr_impl_heap_class(h, old_bytes, alignment);
-  return a != &h->empty && a == pmr_impl_heap_class(h, new_bytes, alignment);
-}
-
 #endif /* PMR_IMPL_PAGE_HEAP_H */
