@@ -194,7 +194,9 @@ static void hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   const pmr_impl_hres *s = state_of(self);
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
     pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
-    if (PMR_LIKELY((void *)pg->heap == pmr_impl_slots_mine(&s->slots))) {
+    /* The heap first: the page's is then read by the comparison itself. */
+    void *mine = pmr_impl_slots_mine(&s->slots);
+    if (PMR_LIKELY((void *)pg->heap == mine)) {
       if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
       return;
     }

@@ -25,9 +25,11 @@ void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
   h->no_page.state = PMR_IMPL_PAGE_FULL;
   atomic_init(&h->no_page.remote, NULL);
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
+    h->classes[i].free = NULL;
     h->classes[i].current = &h->no_page;
     h->classes[i].partial = NULL;
   }
+  h->empty.free = NULL;
   h->empty.current = &h->no_page;
   h->empty.partial = NULL;
   atomic_init(&h->delayed, NULL);
@@ -44,10 +46,11 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
     uint32_t block = (uint32_t)pmr_impl_pool_class_size(i);
     h->classes[i].block = block;
-    h->classes[i].index = i;
-    h->classes[i].carve_bytes = block >= PMR_IMPL_CARVE_BYTES
-                                    ? block
-                                    : PMR_IMPL_CARVE_BYTES / block * block;
+    h->classes[i].index = (uint16_t)i;
+    h->classes[i].carve_bytes =
+        (uint16_t)(block >= PMR_IMPL_CARVE_BYTES
+                       ? block
+                       : PMR_IMPL_CARVE_BYTES / block * block);
   }
   memset(&h->empty, 0, sizeof h->empty);
   pmr_impl_heap_reset(h);
@@ -58,6 +61,9 @@ _Static_assert((offsetof(pmr_impl_page_heap, classes) +
                        8 <=
                    UINT8_MAX,
                "a small map entry holds a class's offset / 8");
+_Static_assert(PMR_IMPL_HEAP_LARGEST <= UINT16_MAX &&
+                   PMR_IMPL_CARVE_BYTES <= UINT16_MAX,
+               "a class's carve_bytes fits 16 bits");
 _Static_assert(offsetof(pmr_impl_page_heap, classes) % 8 == 0 &&
                    sizeof(pmr_impl_page_class) % 8 == 0,
                "classes lie at multiples of 8");
@@ -71,10 +77,27 @@ void pmr_impl_heap_small_map(uint8_t map[PMR_IMPL_POOL_TABLE_LIMIT],
   }
 }
 
-/* pg, full until now, joins the end of k's partial ring. */
-static void partial_push(pmr_impl_page_class *k, pmr_impl_page *pg) {
+/* Blocks of pg out of its hands (see pmr_impl_page's count). */
+static uint32_t page_used(const pmr_impl_page *pg) {
+  if (pg->state == PMR_IMPL_PAGE_CURRENT)
+    return pg->count - PMR_IMPL_PAGE_CURRENT_BIAS;
+  return pg->state == PMR_IMPL_PAGE_FULL ? pg->capacity : pg->count;
+}
+
+/* pg, with `used` blocks out of its hands, becomes its class's current
+ * page, whose frees need no slow path. */
+static void make_current(pmr_impl_page *pg, uint32_t used) {
+  pg->state = PMR_IMPL_PAGE_CURRENT;
+  pg->count = used + PMR_IMPL_PAGE_CURRENT_BIAS;
+}
+
+/* pg, full until now, with `used` (> 0) blocks out of its hands, joins the
+ * end of k's partial ring. */
+static void partial_push(pmr_impl_page_class *k, pmr_impl_page *pg,
+                         uint32_t used) {
   pmr_impl_page *first = k->partial;
   pg->state = PMR_IMPL_PAGE_PARTIAL;
+  pg->count = used;
   if (first == NULL) {
     pg->prev = pg->next = pg;
     k->partial = pg;
@@ -107,14 +130,14 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   pmr_impl_source_give_page(h->src, pg, h->give_back);
 }
 
-/* The page was full, became empty, or (capacity <= 2) anything. */
+/* The count reached 0: the page was full (used is now capacity - 1) or
+ * partial with its last block back. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
   pmr_impl_page_heap *h = pg->heap;
-  if (pmr_impl_page_used(pg) == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
+  if (pg->state == PMR_IMPL_PAGE_FULL && pg->capacity > 1)
+    partial_push(&h->classes[pg->cls], pg, pg->capacity - 1);
+  else
     retire(h, pg);
-  } else if (pg->state == PMR_IMPL_PAGE_FULL) {
-    partial_push(&h->classes[pg->cls], pg);
-  }
 }
 
 void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
@@ -149,14 +172,17 @@ static size_t collect(pmr_impl_page_heap *h) {
     void *tail = list;
     for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) ++n;
     pmr_impl_link_set(tail, pg->free);
-    void *had = pg->free;
     pg->free = list;
-    pg->used_minus_1 -= n;
-    if (pmr_impl_page_used(pg) == 0 && pg->state != PMR_IMPL_PAGE_CURRENT) {
+    uint32_t used = page_used(pg) - n;
+    if (pg->state == PMR_IMPL_PAGE_CURRENT) {
+      pg->count -= n; /* stays, empty or not */
+    } else if (used == 0) {
       retire(h, pg);
       ++retired;
-    } else if (had == NULL && pg->state == PMR_IMPL_PAGE_FULL) {
-      partial_push(&h->classes[pg->cls], pg);
+    } else if (pg->state == PMR_IMPL_PAGE_FULL) {
+      partial_push(&h->classes[pg->cls], pg, used);
+    } else {
+      pg->count = used;
     }
     pg = next;
   }
@@ -186,20 +212,13 @@ static void page_layout(const pmr_impl_page_source *src,
   *n_after = n_past;
 }
 
-/* pg becomes its class's current page, whose frees need no slow path. */
-static void make_current(pmr_impl_page *pg) {
-  pg->state = PMR_IMPL_PAGE_CURRENT;
-  pg->limit = PMR_IMPL_PAGE_NO_LIMIT;
-}
-
 static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
                        pmr_impl_page *pg) {
   pg->heap = h;
   pmr_impl_count_up(&h->pages_taken);
   pg->block = k->block;
   pg->cls = (uint8_t)k->index;
-  pg->used_minus_1 = UINT32_MAX; /* none */
-  make_current(pg);
+  make_current(pg, 0);
   /* Carved again even for the class it last served: its old free list is
    * in the order the blocks were freed, and handing a page out in address
    * order keeps the next allocations sequential (prefetch, TLB). */
@@ -207,7 +226,8 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   char *start, *after;
   page_layout(h->src, pg, k->block, h->src->max_blocks, &start, &before, &after,
               &past);
-  pg->edges = (uint32_t)(before + past) - 2; /* wraps below 2: always slow */
+  pg->capacity = (uint32_t)(before + past);
+  pg->carved = 0;
   pg->free = NULL;
   if (before != 0) {
     pg->carve = start;
@@ -218,14 +238,14 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   }
 }
 
-/* Up to k->carve_bytes of new blocks (at least one) onto pg's free list,
- * in address order; moves past the frame's table when the region below it
- * is used up. The lines the next carve will write are asked for now: a
- * carve writes one link per block into memory long out of cache, and
- * with every such store waiting for its line the core stalls, where the
- * same lines fetched ahead arrive while the caller uses this region's
+/* Up to k->carve_bytes of new blocks (at least one) of k's current page pg
+ * as k's list (empty until now), in address order; moves past the frame's table
+ * when the region below it is used up. The lines the next carve will write are
+ * asked for now: a carve writes one link per block into memory long out of
+ * cache, and with every such store waiting for its line the core stalls, where
+ * the same lines fetched ahead arrive while the caller uses this region's
  * blocks. Prefetching never faults, so untouched memory stays untouched. */
-static void carve(pmr_impl_page *pg, const pmr_impl_page_class *k) {
+static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
   size_t block = pg->block;
   char *b = pg->carve;
   size_t avail = (size_t)(pg->end - b);
@@ -235,24 +255,47 @@ static void carve(pmr_impl_page *pg, const pmr_impl_page_class *k) {
                                                        : k->carve_bytes);
   size_t step = block < PMR_IMPL_CACHE_LINE ? PMR_IMPL_CACHE_LINE : block;
   char *x = lim;
-  for (; (size_t)(next - x) >= 4 * step; x += 4 * step) {
-    PMR_IMPL_PREFETCH_WRITE(x);
-    PMR_IMPL_PREFETCH_WRITE(x + step);
-    PMR_IMPL_PREFETCH_WRITE(x + 2 * step);
-    PMR_IMPL_PREFETCH_WRITE(x + 3 * step);
+  /* Eight lines, or eight links, a turn, to a bound computed once: the
+   * loops cost little more than their prefetches and stores. */
+  if ((size_t)(next - x) >= 8 * step) {
+    char *stop = next - 8 * step;
+    do {
+      PMR_IMPL_PREFETCH_WRITE(x);
+      PMR_IMPL_PREFETCH_WRITE(x + step);
+      PMR_IMPL_PREFETCH_WRITE(x + 2 * step);
+      PMR_IMPL_PREFETCH_WRITE(x + 3 * step);
+      PMR_IMPL_PREFETCH_WRITE(x + 4 * step);
+      PMR_IMPL_PREFETCH_WRITE(x + 5 * step);
+      PMR_IMPL_PREFETCH_WRITE(x + 6 * step);
+      PMR_IMPL_PREFETCH_WRITE(x + 7 * step);
+      x += 8 * step;
+    } while (x <= stop);
   }
   for (; x < next; x += step) PMR_IMPL_PREFETCH_WRITE(x);
   char *last = lim - block, *q = b;
-  /* Four links a turn: the loop costs little more than its stores. */
-  for (size_t four = 4 * block; (size_t)(last - q) >= four; q += four) {
-    pmr_impl_link_set(q, q + block);
-    pmr_impl_link_set(q + block, q + 2 * block);
-    pmr_impl_link_set(q + 2 * block, q + 3 * block);
-    pmr_impl_link_set(q + 3 * block, q + four);
+  if ((size_t)(last - q) >= 8 * block) {
+    char *stop = last - 8 * block;
+    do { /* each link is the address of the next store */
+      char *n1 = q + block, *n2 = n1 + block, *n3 = n2 + block;
+      char *n4 = n3 + block, *n5 = n4 + block, *n6 = n5 + block;
+      char *n7 = n6 + block, *n8 = n7 + block;
+      pmr_impl_link_set(q, n1);
+      pmr_impl_link_set(n1, n2);
+      pmr_impl_link_set(n2, n3);
+      pmr_impl_link_set(n3, n4);
+      pmr_impl_link_set(n4, n5);
+      pmr_impl_link_set(n5, n6);
+      pmr_impl_link_set(n6, n7);
+      pmr_impl_link_set(n7, n8);
+      q = n8;
+    } while (q <= stop);
   }
   for (; q != last; q += block) pmr_impl_link_set(q, q + block);
   pmr_impl_link_set(last, NULL);
-  pg->free = b;
+  k->free = b;
+  uint32_t n = (uint32_t)((size_t)(lim - b) / block);
+  pg->carved += n;
+  pg->count += n; /* out of the page's hands: in k's list */
   pg->carve = lim;
   /* The region below the frame's table is used up (pg, the table's first
    * descriptor, when pg's page holds the table; any other page lies wholly
@@ -272,18 +315,30 @@ void *pmr_impl_heap_alloc_local(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
   if (atomic_load_explicit(&h->delayed, memory_order_relaxed) != NULL)
     collect(h);
   for (;;) {
+    void *b = pmr_impl_heap_pop(k);
+    if (b != NULL) return b;
     pmr_impl_page *pg = k->current;
     if (pg != &h->no_page) {
-      if (pg->free == NULL && pg->carve < pg->end) carve(pg, k);
-      if (pg->free != NULL) return pmr_impl_heap_pop(k);
-      pg->state = PMR_IMPL_PAGE_FULL; /* exhausted */
-      pg->limit = pg->edges;          /* frees take the slow path again */
+      if (pg->free != NULL) { /* what was freed into it meanwhile */
+        k->free = pg->free;
+        pg->free = NULL;
+        pg->count = pg->carved + PMR_IMPL_PAGE_CURRENT_BIAS; /* all out */
+        continue;
+      }
+      if (pg->carve < pg->end) {
+        carve(pg, k);
+        continue;
+      }
+      /* Exhausted: every block is out (used == carved == capacity); frees
+       * take the slow path again. */
+      pg->state = PMR_IMPL_PAGE_FULL;
+      pg->count = 1;
       k->current = &h->no_page;
     }
     pg = k->partial;
     if (pg == NULL) return NULL;
     partial_remove(k, pg);
-    make_current(pg);
+    make_current(pg, pg->count); /* a partial page's count is its used */
     k->current = pg;
   }
 }
@@ -315,9 +370,22 @@ void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
 }
 
 void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
-  pmr_impl_page *pg = k->current;
-  if (pg->free != NULL) return pmr_impl_heap_alloc(h, k);
-  return alloc_slow(h, k, false);
+  void *b = pmr_impl_heap_pop(k);
+  return b != NULL ? b : alloc_slow(h, k, false);
+}
+
+/* k's list back onto its current page pg (a trim, a thread's exit): the
+ * page then tells whether any of its blocks is in use. */
+static void list_back(pmr_impl_page_class *k, pmr_impl_page *pg) {
+  void *list = k->free;
+  if (list == NULL) return;
+  uint32_t n = 1;
+  void *tail = list;
+  for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) ++n;
+  pmr_impl_link_set(tail, pg->free);
+  pg->free = list;
+  pg->count -= n;
+  k->free = NULL;
 }
 
 size_t pmr_impl_heap_trim(pmr_impl_page_heap *h) {
@@ -325,7 +393,9 @@ size_t pmr_impl_heap_trim(pmr_impl_page_heap *h) {
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
     pmr_impl_page_class *k = &h->classes[i];
     pmr_impl_page *pg = k->current;
-    if (pg != &h->no_page && pmr_impl_page_used(pg) == 0) {
+    if (pg == &h->no_page) continue;
+    list_back(k, pg);
+    if (page_used(pg) == 0) {
       k->current = &h->no_page;
       pg->state = PMR_IMPL_PAGE_FULL; /* in no list */
       retire(h, pg);

@@ -104,18 +104,19 @@ struct pmr_impl_page_heap;
  * also describes the segment. */
 typedef struct pmr_impl_page {
   void *free; /* free blocks, most recently freed first */
-  /* Blocks handed out (remote frees not yet collected count as used),
-   * minus one: UINT32_MAX when none is. Stored so because the value the
-   * free path compares is the one it stores (pmr_impl_page_used). */
-  uint32_t used_minus_1;
-  uint32_t block; /* block size; 0 when the page is free */
-  /* A deallocation that leaves used_minus_1 >= limit takes the slow path:
-   * the page became empty or was full. limit is `edges` (capacity - 2,
-   * wrapping for capacity < 2: always slow) except while the page is its
-   * class's current page, which needs neither event: then it is 2^32, never
-   * reached, and a block allocated and freed alone stays on the fast path. */
-  uint64_t limit;
-  uint32_t edges;
+  /* What the owner's frees count down: a free that leaves it 0 takes the
+   * slow path (pmr_impl_heap_free_slow), because the page was full or its
+   * last block in use came back. It encodes `used`, the blocks out of the
+   * page's hands (in use, in its class's list while current, or freed by
+   * other threads and not collected yet), by state: PARTIAL: used; FULL: 1
+   * (used is capacity); CURRENT: used + PMR_IMPL_PAGE_CURRENT_BIAS, never
+   * 0: the current page needs neither event, so a block allocated and freed
+   * alone stays on the fast path. One counter, tested by the decrement
+   * itself. */
+  uint32_t count;
+  uint32_t block;    /* block size; 0 when the page is free */
+  uint32_t capacity; /* blocks the page holds */
+  uint32_t carved;   /* blocks laid out so far */
   uint8_t cls;
   uint8_t state;
   bool dirty;    /* free page whose memory may be resident (decommit) */
@@ -193,16 +194,16 @@ typedef struct pmr_impl_page_source {
 } pmr_impl_page_source;
 
 typedef struct pmr_impl_page_class {
+  /* The current page's free blocks, taken from its list whole: the fast
+   * path pops here, a load fewer than through the page, and touches no
+   * descriptor; the page's own list gathers the owner's frees meanwhile.
+   * Blocks of no other page. */
+  void *free;
   pmr_impl_page *current; /* never NULL: the heap's no_page when none */
-  /* Other pages with free blocks, a ring through prev/next (partial->prev
-   * the last) in the order they got their first block back: the current
-   * page's successor is the page that has had longest to gather frees, not
-   * one with a single free block that would be full again after one
-   * allocation (and take a slow free path at the next free). */
   pmr_impl_page *partial;
   uint32_t block; /* block size (0 for the empty class) */
-  uint32_t index;
-  uint32_t carve_bytes; /* blocks laid out at a time: whole blocks in
+  uint16_t index;
+  uint16_t carve_bytes; /* blocks laid out at a time: whole blocks in
                            PMR_IMPL_CARVE_BYTES, at least one */
 } pmr_impl_page_class;
 
@@ -389,11 +390,6 @@ static inline size_t pmr_impl_source_usable_size(
   return pmr_impl_page_of(src, p)->block;
 }
 
-/* Blocks of pg handed out (remote frees not yet collected count). */
-static inline uint32_t pmr_impl_page_used(const pmr_impl_page *pg) {
-  return pg->used_minus_1 + 1u;
-}
-
 /* The start of pg's page. */
 static inline char *pmr_impl_page_base(const pmr_impl_page_source *src,
                                        const pmr_impl_page *pg) {
@@ -448,21 +444,20 @@ void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
 /* A block of class k, or NULL when upstream fails (k != &h->empty). */
 void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);
 
-/* A free block of k's current page, or NULL when that page has none. No
- * call: the pools' fast paths inline it and stay leaves. */
+/* A free block of k's list (its current page's), or NULL when the list is
+ * empty. No call: the pools' fast paths inline it and stay leaves. */
 static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
-  pmr_impl_page *pg = k->current;
-  void *b = pg->free;
+  void *b = k->free;
   if (PMR_LIKELY(b != NULL)) {
-    pg->free = pmr_impl_link_get(b);
-    pg->used_minus_1++;
-    PMR_IMPL_UNDEFINED(b, pg->block);
+    k->free = pmr_impl_link_get(b);
+    PMR_IMPL_UNDEFINED(b, k->block);
   }
   return b;
 }
 
 /* The slow path's common case, for a fast path whose pop failed: a block
- * from k's current page (blocks freed by other threads collected, new ones
+ * from k's current page (k takes the blocks freed into it since k last took
+ * its list, with those freed by other threads collected, or new ones
  * carved) or from k's partial pages; NULL when k needs a page from the
  * source (then the full slow path). Touches neither the source nor errno;
  * on a heap with no page (a stand-in's) it writes nothing. The caller owns
@@ -480,8 +475,9 @@ static inline void *pmr_impl_heap_alloc(pmr_impl_page_heap *h,
  * (never calls upstream): for deallocation paths that need a block. */
 void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k);
 
-/* pg->limit while pg is its class's current page: no slow frees. */
-#define PMR_IMPL_PAGE_NO_LIMIT ((uint64_t)1 << 32)
+/* Added to a current page's count (pmr_impl_page): more than a page's
+ * blocks, so its frees never bring it to 0. */
+#define PMR_IMPL_PAGE_CURRENT_BIAS ((uint32_t)1 << 31)
 
 /* The page's free list was empty or its last block came back. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg);
@@ -493,8 +489,7 @@ static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
   PMR_IMPL_NOACCESS(p, pg->block);
   pmr_impl_link_set(p, head);
   pg->free = p;
-  uint32_t used_minus_1 = --pg->used_minus_1;
-  return PMR_UNLIKELY(used_minus_1 >= pg->limit);
+  return PMR_UNLIKELY(--pg->count == 0);
 }
 
 /* Gives back pooled block p of src's pages; the caller owns the page's
