@@ -239,39 +239,17 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
 }
 
 /* Up to k->carve_bytes of new blocks (at least one) of k's current page pg
- * as k's list (empty until now), in address order; moves past the frame's table
- * when the region below it is used up. The lines the next carve will write are
- * asked for now: a carve writes one link per block into memory long out of
- * cache, and with every such store waiting for its line the core stalls, where
- * the same lines fetched ahead arrive while the caller uses this region's
- * blocks. Prefetching never faults, so untouched memory stays untouched. */
+ * as k's list (empty until now), in address order; moves past the frame's
+ * table when the region below it is used up. No prefetch of the next
+ * carve's lines: the hardware follows these ascending stores by itself, and
+ * asking for a whole carve ahead measured slower (benchmarks/README.md). */
 static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
   size_t block = pg->block;
   char *b = pg->carve;
   size_t avail = (size_t)(pg->end - b);
   char *lim = b + (avail < k->carve_bytes ? avail : k->carve_bytes);
-  char *next =
-      lim + (pg->end - lim < (ptrdiff_t)k->carve_bytes ? (size_t)(pg->end - lim)
-                                                       : k->carve_bytes);
-  size_t step = block < PMR_IMPL_CACHE_LINE ? PMR_IMPL_CACHE_LINE : block;
-  char *x = lim;
-  /* Eight lines, or eight links, a turn, to a bound computed once: the
-   * loops cost little more than their prefetches and stores. */
-  if ((size_t)(next - x) >= 8 * step) {
-    char *stop = next - 8 * step;
-    do {
-      PMR_IMPL_PREFETCH_WRITE(x);
-      PMR_IMPL_PREFETCH_WRITE(x + step);
-      PMR_IMPL_PREFETCH_WRITE(x + 2 * step);
-      PMR_IMPL_PREFETCH_WRITE(x + 3 * step);
-      PMR_IMPL_PREFETCH_WRITE(x + 4 * step);
-      PMR_IMPL_PREFETCH_WRITE(x + 5 * step);
-      PMR_IMPL_PREFETCH_WRITE(x + 6 * step);
-      PMR_IMPL_PREFETCH_WRITE(x + 7 * step);
-      x += 8 * step;
-    } while (x <= stop);
-  }
-  for (; x < next; x += step) PMR_IMPL_PREFETCH_WRITE(x);
+  /* Eight links a turn, to a bound computed once: the loop costs little
+   * more than its stores. */
   char *last = lim - block, *q = b;
   if ((size_t)(last - q) >= 8 * block) {
     char *stop = last - 8 * block;

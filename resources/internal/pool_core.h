@@ -15,16 +15,6 @@
 extern "C" {
 #endif
 
-/* Asks for the line at p ahead of a read that would miss (free blocks are
- * cold: a pool reads them long after they were written). */
-#if defined(__GNUC__) || defined(__clang__)
-#define PMR_IMPL_PREFETCH(p) __builtin_prefetch((p))
-#define PMR_IMPL_PREFETCH_WRITE(p) __builtin_prefetch((p), 1)
-#else
-#define PMR_IMPL_PREFETCH(p) ((void)(p))
-#define PMR_IMPL_PREFETCH_WRITE(p) ((void)(p))
-#endif
-
 /* Size classes: multiples of 8 up to 64; then four classes per power of two
  * (2^k + j * 2^(k-2), j = 1..4) up to 4 KiB; then, up to 8 KiB, the largest
  * multiple of 16 that n blocks fit in a 64 KiB page, for n = 15 .. 8 (a page
