@@ -15,13 +15,14 @@
 #include "resources/internal/thread_slots.h"
 
 typedef struct pmr_impl_hres {
-  /* What the fast paths read first: */
+  /* What the fast paths read, set at init: every thread reads these lines
+   * and none writes them (the source keeps what changes apart). */
   size_t small_limit;        /* min(largest, 1024): the fast path's sizes */
   pmr_impl_slot_owner slots; /* finds the calling thread's heap */
-  pmr_impl_theaps heaps;     /* source (frame geometry first), heaps */
   /* A class's offset in a heap / 8, by pmr_impl_heap_key (below
    * small_limit): the same in every heap. */
   uint8_t small_off[PMR_IMPL_POOL_TABLE_LIMIT];
+  pmr_impl_theaps heaps;  /* source (frame geometry first), heaps */
   size_t largest;         /* largest pooled size */
   pmr_impl_spin big_lock; /* guards big and debug */
   pmr_impl_big_list big;

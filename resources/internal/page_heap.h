@@ -143,21 +143,35 @@ typedef struct pmr_impl_page {
 } pmr_impl_page;
 
 typedef struct pmr_impl_page_source {
+  /* Set at init and only read after: every free of every thread reads the
+   * frame geometry. What changes (the lock and what it guards) lies a cache
+   * line further on (`apart`), so that a thread taking or giving a page
+   * does not take these lines from the threads that only read them. */
   /* Frame geometry (pmr_impl_page_of): ~(frame size - 1), and the bits of
    * (address >> PMR_IMPL_PAGE_OF_SHIFT) that give a page's descriptor its
    * offset in the frame
    * (its index in the table, and the frame's colour). */
   uintptr_t frame_mask;
   uint32_t color_mask;
-  pmr_impl_spin lock; /* taken only when shared */
-  bool shared;
-  bool os; /* maps its segments itself (pmr_impl_os_direct) */
+  bool shared; /* the lock is taken */
+  bool os;     /* maps its segments itself (pmr_impl_os_direct) */
   /* Gives the OS the memory of free pages: os, or upstream is a pool over
    * the malloc resource whose blocks as large as segments are mappings
    * (pmr_impl_os_backed: it says PMR_TRAIT_MAPS_LARGE; a segment of less than
    * PMR_IMPL_OS_BIG_MIN bytes, asked for when upstream failed a larger one, is
    * not). */
   bool decommit;
+  unsigned max_blocks; /* most blocks a page serves (option) */
+  size_t retain_pages; /* free pages kept before segments go back */
+  pmr_mem_resource *upstream;
+  /* The resource's kept oversize blocks (pool_core.h; NULL: none) and the
+   * lock of their list (NULL: none): they go back to upstream before the
+   * source takes a new segment, so memory kept for reuse never makes the
+   * pool take more (see pmr_impl_source_keep). */
+  struct pmr_impl_big_list *kept;
+  void *kept_lock;
+  unsigned char apart[PMR_IMPL_CACHE_LINE];
+  pmr_impl_spin lock; /* taken only when shared */
   /* Set when a segment became all free beyond the retention bound while
    * it could not go back (deallocation of a shared source, or a segment
    * taken less than PMR_IMPL_GIVE_BACK_DELAY_NS ago); allocation slow paths
@@ -169,14 +183,6 @@ typedef struct pmr_impl_page_source {
    * pmr_impl_source_shrink, which does it. */
   atomic_bool purge_wanted;
   unsigned next_pages; /* pages of the next segment */
-  /* The resource's kept oversize blocks (pool_core.h; NULL: none) and the
-   * lock of their list (NULL: none): they go back to upstream before the
-   * source takes a new segment, so memory kept for reuse never makes the
-   * pool take more (see pmr_impl_source_keep). */
-  struct pmr_impl_big_list *kept;
-  void *kept_lock;
-  unsigned max_blocks; /* most blocks a page serves (option) */
-  pmr_mem_resource *upstream;
   /* Doubly linked through prev/next, most recently freed first; from
    * clean_from (when not NULL) to free_tail no page is dirty. */
   pmr_impl_page *free_pages, *free_tail, *clean_from;
@@ -186,7 +192,6 @@ typedef struct pmr_impl_page_source {
   /* Of segments given back to upstream since init, by any path (what a
    * trim reports is the difference across it). */
   size_t released_bytes;
-  size_t retain_pages;   /* free pages kept before segments go back */
   size_t empty_segments; /* segments whose pages are all free */
   /* When the last segment came from upstream: written under the lock,
    * read without it by pmr_impl_source_shrink's first test. */
