@@ -6,7 +6,10 @@
  * serves one size class at a time and keeps its own free list; allocation
  * works through one page (the class's current page) before it moves to the
  * next, so blocks allocated close in time lie close in memory whatever order
- * they were freed in. Blocks are carved lazily, a few KiB at a time, so
+ * they were freed in. The class holds its current page's free blocks as a
+ * list of its own, taken from the page whole, so the allocation fast path
+ * reads no descriptor; frees go to the page's list, which the class takes
+ * when its own runs out. Blocks are carved lazily, a few KiB at a time, so
  * untouched memory stays untouched.
  *
  * Descriptors live in frames: aligned runs of pages whose descriptors sit
