@@ -158,6 +158,17 @@ void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
       &h->delayed, &top, pg, memory_order_release, memory_order_relaxed));
 }
 
+/* Puts `list` (non-empty, blocks of pg) in front of pg's free list;
+ * returns how many blocks it held. */
+static uint32_t give_list(pmr_impl_page *pg, void *list) {
+  uint32_t n = 1;
+  void *tail = list;
+  for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) ++n;
+  pmr_impl_link_set(tail, pg->free);
+  pg->free = list;
+  return n;
+}
+
 /* Takes the remote frees of every queued page into its free list; returns
  * the pages that became free. */
 static size_t collect(pmr_impl_page_heap *h) {
@@ -168,11 +179,7 @@ static size_t collect(pmr_impl_page_heap *h) {
     pmr_impl_page *next = pg->delayed_next;
     void *list =
         atomic_exchange_explicit(&pg->remote, NULL, memory_order_acq_rel);
-    uint32_t n = 1;
-    void *tail = list;
-    for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) ++n;
-    pmr_impl_link_set(tail, pg->free);
-    pg->free = list;
+    uint32_t n = give_list(pg, list);
     uint32_t used = page_used(pg) - n;
     if (pg->state == PMR_IMPL_PAGE_CURRENT) {
       pg->count -= n; /* stays, empty or not */
@@ -355,14 +362,8 @@ void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
 /* k's list back onto its current page pg (a trim, a thread's exit): the
  * page then tells whether any of its blocks is in use. */
 static void list_back(pmr_impl_page_class *k, pmr_impl_page *pg) {
-  void *list = k->free;
-  if (list == NULL) return;
-  uint32_t n = 1;
-  void *tail = list;
-  for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) ++n;
-  pmr_impl_link_set(tail, pg->free);
-  pg->free = list;
-  pg->count -= n;
+  if (k->free == NULL) return;
+  pg->count -= give_list(pg, k->free);
   k->free = NULL;
 }
 

@@ -487,7 +487,8 @@ void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k);
  * blocks, so its frees never bring it to 0. */
 #define PMR_IMPL_PAGE_CURRENT_BIAS ((uint32_t)1 << 31)
 
-/* The page's free list was empty or its last block came back. */
+/* The page's count reached 0: it was full, or its last block in use
+ * came back. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg);
 
 /* Pushes pooled block p onto its page pg's free list; true when the page
