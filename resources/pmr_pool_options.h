@@ -56,8 +56,12 @@ typedef struct pmr_pool_options {
  * back to the OS while the pool keeps its addresses: a page free for a
  * second gives its memory back (all but the OS page of its segment's
  * descriptors, in a segment's first page; it reads as zeros when used
- * again), every free page does on trim, and free pages give back as much as
- * an oversize block takes before it is mapped. Such a block is mapped with
+ * again), every free page does on trim, and before an oversize block is
+ * mapped free pages give back as much as it would take the pool above the
+ * most it has held resident (since init, the last trim or release), so
+ * large blocks never raise the pool's peak while it holds free pages, and
+ * memory below the peak is not given back only to be faulted in again.
+ * Such a block is mapped with
  * room to grow in place (address space only, not resident, not counted in
  * the stats): try_resize grows it up to about four times its first size
  * (at most 1 GiB more) without a copy, so a buffer that doubles moves once

@@ -308,16 +308,16 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
 void pmr_impl_hres_release(pmr_impl_hres *s) {
   if (!s->live) return;                   /* destroyed, or init failed */
   pmr_impl_slots_clear(&s->slots, false); /* every heap freed */
-  pmr_impl_source_release(&s->heaps.src);
   pmr_impl_big_release(&s->big, s->heaps.src.upstream);
+  pmr_impl_source_release(&s->heaps.src);
   pmr_impl_track_clear(s->debug);
 }
 
 bool pmr_impl_hres_destroy(pmr_impl_hres *s) {
   if (!s->live) return false; /* destroyed already, or init failed */
   pmr_impl_slots_clear(&s->slots, true);
-  pmr_impl_source_release(&s->heaps.src);
   pmr_impl_big_release(&s->big, s->heaps.src.upstream);
+  pmr_impl_source_release(&s->heaps.src);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
   s->live = false;

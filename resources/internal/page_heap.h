@@ -199,6 +199,11 @@ typedef struct pmr_impl_page_source {
   /* When the last segment came from upstream: written under the lock,
    * read without it by pmr_impl_source_shrink's first test. */
   _Atomic uint64_t last_grow_ns;
+  /* Decommit sources: the memory the pool holds resident, as far as it
+   * knows (pages taken since their memory last went to the OS, whole, and
+   * its oversize blocks that are mappings, at the most each has used), and
+   * the most it has held so since init or the last full trim. */
+  atomic_size_t resident, resident_peak;
 } pmr_impl_page_source;
 
 typedef struct pmr_impl_page_class {
@@ -258,10 +263,13 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
 /* Names the list of oversize blocks src's resource keeps for reuse, and
  * its lock (NULL: none; a spin lock of spin_lock.h): they all go back to
  * upstream before src takes a new segment. A pool that grows is not reusing
- * them; their memory would only add to its peak. Call before src is used. */
+ * them; their memory would only add to its peak. The list's blocks that
+ * are mappings count in src's resident memory from then on. Call before
+ * src is used. */
 void pmr_impl_source_keep(pmr_impl_page_source *src,
                           struct pmr_impl_big_list *kept, void *kept_lock);
-/* Gives every segment back to upstream. */
+/* Gives every segment back to upstream (after the resource's oversize
+ * blocks went back: nothing is held resident then). */
 void pmr_impl_source_release(pmr_impl_page_source *src);
 /* Gives segments beyond the retention bound back to upstream if no segment
  * was taken for PMR_IMPL_GIVE_BACK_DELAY_NS, and the OS the memory of the
@@ -283,6 +291,17 @@ size_t pmr_impl_source_released(pmr_impl_page_source *src);
 /* Gives the OS the memory of free pages, the longest free first, at least
  * `bytes` of it if there is that much (decommit sources; no lock held). */
 void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes);
+
+/* Before `bytes` of new memory are mapped for an oversize block (no lock
+ * held): free pages give the OS as much memory as the block would take the
+ * pool above its peak (src->resident_peak), so that memory moving from
+ * small blocks to large ones does not raise the peak, and memory below it
+ * is not given back only to be faulted in again. */
+void pmr_impl_source_make_room(pmr_impl_page_source *src, size_t bytes);
+/* Counts `bytes` of memory the pool now holds resident (raising the peak
+ * past them), or no longer holds. */
+void pmr_impl_source_resident_add(pmr_impl_page_source *src, size_t bytes);
+void pmr_impl_source_resident_sub(pmr_impl_page_source *src, size_t bytes);
 
 /* ---- heap ---- */
 void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,

@@ -78,6 +78,8 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   atomic_init(&src->shrink_wanted, false);
   atomic_init(&src->purge_wanted, false);
   atomic_init(&src->last_grow_ns, 0);
+  atomic_init(&src->resident, 0);
+  atomic_init(&src->resident_peak, 0);
   src->shared = shared;
   src->upstream = pmr_resource_or_default(up);
   src->os = pmr_impl_os_direct(src->upstream);
@@ -163,8 +165,13 @@ static size_t segment_bytes(const pmr_impl_page *seg) {
 
 /* Unlinks segment seg (all pages free) from src; the caller frees it. */
 static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
-  for (uint32_t i = 0; i < seg->seg_pages; ++i)
-    free_set_remove(src, seg_page(src, seg, i));
+  size_t dirty = 0;
+  for (uint32_t i = 0; i < seg->seg_pages; ++i) {
+    pmr_impl_page *pg = seg_page(src, seg, i);
+    dirty += pg->dirty;
+    free_set_remove(src, pg);
+  }
+  pmr_impl_source_resident_sub(src, dirty * PMR_IMPL_PAGE_SIZE);
   if (seg->seg_prev != NULL)
     seg->seg_prev->seg_next = seg->seg_next;
   else
@@ -288,15 +295,19 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->segment_bytes += segment_bytes(seg);
   uint64_t now = pmr_impl_coarse_ns();
   atomic_store_explicit(&src->last_grow_ns, now, memory_order_relaxed);
+  size_t warm = 0;
   for (uint32_t i = 0; i < seg->seg_pages; ++i) {
     pmr_impl_page *pg = seg_page(src, seg, i);
     free_set_push(src, pg, pg->dirty, now);
+    warm += pg->dirty;
   }
+  pmr_impl_source_resident_add(src, warm * PMR_IMPL_PAGE_SIZE);
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
 void pmr_impl_source_keep(pmr_impl_page_source *src,
                           struct pmr_impl_big_list *kept, void *kept_lock) {
+  kept->src = src;
   src->kept = kept;
   src->kept_lock = kept_lock;
 }
@@ -310,6 +321,32 @@ bool pmr_impl_source_grow(pmr_impl_page_source *src) {
   segment_link(src, seg);
   src_unlock(src);
   return true;
+}
+
+/* ---- resident memory and its peak ---------------------------------------- */
+
+void pmr_impl_source_resident_add(pmr_impl_page_source *src, size_t bytes) {
+  size_t now =
+      atomic_fetch_add_explicit(&src->resident, bytes, memory_order_relaxed) +
+      bytes;
+  size_t peak = atomic_load_explicit(&src->resident_peak, memory_order_relaxed);
+  while (now > peak && !atomic_compare_exchange_weak_explicit(
+                           &src->resident_peak, &peak, now,
+                           memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+
+void pmr_impl_source_resident_sub(pmr_impl_page_source *src, size_t bytes) {
+  atomic_fetch_sub_explicit(&src->resident, bytes, memory_order_relaxed);
+}
+
+void pmr_impl_source_make_room(pmr_impl_page_source *src, size_t bytes) {
+  if (!src->decommit) return;
+  size_t held = atomic_load_explicit(&src->resident, memory_order_relaxed);
+  size_t peak = atomic_load_explicit(&src->resident_peak, memory_order_relaxed);
+  if (held + bytes <= peak) return;
+  size_t over = held + bytes - peak;
+  pmr_impl_source_purge(src, over < bytes ? over : bytes);
 }
 
 /* ---- purge: the memory of pages long free goes back to the OS ---------- */
@@ -365,6 +402,7 @@ static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
   src_lock(src);
   while (list != NULL) {
     pmr_impl_page *next = list->delayed_next;
+    pmr_impl_source_resident_sub(src, PMR_IMPL_PAGE_SIZE);
     free_set_append_clean(src, list);
     pmr_impl_page *seg = list->segment;
     if (seg->seg_free == seg->seg_pages &&
@@ -401,8 +439,10 @@ pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow) {
     pmr_impl_page *pg = src->free_pages;
     if (pg != NULL) {
       free_set_remove(src, pg);
+      bool fresh = pg->decommit && !pg->dirty; /* its memory is not resident */
       pmr_impl_page *purge = purge_due(src, now);
       src_unlock(src);
+      if (fresh) pmr_impl_source_resident_add(src, PMR_IMPL_PAGE_SIZE);
       if (purge != NULL) purge_finish(src, purge);
       return pg;
     }
@@ -431,7 +471,14 @@ size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
     given += segment_bytes(seg);
     segment_free(src, seg);
   }
-  if (keep == 0) pmr_impl_source_purge(src, SIZE_MAX);
+  if (keep == 0) {
+    pmr_impl_source_purge(src, SIZE_MAX);
+    /* What stays is the peak from now on. */
+    atomic_store_explicit(
+        &src->resident_peak,
+        atomic_load_explicit(&src->resident, memory_order_relaxed),
+        memory_order_relaxed);
+  }
   return given;
 }
 
@@ -509,6 +556,9 @@ void pmr_impl_source_release(pmr_impl_page_source *src) {
     seg = next;
   }
   src->segments = NULL;
+  /* Nothing is held now (the resource's oversize blocks went first). */
+  atomic_store_explicit(&src->resident, 0, memory_order_relaxed);
+  atomic_store_explicit(&src->resident_peak, 0, memory_order_relaxed);
   src->free_pages = src->free_tail = src->clean_from = NULL;
   src->free_count = 0;
   src->empty_segments = 0;

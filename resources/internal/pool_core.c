@@ -201,8 +201,17 @@ static bool big_cached(size_t size, size_t align) {
          align <= PMR_IMPL_SEGCACHE_MAX;
 }
 
-static void big_free_memory(pmr_mem_resource *upstream,
+/* Whether list's page source counts a block of `size` bytes as resident
+ * memory: a mapping, made here or by the pool upstream. */
+static bool big_counted(const pmr_impl_big_list *list, size_t size) {
+  return list->src != NULL && list->src->decommit &&
+         size >= PMR_IMPL_OS_BIG_MIN;
+}
+
+static void big_free_memory(pmr_impl_big_list *list, pmr_mem_resource *upstream,
                             const pmr_impl_big_block *b) {
+  if (big_counted(list, b->size))
+    pmr_impl_source_resident_sub(list->src, b->size);
   if (big_mapped(upstream, b->size)) {
     size_t len = pmr_impl_round_up(b->cap, pmr_impl_os_page_size());
     if (!big_cached(len, b->alignment) || !pmr_impl_segcache_put(b->start, len))
@@ -211,12 +220,13 @@ static void big_free_memory(pmr_mem_resource *upstream,
     pmr_deallocate(upstream, b->start, b->size, b->alignment);
 }
 
-static size_t give_back(pmr_mem_resource *upstream, pmr_impl_big_block *b) {
+static size_t give_back(pmr_impl_big_list *list, pmr_mem_resource *upstream,
+                        pmr_impl_big_block *b) {
   size_t given = 0;
   while (b != NULL) {
     pmr_impl_big_block *next = b->next;
     given += b->size;
-    big_free_memory(upstream, b);
+    big_free_memory(list, upstream, b);
     b = next;
   }
   return given;
@@ -311,9 +321,8 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
     /* New memory for the process (mapped here, or by a pool upstream that
      * maps blocks this large unless it kept one): free pages make room
      * first. */
-    if (pages != NULL && pages->decommit && size >= PMR_IMPL_OS_BIG_MIN) {
-      pmr_impl_source_purge(pages, size);
-    }
+    if (pages != NULL && size >= PMR_IMPL_OS_BIG_MIN)
+      pmr_impl_source_make_room(pages, size);
     int saved = errno;
     p = big_new(upstream, &size, &cap, align);
     /* Refused: the pool's free segments and kept blocks go back, and the
@@ -323,6 +332,7 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
       p = big_new(upstream, &size, &cap, align);
     if (p == NULL) return NULL;
     errno = saved;
+    if (big_counted(list, size)) pmr_impl_source_resident_add(list->src, size);
   }
   b = (pmr_impl_big_block *)(void *)(p + off);
   b->size = size;
@@ -364,7 +374,7 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
     b->next = NULL;
   }
   unlock_list(lock);
-  give_back(upstream, out);
+  give_back(list, upstream, out);
 }
 
 bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
@@ -379,13 +389,15 @@ bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
       (pmr_impl_big_block *)(void *)((char *)p + big_offset(old_bytes));
   size_t off = big_offset(new_bytes), used = off + BIG_TRAILER;
   if (used > b->cap) return false;
-  if (used > b->size && pages != NULL && pages->decommit)
-    pmr_impl_source_purge(pages, used - b->size);
+  if (used > b->size && pages != NULL)
+    pmr_impl_source_make_room(pages, used - b->size);
   lock_list(lock);
   pmr_impl_big_block t = *b; /* the two places may overlap */
   b = (pmr_impl_big_block *)(void *)((char *)p + off);
   *b = t;
   if (used > t.size) {
+    if (big_counted(list, used))
+      pmr_impl_source_resident_add(list->src, used - t.size);
     list->live.size += used - t.size;
     b->size = used;
   }
@@ -400,17 +412,17 @@ size_t pmr_impl_big_trim(pmr_impl_big_list *list, void *lock,
   lock_list(lock);
   pmr_impl_big_block *out = evict(list, 0);
   unlock_list(lock);
-  return give_back(upstream, out);
+  return give_back(list, upstream, out);
 }
 
 void pmr_impl_big_release(pmr_impl_big_list *list, pmr_mem_resource *upstream) {
   pmr_impl_big_block *b = list->live.next;
   while (b != &list->live) {
     pmr_impl_big_block *next = b->next;
-    big_free_memory(upstream, b);
+    big_free_memory(list, upstream, b);
     b = next;
   }
-  give_back(upstream, evict(list, 0));
+  give_back(list, upstream, evict(list, 0));
   list->live.prev = list->live.next = &list->live;
   list->live.size = 0;
 }

@@ -141,6 +141,9 @@ typedef struct pmr_impl_big_list {
   pmr_impl_big_block *bins[PMR_IMPL_BIG_BINS]; /* kept, linked by next */
   size_t kept;                                 /* bytes of the kept blocks */
   size_t retain;                               /* at most this many */
+  /* The page source whose resident memory counts the blocks that are
+   * mappings (set by pmr_impl_source_keep; NULL: none). */
+  struct pmr_impl_page_source *src;
 } pmr_impl_big_list;
 
 /* An empty list that keeps up to `retain` bytes of freed blocks, or none
@@ -154,8 +157,9 @@ void pmr_impl_big_init(pmr_impl_big_list *list,
  * fails. lock (a pmr_impl_spin *, from spin_lock.h, which this header does
  * not include so that C++ tests can; NULL: none) guards the list; it is
  * held only while the list changes, never while upstream runs. pages: the
- * pool's page source, whose free pages give
- * memory back before a block is mapped (NULL: none). */
+ * pool's page source, whose free pages give memory back before a block is
+ * mapped, as much as it would take the pool above its peak
+ * (pmr_impl_source_make_room; NULL: none). */
 struct pmr_impl_page_source;
 void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
                          pmr_mem_resource *upstream,

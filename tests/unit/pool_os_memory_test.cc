@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "resources/pmr_segment_cache.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
@@ -121,12 +122,56 @@ void ServesAgain(pmr_mem_resource* r, int n, size_t size) {
 
 class PoolOsMemoryTest : public ::testing::TestWithParam<bool> {
  protected:
-  std::unique_ptr<Pool> Make(pmr_mem_resource* up) {
-    if (GetParam())
-      return std::unique_ptr<Pool>(new pmrtest::SyncPool(nullptr, up));
-    return std::unique_ptr<Pool>(new pmrtest::UnsyncPool(nullptr, up));
+  std::unique_ptr<Pool> Make(pmr_mem_resource* up,
+                             const pmr_pool_options* o = nullptr) {
+    if (GetParam()) return std::unique_ptr<Pool>(new pmrtest::SyncPool(o, up));
+    return std::unique_ptr<Pool>(new pmrtest::UnsyncPool(o, up));
   }
 };
+
+// Resident OS pages over a set of pool pages.
+long ResidentOver(const std::set<uintptr_t>& pages) {
+  long sum = 0;
+  for (uintptr_t pg : pages) sum += Resident(pg, kPage);
+  return sum;
+}
+
+// n blocks of 64 bytes from r, written, then freed: the pages they filled.
+std::set<uintptr_t> FilledAndFreed(pmr_mem_resource* r, int n) {
+  std::vector<void*> v = Written(r, n, 64);
+  EXPECT_EQ(v.size(), static_cast<size_t>(n));
+  std::set<uintptr_t> pages;
+  for (void* b : v) pages.insert(PageOf(b));
+  FreeAll(r, v, 64);
+  return pages;
+}
+
+// Mapping an oversize block at the pool's peak, free pages give back as
+// much memory as it takes; below the peak (the block went back, one of the
+// same size comes) they keep theirs: the pool stays within the most it has
+// held and does not fault in again memory it had.
+void MappingBelowThePeakKeepsFreePages(pmr_mem_resource* r) {
+  // No warm segment a pool of an earlier test gave back: the pool's free
+  // pages are the ones its blocks used (the oldest free give back first).
+  pmr_segment_cache_trim();
+  const std::set<uintptr_t> pages = FilledAndFreed(r, 16 * 1024);
+  ASSERT_GE(pages.size(), 8u);
+  const long os_page = sysconf(_SC_PAGESIZE);
+  const size_t n = 2 * kMapped;
+  const long before = ResidentOver(pages);
+  void* big = pmr_allocate(r, n, 8);
+  ASSERT_NE(big, nullptr);
+  memset(big, 1, n);
+  const long at_peak = ResidentOver(pages);
+  EXPECT_LE(at_peak, before - static_cast<long>(n) / os_page);
+  pmr_deallocate(r, big, n, 8);  // not kept: it goes back to the OS
+  EXPECT_EQ(Resident(reinterpret_cast<uintptr_t>(big), n), -1);
+  big = pmr_allocate(r, n, 8);
+  ASSERT_NE(big, nullptr);
+  memset(big, 1, n);
+  EXPECT_EQ(ResidentOver(pages), at_peak);
+  pmr_deallocate(r, big, n, 8);
+}
 
 TEST_P(PoolOsMemoryTest, AFreePageGivesItsMemoryBackOnceFreeForAWhile) {
   pmrtest::FakeClock clock;
@@ -207,6 +252,14 @@ TEST_P(PoolOsMemoryTest, MappingALargeBlockFirstGivesBackFreePages) {
   EXPECT_EQ(ResidentBody(a.page), 0);
   pmr_deallocate(r, big, 2 * kMapped, 8);
   FreeAll(r, a.next, 64);
+}
+
+TEST_P(PoolOsMemoryTest, MappingBelowThePoolsPeakKeepsFreePages) {
+  pmrtest::FakeClock clock;  // no page frees long enough to go back by age
+  pmr_pool_options o{};
+  o.max_free_bytes = kPage;  // an oversize block of 256 KiB is not kept
+  auto p = Make(pmr_malloc_resource(), &o);
+  MappingBelowThePeakKeepsFreePages(p->get());
 }
 
 // A pool over a pool over the malloc resource: its segments are mappings
@@ -461,6 +514,16 @@ TEST(ThreadCacheOsMemoryTest, FreedPagesGiveTheirMemoryBackBeforeAMapping) {
   const long os_page = sysconf(_SC_PAGESIZE);
   EXPECT_LE(resident(), before - static_cast<long>(2 * kMapped) / os_page);
   pmr_deallocate(r, big, 2 * kMapped, 8);
+  pmr_thread_cache_destroy(&tc);
+}
+
+TEST(ThreadCacheOsMemoryTest, MappingBelowThePeakKeepsFreePages) {
+  pmrtest::FakeClock clock;
+  pmr_thread_cache_options o{};
+  o.pool.max_free_bytes = kPage;
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, &o, pmr_malloc_resource()));
+  MappingBelowThePeakKeepsFreePages(&tc.base);
   pmr_thread_cache_destroy(&tc);
 }
 
