@@ -344,9 +344,10 @@ void pmr_impl_source_make_room(pmr_impl_page_source *src, size_t bytes) {
   if (!src->decommit) return;
   size_t held = atomic_load_explicit(&src->resident, memory_order_relaxed);
   size_t peak = atomic_load_explicit(&src->resident_peak, memory_order_relaxed);
-  if (held + bytes <= peak) return;
-  size_t over = held + bytes - peak;
-  pmr_impl_source_purge(src, over < bytes ? over : bytes);
+  /* Room below the peak (none when another thread's count got ahead of
+   * its peak); no sum that could wrap. */
+  size_t room = held < peak ? peak - held : 0;
+  if (bytes > room) pmr_impl_source_purge(src, bytes - room);
 }
 
 /* ---- purge: the memory of pages long free goes back to the OS ---------- */
