@@ -61,6 +61,9 @@ typedef struct pmr_pool_options {
  * most it has held resident (since init, the last trim or release), so
  * large blocks never raise the pool's peak while it holds free pages, and
  * memory below the peak is not given back only to be faulted in again.
+ * An oversize block of 128 KiB to 256 KiB takes up to four free pages in a
+ * row of the pool's own segments instead, when it has them (no mapping, no
+ * page fault), and gives them back to the free pages when it is freed.
  * Such a block is mapped with
  * room to grow in place (address space only, not resident, not counted in
  * the stats): try_resize grows it up to about four times its first size

@@ -58,6 +58,7 @@ size_t pmr_impl_hres_trim(pmr_impl_hres *s);
 typedef struct pmr_impl_hres_stats {
   size_t threads, thread_page_bytes, pages_taken, pages_returned;
   size_t segment_bytes, free_page_bytes, oversize_bytes, free_oversize_bytes;
+  size_t run_bytes; /* oversize blocks in runs of pages (in segment_bytes) */
 } pmr_impl_hres_stats;
 
 /* A snapshot (zeros when s is not live). */

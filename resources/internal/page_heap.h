@@ -98,7 +98,9 @@ enum {
   PMR_IMPL_PAGE_FREE,    /* in the source's free set */
   PMR_IMPL_PAGE_CURRENT, /* its class's current page */
   PMR_IMPL_PAGE_PARTIAL, /* in its class's partial ring */
-  PMR_IMPL_PAGE_FULL     /* no free block, in no list */
+  PMR_IMPL_PAGE_FULL,    /* no free block, in no list */
+  PMR_IMPL_PAGE_RUN,     /* a page of a run serving one oversize block */
+  PMR_IMPL_PAGE_PURGING  /* out of the free set while its memory goes back */
 };
 
 struct pmr_impl_page_heap;
@@ -117,8 +119,9 @@ typedef struct pmr_impl_page {
    * alone stays on the fast path. One counter, tested by the decrement
    * itself. */
   uint32_t count;
-  uint32_t block;    /* block size; 0 when the page is free */
-  uint32_t capacity; /* blocks the page holds */
+  uint32_t block;    /* block size; 0 when the page is free; a run's first
+                        page: the run's bytes */
+  uint32_t capacity; /* blocks the page holds; a run's first page: its pages */
   uint32_t carved;   /* blocks laid out so far */
   uint8_t cls;
   uint8_t state;
@@ -196,6 +199,7 @@ typedef struct pmr_impl_page_source {
    * trim reports is the difference across it). */
   size_t released_bytes;
   size_t empty_segments; /* segments whose pages are all free */
+  size_t run_bytes;      /* of runs serving oversize blocks */
   /* When the last segment came from upstream: written under the lock,
    * read without it by pmr_impl_source_shrink's first test. */
   _Atomic uint64_t last_grow_ns;
@@ -409,12 +413,32 @@ static inline const pmr_impl_page_source *pmr_impl_page_map_get(const void *p) {
       memory_order_relaxed);
 }
 
-/* The block size of p when it lies in one of src's pages (a pooled block
- * in use), else 0 (say, an oversize block). Any thread. */
+/* The block size of p when it lies in one of src's pages serving a class
+ * (a pooled block in use), else 0 (an oversize block, in a run or not: its
+ * size is the caller's to know). Any thread. */
 static inline size_t pmr_impl_source_usable_size(
     const pmr_impl_page_source *src, const void *p) {
   if (pmr_impl_page_map_get(p) != src) return 0;
-  return pmr_impl_page_of(src, p)->block;
+  const pmr_impl_page *pg = pmr_impl_page_of(src, p);
+  return pg->state == PMR_IMPL_PAGE_RUN ? 0 : pg->block;
+}
+
+/* Whether p is the start of one of src's runs (any thread). */
+static inline bool pmr_impl_source_is_run(const pmr_impl_page_source *src,
+                                          const void *p) {
+  if (pmr_impl_page_map_get(p) != src) return false;
+  const pmr_impl_page *pg = pmr_impl_page_of(src, p);
+  return pg->state == PMR_IMPL_PAGE_RUN && pg->block != 0;
+}
+
+/* try_resize of the block at the start of run p: in place when the run's
+ * pages hold new_bytes and the block shrinks by at most half (as an
+ * oversize block, pool_core.h). */
+static inline bool pmr_impl_source_run_fits(const pmr_impl_page_source *src,
+                                            const void *p, size_t old_bytes,
+                                            size_t new_bytes) {
+  return new_bytes <= pmr_impl_page_of(src, p)->block &&
+         new_bytes >= old_bytes / 2;
 }
 
 /* The start of pg's page. */
@@ -461,6 +485,26 @@ static inline void pmr_impl_page_noaccess(const pmr_impl_page_source *src,
  * (grow) a new segment; NULL if there is none or upstream fails. Call with
  * no lock but the heap's held. */
 pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
+/* Runs: an oversize block of PMR_IMPL_OS_BIG_MIN bytes to
+ * PMR_IMPL_RUN_PAGES pages lies in that many free pages of one segment,
+ * when the source maps its segments (os) and one has them free, so that
+ * memory small blocks freed serves it, and serves small blocks again once
+ * it is freed, with no system call and no page fault. Larger blocks are
+ * mappings with room to grow in place (pool_core.h): a run cannot grow
+ * past its pages, and a buffer that doubles is best left where it grows. */
+#define PMR_IMPL_RUN_PAGES 4u
+/* The start of a run for a block of `bytes` (whole pages), or NULL (the
+ * source does not map its segments, the block is smaller than
+ * PMR_IMPL_OS_BIG_MIN or larger than PMR_IMPL_RUN_PAGES pages, its
+ * alignment above a page's, or no segment has such a run free). Takes the
+ * run with the fewest pages whose memory is not resident, and makes room
+ * for those (pmr_impl_source_make_room). Call with no lock held. */
+void *pmr_impl_source_take_run(pmr_impl_page_source *src, size_t bytes,
+                               size_t alignment);
+/* The run that starts at p back to the free set; its segment goes back to
+ * upstream as pmr_impl_source_give_page says. */
+void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
+                              bool give_back);
 /* pg, whose blocks are all free and which serves no class any more, back
  * to the free set; the segment goes back to upstream when it is all free
  * beyond the retention bound and give_back allows (else later, from a slow

@@ -379,6 +379,7 @@ static pmr_impl_page *purge_take(pmr_impl_page_source *src, uint64_t now,
     pmr_impl_page *prev = pg->prev;
     if (pg->dirty) {
       free_set_remove(src, pg);
+      pg->state = PMR_IMPL_PAGE_PURGING; /* no run takes it meanwhile */
       pg->delayed_next = out;
       out = pg;
       ++n;
@@ -525,6 +526,89 @@ void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
   if (purge != NULL) purge_finish(src, purge);
 }
 
+/* ---- runs: oversize blocks in free pages -------------------------------- */
+
+/* Under the lock: the segment and first page index of k free pages in a
+ * row (never a segment's first page, which holds its frame's table), the
+ * fewest of them not resident; *fresh: how many. NULL when none. */
+static pmr_impl_page *run_find(const pmr_impl_page_source *src, uint32_t k,
+                               uint32_t *first, uint32_t *fresh) {
+  pmr_impl_page *best = NULL;
+  *fresh = k + 1;
+  for (pmr_impl_page *seg = src->segments; seg != NULL && *fresh != 0;
+       seg = seg->seg_next) {
+    if (seg->seg_free < k) continue;
+    uint32_t run = 0, clean = 0; /* the free pages ending at i */
+    for (uint32_t i = 1; i < seg->seg_pages; ++i) {
+      const pmr_impl_page *pg = seg_page(src, seg, i);
+      if (pg->state != PMR_IMPL_PAGE_FREE) {
+        run = clean = 0;
+        continue;
+      }
+      clean += !pg->dirty;
+      if (++run > k) clean -= !seg_page(src, seg, i - k)->dirty, run = k;
+      if (run == k && clean < *fresh) {
+        best = seg;
+        *first = i + 1 - k;
+        *fresh = clean;
+        if (clean == 0) break;
+      }
+    }
+  }
+  return best;
+}
+
+void *pmr_impl_source_take_run(pmr_impl_page_source *src, size_t bytes,
+                               size_t alignment) {
+  if (!src->os || bytes < PMR_IMPL_OS_BIG_MIN ||
+      bytes > (size_t)PMR_IMPL_RUN_PAGES * PMR_IMPL_PAGE_SIZE ||
+      alignment > PMR_IMPL_PAGE_SIZE)
+    return NULL;
+  uint32_t k =
+      (uint32_t)((bytes + PMR_IMPL_PAGE_SIZE - 1) >> PMR_IMPL_PAGE_SHIFT);
+  uint32_t first = 0, fresh = 0;
+  src_lock(src);
+  pmr_impl_page *seg = run_find(src, k, &first, &fresh);
+  if (seg == NULL) {
+    src_unlock(src);
+    return NULL;
+  }
+  for (uint32_t i = first; i < first + k; ++i) {
+    pmr_impl_page *pg = seg_page(src, seg, i);
+    free_set_remove(src, pg);
+    pg->state = PMR_IMPL_PAGE_RUN;
+  }
+  pmr_impl_page *head = seg_page(src, seg, first);
+  head->block = k << PMR_IMPL_PAGE_SHIFT;
+  head->capacity = k;
+  src->run_bytes += (size_t)k << PMR_IMPL_PAGE_SHIFT;
+  src_unlock(src);
+  if (fresh != 0) { /* memory that comes in: as for a mapping */
+    pmr_impl_source_make_room(src, (size_t)fresh << PMR_IMPL_PAGE_SHIFT);
+    pmr_impl_source_resident_add(src, (size_t)fresh << PMR_IMPL_PAGE_SHIFT);
+  }
+  char *p = pmr_impl_page_base(src, head);
+  PMR_IMPL_UNDEFINED(p, (size_t)k << PMR_IMPL_PAGE_SHIFT);
+  return p;
+}
+
+void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
+                              bool give_back) {
+  pmr_impl_page *head = pmr_impl_page_of(src, p);
+  uint32_t k = head->capacity;
+  src_lock(src);
+  src->run_bytes -= (size_t)k << PMR_IMPL_PAGE_SHIFT;
+  src_unlock(src);
+  head->block = 0;
+  head->capacity = 0;
+  for (uint32_t i = 0; i < k; ++i) {
+    pmr_impl_page *pg =
+        pmr_impl_page_of(src, (char *)p + ((size_t)i << PMR_IMPL_PAGE_SHIFT));
+    pmr_impl_page_noaccess(src, pg);
+    pmr_impl_source_give_page(src, pg, give_back);
+  }
+}
+
 void pmr_impl_source_shrink(pmr_impl_page_source *src) {
   if (atomic_load_explicit(&src->purge_wanted, memory_order_relaxed)) {
     atomic_store_explicit(&src->purge_wanted, false, memory_order_relaxed);
@@ -557,6 +641,7 @@ void pmr_impl_source_release(pmr_impl_page_source *src) {
     seg = next;
   }
   src->segments = NULL;
+  src->run_bytes = 0;
   /* Nothing is held now (the resource's oversize blocks went first). */
   atomic_store_explicit(&src->resident, 0, memory_order_relaxed);
   atomic_store_explicit(&src->resident_peak, 0, memory_order_relaxed);

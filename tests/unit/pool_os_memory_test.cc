@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -27,6 +28,10 @@ namespace {
 
 constexpr uintptr_t kPage = 64 * 1024;         // the pools' page size
 constexpr size_t kMapped = size_t{128} << 10;  // PMR_IMPL_OS_BIG_MIN
+// Oversize blocks of up to this many bytes may lie in a run of free pages
+// (PMR_IMPL_RUN_PAGES pages); larger ones are always mappings.
+constexpr size_t kRunMax = 4 * kPage;
+constexpr size_t kMappedBlock = 2 * kRunMax;
 
 uintptr_t PageOf(const void* p) {
   return reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
@@ -157,7 +162,7 @@ void MappingBelowThePeakKeepsFreePages(pmr_mem_resource* r) {
   const std::set<uintptr_t> pages = FilledAndFreed(r, 16 * 1024);
   ASSERT_GE(pages.size(), 8u);
   const long os_page = sysconf(_SC_PAGESIZE);
-  const size_t n = 2 * kMapped;
+  const size_t n = kMappedBlock;
   const long before = ResidentOver(pages);
   void* big = pmr_allocate(r, n, 8);
   ASSERT_NE(big, nullptr);
@@ -216,10 +221,10 @@ TEST_P(PoolOsMemoryTest, MemoryFromAnotherUpstreamIsNeverGivenToTheOs) {
     p->trim();
     // a.page's segment holds live blocks: still held, and untouched.
     EXPECT_EQ(ResidentBody(a.page), static_cast<long>((kPage - 4096) / 4096));
-    void* big = pmr_allocate(r, 2 * kMapped, 8);  // from upstream
+    void* big = pmr_allocate(r, kMappedBlock, 8);  // from upstream
     ASSERT_NE(big, nullptr);
     EXPECT_GE(up.outstanding_blocks(), 2u);
-    pmr_deallocate(r, big, 2 * kMapped, 8);
+    pmr_deallocate(r, big, kMappedBlock, 8);
     FreeAll(r, a.next, 64);
     FreeAll(r, c.next, 4096);
   }
@@ -247,11 +252,68 @@ TEST_P(PoolOsMemoryTest, MappingALargeBlockFirstGivesBackFreePages) {
   TwoPages a = FillAPage(r, 64);
   FreeAll(r, a.full, 64);  // freed just now: no delay has passed
   EXPECT_GT(ResidentBody(a.page), 0);
-  void* big = pmr_allocate(r, 2 * kMapped, 8);
+  void* big = pmr_allocate(r, kMappedBlock, 8);
   ASSERT_NE(big, nullptr);
   EXPECT_EQ(ResidentBody(a.page), 0);
-  pmr_deallocate(r, big, 2 * kMapped, 8);
+  pmr_deallocate(r, big, kMappedBlock, 8);
   FreeAll(r, a.next, 64);
+}
+
+// An oversize block of a few pages takes free pages the small blocks left
+// (resident already: no new memory, no page fault), resizes in place within
+// them, and once freed its pages serve small blocks again. held: the
+// resource's held_bytes.
+void ARunOfFreePagesServesAnOversizeBlock(pmr_mem_resource* r,
+                                          const std::function<size_t()>& held) {
+  pmr_segment_cache_trim();  // cold: the pool's free pages are its own
+  const std::set<uintptr_t> pages = FilledAndFreed(r, 16 * 1024);
+  const long before = ResidentOver(pages);
+  const size_t held_before = held();
+  const size_t n = kMapped + 1;  // three pages
+  char* b = static_cast<char*>(pmr_allocate(r, n, 8));
+  ASSERT_NE(b, nullptr);
+  const uintptr_t first = reinterpret_cast<uintptr_t>(b);
+  EXPECT_EQ(first % kPage, 0u);
+  for (uintptr_t pg = first; pg < first + 3 * kPage; pg += kPage)
+    EXPECT_EQ(pages.count(pg), 1u) << "a page the small blocks used";
+  memset(b, 7, n);
+  EXPECT_EQ(ResidentOver(pages), before);  // nothing given back, nothing new
+  EXPECT_EQ(held(), held_before);          // no memory from upstream
+  // Its size is the caller's: not answered from the address.
+  EXPECT_EQ(pmr_usable_size(r, b, 8), 0u);
+  // In place within its three pages, not beyond them.
+  EXPECT_TRUE(pmr_try_resize(r, b, n, 3 * kPage, 8));
+  EXPECT_FALSE(pmr_try_resize(r, b, 3 * kPage, 3 * kPage + 1, 8));
+  EXPECT_EQ(static_cast<unsigned char>(b[n - 1]), 7u);
+  pmr_deallocate(r, b, 3 * kPage, 8);
+  // Small blocks take those pages again.
+  std::vector<void*> v = Written(r, 16 * 1024, 64);
+  std::set<uintptr_t> used;
+  for (void* x : v) used.insert(PageOf(x));
+  for (uintptr_t pg = first; pg < first + 3 * kPage; pg += kPage)
+    EXPECT_EQ(used.count(pg), 1u);
+  FreeAll(r, v, 64);
+  // Larger than a run: a mapping of its own.
+  void* m = pmr_allocate(r, kRunMax + 1, 8);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(pages.count(PageOf(m)), 0u);
+  pmr_deallocate(r, m, kRunMax + 1, 8);
+}
+
+TEST_P(PoolOsMemoryTest, ARunOfFreePagesServesAnOversizeBlock) {
+  pmrtest::FakeClock clock;
+  auto p = Make(pmr_malloc_resource());
+  Pool* pool = p.get();
+  ARunOfFreePagesServesAnOversizeBlock(
+      pool->get(), [&] { return pool->stats().held_bytes; });
+  // Counted as an oversize block in use while it is one.
+  void* b = pmr_allocate(pool->get(), 2 * kPage, 8);
+  ASSERT_NE(b, nullptr);
+  const pmr_pool_stats st = pool->stats();
+  EXPECT_GE(st.oversize_bytes, 2 * kPage);
+  EXPECT_LE(st.oversize_bytes + st.free_page_bytes, st.held_bytes);
+  pmr_deallocate(pool->get(), b, 2 * kPage, 8);
+  EXPECT_EQ(pool->stats().oversize_bytes, 0u);
 }
 
 TEST_P(PoolOsMemoryTest, MappingBelowThePoolsPeakKeepsFreePages) {
@@ -276,12 +338,12 @@ TEST_P(PoolOsMemoryTest, OverAPoolOverMallocFreePagesGoBackToTheOsToo) {
   TwoPages c = FillAPage(r, 4096);
   FreeAll(r, c.full, 4096);
   EXPECT_GT(ResidentBody(c.page), 0);
-  void* big = pmr_allocate(r, 2 * kMapped, 8);  // the pool under maps it
+  void* big = pmr_allocate(r, kMappedBlock, 8);  // the pool under maps it
   ASSERT_NE(big, nullptr);
   EXPECT_EQ(ResidentBody(c.page), 0);
   // The pages serve again, reading as written.
   ServesAgain(r, 3000, 64);
-  pmr_deallocate(r, big, 2 * kMapped, 8);
+  pmr_deallocate(r, big, kMappedBlock, 8);
   FreeAll(r, a.next, 64);
   FreeAll(r, c.next, 4096);
   p->trim();
@@ -298,10 +360,10 @@ TEST_P(PoolOsMemoryTest, OverAPoolOverAnotherUpstreamNothingGoesToTheOs) {
     TwoPages a = FillAPage(r, 64);
     FreeAll(r, a.full, 64);
     p->trim();
-    void* big = pmr_allocate(r, 2 * kMapped, 8);
+    void* big = pmr_allocate(r, kMappedBlock, 8);
     ASSERT_NE(big, nullptr);
     EXPECT_EQ(ResidentBody(a.page), static_cast<long>((kPage - 4096) / 4096));
-    pmr_deallocate(r, big, 2 * kMapped, 8);
+    pmr_deallocate(r, big, kMappedBlock, 8);
     FreeAll(r, a.next, 64);
   }
   EXPECT_EQ(up.outstanding_blocks(), 0u);
@@ -509,11 +571,40 @@ TEST(ThreadCacheOsMemoryTest, FreedPagesGiveTheirMemoryBackBeforeAMapping) {
   EXPECT_EQ(freed.thread_page_bytes, kPage);  // the class's current page
   EXPECT_GE(freed.free_page_bytes, freed.held_bytes - 2 * kPage);
   const long before = resident();
-  void* big = pmr_allocate(r, 2 * kMapped, 8);
+  void* big = pmr_allocate(r, kMappedBlock, 8);
   ASSERT_NE(big, nullptr);
   const long os_page = sysconf(_SC_PAGESIZE);
-  EXPECT_LE(resident(), before - static_cast<long>(2 * kMapped) / os_page);
-  pmr_deallocate(r, big, 2 * kMapped, 8);
+  EXPECT_LE(resident(), before - static_cast<long>(kMappedBlock) / os_page);
+  pmr_deallocate(r, big, kMappedBlock, 8);
+  pmr_thread_cache_destroy(&tc);
+}
+
+TEST(ThreadCacheOsMemoryTest, ARunOfFreePagesServesAnOversizeBlock) {
+  pmrtest::FakeClock clock;
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
+  ARunOfFreePagesServesAnOversizeBlock(
+      &tc.base, [&] { return pmr_thread_cache_get_stats(&tc).held_bytes; });
+  pmr_thread_cache_destroy(&tc);
+}
+
+// A thread frees a block another thread's run holds: its pages go back to
+// the shared free set (with no upstream call).
+TEST(ThreadCacheOsMemoryTest, AnotherThreadFreesARunsBlock) {
+  pmrtest::FakeClock clock;
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
+  pmr_mem_resource* r = &tc.base;
+  pmr_segment_cache_trim();
+  const std::set<uintptr_t> pages = FilledAndFreed(r, 16 * 1024);
+  const size_t free_before = pmr_thread_cache_get_stats(&tc).free_page_bytes;
+  void* b = pmr_allocate(r, 2 * kPage, 8);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(pages.count(PageOf(b)), 1u);
+  EXPECT_EQ(pmr_thread_cache_get_stats(&tc).free_page_bytes,
+            free_before - 2 * kPage);
+  std::thread([&] { pmr_deallocate(r, b, 2 * kPage, 8); }).join();
+  EXPECT_EQ(pmr_thread_cache_get_stats(&tc).free_page_bytes, free_before);
   pmr_thread_cache_destroy(&tc);
 }
 
