@@ -99,8 +99,7 @@ enum {
   PMR_IMPL_PAGE_CURRENT, /* its class's current page */
   PMR_IMPL_PAGE_PARTIAL, /* in its class's partial ring */
   PMR_IMPL_PAGE_FULL,    /* no free block, in no list */
-  PMR_IMPL_PAGE_RUN,     /* a page of a run serving one oversize block */
-  PMR_IMPL_PAGE_PURGING  /* out of the free set while its memory goes back */
+  PMR_IMPL_PAGE_RUN      /* a page of a run serving one oversize block */
 };
 
 struct pmr_impl_page_heap;
@@ -143,7 +142,8 @@ typedef struct pmr_impl_page {
   struct pmr_impl_page *segment; /* the first page of its segment */
   struct pmr_impl_page *delayed_next;
   /* First page of a segment only. */
-  uint32_t seg_pages, seg_free;
+  uint16_t seg_pages, seg_free;
+  uint32_t seg_free_mask; /* bit i: page i is in the free set (the lock's) */
   struct pmr_impl_page *seg_prev, *seg_next;
   uint64_t freed_ns; /* when it entered the free set */
 } pmr_impl_page;
@@ -419,16 +419,17 @@ static inline const pmr_impl_page_source *pmr_impl_page_map_get(const void *p) {
 static inline size_t pmr_impl_source_usable_size(
     const pmr_impl_page_source *src, const void *p) {
   if (pmr_impl_page_map_get(p) != src) return 0;
-  const pmr_impl_page *pg = pmr_impl_page_of(src, p);
-  return pg->state == PMR_IMPL_PAGE_RUN ? 0 : pg->block;
+  /* Only `block`, which does not change while p is in use (another thread
+   * may be moving the page between states): a run's is above any class. */
+  size_t block = pmr_impl_page_of(src, p)->block;
+  return block > PMR_IMPL_HEAP_LARGEST ? 0 : block;
 }
 
 /* Whether p is the start of one of src's runs (any thread). */
 static inline bool pmr_impl_source_is_run(const pmr_impl_page_source *src,
                                           const void *p) {
   if (pmr_impl_page_map_get(p) != src) return false;
-  const pmr_impl_page *pg = pmr_impl_page_of(src, p);
-  return pg->state == PMR_IMPL_PAGE_RUN && pg->block != 0;
+  return pmr_impl_page_of(src, p)->block > PMR_IMPL_HEAP_LARGEST;
 }
 
 /* try_resize of the block at the start of run p: in place when the run's

@@ -34,6 +34,16 @@ static pmr_impl_page *seg_page(const pmr_impl_page_source *src,
       src, pmr_impl_page_base(src, seg) + i * PMR_IMPL_PAGE_SIZE);
 }
 
+/* pg's index in segment seg. */
+static unsigned seg_index(const pmr_impl_page_source *src,
+                          const pmr_impl_page *seg, const pmr_impl_page *pg) {
+  return (unsigned)((size_t)(pmr_impl_page_base(src, pg) -
+                             pmr_impl_page_base(src, seg)) >>
+                    PMR_IMPL_PAGE_SHIFT);
+}
+
+_Static_assert(PMR_IMPL_SEGMENT_PAGES <= 32, "a segment's pages fit its mask");
+
 /* Tests set a time here (pmr_impl_clock_set_for_tests); 0: the clock. */
 static _Atomic uint64_t test_now;
 
@@ -122,6 +132,7 @@ static void free_set_count(pmr_impl_page_source *src, pmr_impl_page *pg) {
   pg->state = PMR_IMPL_PAGE_FREE;
   src->free_count++;
   pmr_impl_page *seg = pg->segment;
+  seg->seg_free_mask |= 1u << seg_index(src, seg, pg);
   if (++seg->seg_free == seg->seg_pages) src->empty_segments++;
 }
 
@@ -156,6 +167,7 @@ static void free_set_remove(pmr_impl_page_source *src, pmr_impl_page *pg) {
   page_unlink(&src->free_pages, pg);
   src->free_count--;
   pmr_impl_page *seg = pg->segment;
+  seg->seg_free_mask &= ~(1u << seg_index(src, seg, pg));
   if (seg->seg_free-- == seg->seg_pages) src->empty_segments--;
 }
 
@@ -379,7 +391,6 @@ static pmr_impl_page *purge_take(pmr_impl_page_source *src, uint64_t now,
     pmr_impl_page *prev = pg->prev;
     if (pg->dirty) {
       free_set_remove(src, pg);
-      pg->state = PMR_IMPL_PAGE_PURGING; /* no run takes it meanwhile */
       pg->delayed_next = out;
       out = pg;
       ++n;
@@ -538,14 +549,15 @@ static pmr_impl_page *run_find(const pmr_impl_page_source *src, uint32_t k,
   for (pmr_impl_page *seg = src->segments; seg != NULL && *fresh != 0;
        seg = seg->seg_next) {
     if (seg->seg_free < k) continue;
+    /* The free set's pages by the mask, not their state: a page a heap
+     * holds is its owner's to write, with no lock. */
     uint32_t run = 0, clean = 0; /* the free pages ending at i */
     for (uint32_t i = 1; i < seg->seg_pages; ++i) {
-      const pmr_impl_page *pg = seg_page(src, seg, i);
-      if (pg->state != PMR_IMPL_PAGE_FREE) {
+      if ((seg->seg_free_mask >> i & 1u) == 0) {
         run = clean = 0;
         continue;
       }
-      clean += !pg->dirty;
+      clean += !seg_page(src, seg, i)->dirty;
       if (++run > k) clean -= !seg_page(src, seg, i - k)->dirty, run = k;
       if (run == k && clean < *fresh) {
         best = seg;
