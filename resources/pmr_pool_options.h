@@ -58,21 +58,23 @@ typedef struct pmr_pool_options {
  * descriptors, in a segment's first page; it reads as zeros when used
  * again), every free page does on trim, and before an oversize block is
  * mapped free pages give back as much as it would take the pool above the
- * most it has held resident (since init, the last trim or release), so
- * large blocks never raise the pool's peak while it holds free pages, and
- * memory below the peak is not given back only to be faulted in again.
- * An oversize block of 128 KiB to 256 KiB takes up to four free pages in a
- * row of the pool's own segments instead, when it has them (no mapping, no
- * page fault), and gives them back to the free pages when it is freed.
- * Such a block is mapped with
- * room to grow in place (address space only, not resident, not counted in
- * the stats): try_resize grows it up to about four times its first size
- * (at most 1 GiB more) without a copy, so a buffer that doubles moves once
- * in three times. The same holds over a pool
- * or thread cache that is itself over the malloc resource (a stack such as
- * a thread cache over a synchronized pool): the segments it gives are such
- * mappings, and the memory of free pages goes back to the OS in the same way
- * (all but the OS page of a page's descriptor, which sits in the page there).
+ * most it has held resident (since init, release, or the last time every
+ * free page gave its memory back, as trim does), so large blocks never
+ * raise the pool's peak while it holds free pages, and memory below the
+ * peak is not given back only to be faulted in again. A mapped oversize
+ * block is mapped with room to grow in place (address space only, not
+ * resident, not counted in the stats): try_resize grows it up to about four
+ * times its first size (at most 1 GiB more) without a copy, so a buffer
+ * that doubles moves once in three times. An oversize block of 128 KiB to
+ * 256 KiB is not mapped when the pool's own segments have up to four free
+ * pages in a row for it: it takes them (no system call; the run with the
+ * most pages still resident), grows in place within them only, and gives
+ * them back to the free pages when it is freed. Over a pool or thread
+ * cache that is itself over the malloc resource (a stack such as a thread
+ * cache over a synchronized pool), the segments it gives are such mappings
+ * or runs, and the memory of free pages goes back to the OS in the same way
+ * (all but the OS page of a page's descriptor, which sits in the page there);
+ * such a pool maps nothing itself and takes no runs of its own.
  * Over any other upstream nothing goes to the OS (the pool cannot know what
  * that memory is: locked, registered with a device, a file); memory goes back
  * to upstream only as described above. See resources/README.md. */

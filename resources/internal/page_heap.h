@@ -41,8 +41,10 @@
  * the free set; trim does so for every free page at once. The delay lets a
  * page that empties and fills again, as a round of work ends and the next
  * begins, skip the system call and the page faults. Before an oversize
- * block is mapped, free pages give back as much memory as it takes, so a
- * program moving from small blocks to large buffers does not hold both.
+ * block is mapped, free pages give back as much memory as it would take the
+ * pool above its peak (pmr_impl_source_make_room), so a program moving
+ * from small blocks to large buffers does not hold both; a block of a few
+ * pages takes a run of free pages instead (pmr_impl_source_take_run).
  *
  *   source (segments, free pages; one per pool resource, shared by heaps)
  *     <- heap (size classes: current page + partial pages; the
@@ -425,10 +427,15 @@ static inline size_t pmr_impl_source_usable_size(
   return block > PMR_IMPL_HEAP_LARGEST ? 0 : block;
 }
 
-/* Whether p is the start of one of src's runs (any thread). */
+/* Whether p is the start of one of src's runs (any thread). Asked of the
+ * page map through p's frame's first page, never part of a run: a run's
+ * own pages may be another source's meanwhile (a pool over this one takes
+ * its segments from runs, and records them as its own). */
 static inline bool pmr_impl_source_is_run(const pmr_impl_page_source *src,
                                           const void *p) {
-  if (pmr_impl_page_map_get(p) != src) return false;
+  if (pmr_impl_page_map_get((const void *)((uintptr_t)p & src->frame_mask)) !=
+      src)
+    return false;
   return pmr_impl_page_of(src, p)->block > PMR_IMPL_HEAP_LARGEST;
 }
 
@@ -490,7 +497,11 @@ pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
  * PMR_IMPL_RUN_PAGES pages lies in that many free pages of one segment,
  * when the source maps its segments (os) and one has them free, so that
  * memory small blocks freed serves it, and serves small blocks again once
- * it is freed, with no system call and no page fault. Larger blocks are
+ * it is freed, with no system call (nor page fault for its pages that were
+ * resident). A pool over this one may take a run as a segment and record
+ * its pages as its own in the page map: a run is known by its frame's first
+ * page, and its pages are recorded as the source's again when it comes
+ * back. Larger blocks are
  * mappings with room to grow in place (pool_core.h): a run cannot grow
  * past its pages, and a buffer that doubles is best left where it grows. */
 #define PMR_IMPL_RUN_PAGES 4u

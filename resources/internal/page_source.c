@@ -539,6 +539,9 @@ void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
 
 /* ---- runs: oversize blocks in free pages -------------------------------- */
 
+/* Segments a run is looked for in, newest first (64 MiB of them). */
+#define RUN_SCAN_SEGMENTS 64u
+
 /* Under the lock: the segment and first page index of k free pages in a
  * row (never a segment's first page, which holds its frame's table), the
  * fewest of them not resident; *fresh: how many. NULL when none. */
@@ -546,8 +549,11 @@ static pmr_impl_page *run_find(const pmr_impl_page_source *src, uint32_t k,
                                uint32_t *first, uint32_t *fresh) {
   pmr_impl_page *best = NULL;
   *fresh = k + 1;
-  for (pmr_impl_page *seg = src->segments; seg != NULL && *fresh != 0;
-       seg = seg->seg_next) {
+  /* The newest segments only: the lock is held, and a run is worth less
+   * than the time every other thread's page event would wait. */
+  unsigned scan = RUN_SCAN_SEGMENTS;
+  for (pmr_impl_page *seg = src->segments;
+       seg != NULL && *fresh != 0 && scan-- != 0; seg = seg->seg_next) {
     if (seg->seg_free < k) continue;
     /* The free set's pages by the mask, not their state: a page a heap
      * holds is its owner's to write, with no lock. */
@@ -608,6 +614,9 @@ void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
                               bool give_back) {
   pmr_impl_page *head = pmr_impl_page_of(src, p);
   uint32_t k = head->capacity;
+  /* Its pages are src's again in the page map (a pool that took them as a
+   * segment recorded them as its own, then as no one's). */
+  map_set((const char *)p, (size_t)k << PMR_IMPL_PAGE_SHIFT, src);
   src_lock(src);
   src->run_bytes -= (size_t)k << PMR_IMPL_PAGE_SHIFT;
   src_unlock(src);

@@ -316,6 +316,60 @@ TEST_P(PoolOsMemoryTest, ARunOfFreePagesServesAnOversizeBlock) {
   EXPECT_EQ(pool->stats().oversize_bytes, 0u);
 }
 
+// A pool over this one takes its segments (256 KiB first) from runs of
+// this pool's free pages, records them as its own, and gives them back:
+// this pool then knows them as its own again (their blocks' usable size,
+// a run freed there), whatever the pool above did with them.
+TEST_P(PoolOsMemoryTest, APoolAboveTakesRunsAsSegmentsAndGivesThemBack) {
+  pmrtest::FakeClock clock;
+  auto lower = Make(pmr_malloc_resource());
+  pmr_mem_resource* r = lower->get();
+  pmr_segment_cache_trim();
+  const std::set<uintptr_t> pages = FilledAndFreed(r, 32 * 1024);
+  ASSERT_GE(pages.size(), 16u);
+  // A pool of the same kind above; over the synchronized pool (thread-safe)
+  // also a thread cache.
+  for (int kind = 0; kind < (GetParam() ? 2 : 1); ++kind) {
+    std::unique_ptr<Pool> upper;
+    pmr_thread_cache tc;
+    pmr_mem_resource* u;
+    if (kind == 0) {
+      upper = Make(r);
+      u = upper->get();
+    } else {
+      ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, r));
+      u = &tc.base;
+    }
+    std::vector<void*> v = Written(u, 1000, 64);
+    ASSERT_EQ(v.size(), 1000u);
+    EXPECT_EQ(pages.count(PageOf(v[0])), 1u) << "a run of the pool below";
+    EXPECT_GE(lower->stats().oversize_bytes, 4 * kPage);
+    EXPECT_EQ(pmr_usable_size(u, v[0], 8), 64u);
+    FreeAll(u, v, 64);
+    if (kind == 0) {
+      upper->trim();
+      upper.reset();
+    } else {
+      pmr_thread_cache_trim(&tc);
+      pmr_thread_cache_destroy(&tc);
+    }
+    EXPECT_EQ(lower->stats().oversize_bytes, 0u);
+    // The pages serve this pool's small blocks again, sized by address.
+    std::vector<void*> w = Written(r, 32 * 1024, 64);
+    std::set<uintptr_t> used;
+    for (void* x : w) {
+      used.insert(PageOf(x));
+      ASSERT_EQ(pmr_usable_size(r, x, 8), 64u);
+    }
+    FreeAll(r, w, 64);
+    // And a run of them is a run of this pool's again.
+    void* b = pmr_allocate(r, 4 * kPage, 8);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(pages.count(PageOf(b)), 1u);
+    pmr_deallocate(r, b, 4 * kPage, 8);
+  }
+}
+
 TEST_P(PoolOsMemoryTest, MappingBelowThePoolsPeakKeepsFreePages) {
   pmrtest::FakeClock clock;  // no page frees long enough to go back by age
   pmr_pool_options o{};
