@@ -63,12 +63,10 @@ PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
     return p;
   }
   pmr_impl_page_class *k = pmr_impl_heap_class(&s->heap, bytes, alignment);
-  if (k == &s->heap.empty) {
-    p = pmr_impl_source_take_run(&s->src, bytes, alignment);
-    if (p == NULL)
-      p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, &s->src, bytes,
-                             alignment);
-  } else if ((p = pmr_impl_heap_alloc(&s->heap, k)) == NULL) {
+  if (k == &s->heap.empty)
+    p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, &s->src, bytes,
+                           alignment);
+  else if ((p = pmr_impl_heap_alloc(&s->heap, k)) == NULL) {
     /* No segment from upstream: the kept oversize blocks go back, and the
      * request is tried once more. */
     int saved = errno;
@@ -101,8 +99,6 @@ PMR_NOINLINE static void unsync_deallocate_slow(pmr_mem_resource *self, void *p,
   state *s = state_of(self);
   if (pmr_impl_heap_class(&s->heap, bytes, alignment) != &s->heap.empty)
     pmr_impl_heap_free(&s->src, p);
-  else if (pmr_impl_source_is_run(&s->src, p))
-    pmr_impl_source_give_run(&s->src, p, true);
   else
     pmr_impl_big_free(&s->big, NULL, s->src.upstream, p, bytes, alignment);
 }
@@ -124,8 +120,7 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 }
 
 /* In place when the new size stays in the block's class, or both sizes
- * are oversize and the block's run or mapping has room
- * (pmr_impl_source_run_fits, pmr_impl_big_try_resize). */
+ * are oversize and the block has room (pmr_impl_big_try_resize). */
 static bool unsync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                               size_t new_bytes, size_t alignment) {
   state *s = state_of(self);
@@ -137,11 +132,8 @@ static bool unsync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                                 old_bytes, alignment, pooled))
     return false;
 #endif
-  bool done = pooled ||
-              (pmr_impl_source_is_run(&s->src, p)
-                   ? pmr_impl_source_run_fits(&s->src, p, old_bytes, new_bytes)
-                   : pmr_impl_big_try_resize(&s->big, NULL, &s->src, p,
-                                             old_bytes, new_bytes));
+  bool done = pooled || pmr_impl_big_try_resize(&s->big, NULL, &s->src, p,
+                                                old_bytes, new_bytes);
 #ifdef PMR_DEBUG
   pmr_impl_track_add(s->debug, p, done ? new_bytes : old_bytes, alignment);
 #endif

@@ -81,13 +81,9 @@ static pmr_impl_theap *find_heap(const pmr_impl_hres *s) {
 
 static void *allocate_slow(pmr_impl_hres *s, size_t bytes, size_t alignment) {
   int cls = class_of(s, bytes, alignment);
-  if (cls < 0) {
-    void *run = pmr_impl_source_take_run(&s->heaps.src, bytes, alignment);
-    return run != NULL ? run
-                       : pmr_impl_big_alloc(&s->big, &s->big_lock,
-                                            s->heaps.src.upstream,
-                                            &s->heaps.src, bytes, alignment);
-  }
+  if (cls < 0)
+    return pmr_impl_big_alloc(&s->big, &s->big_lock, s->heaps.src.upstream,
+                              &s->heaps.src, bytes, alignment);
   pmr_impl_theap *t = find_heap(s);
   if (t == NULL &&
       (t = (pmr_impl_theap *)pmr_impl_slots_get(&s->slots)) == NULL)
@@ -141,8 +137,6 @@ PMR_NOINLINE static void hres_deallocate_slow(pmr_mem_resource *self, void *p,
 #endif
   if (pooled)
     free_pooled(s, p);
-  else if (pmr_impl_source_is_run(&s->heaps.src, p))
-    pmr_impl_source_give_run(&s->heaps.src, p, false); /* no upstream call */
   else
     pmr_impl_big_free(&s->big, &s->big_lock, s->heaps.src.upstream, p, bytes,
                       alignment);
@@ -220,8 +214,8 @@ static void hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 }
 
 /* In place when both sizes fall in one pooled class (the block already has
- * the class's size), or both are oversize and the block's run or mapping
- * has room (pmr_impl_source_run_fits, pmr_impl_big_try_resize). */
+ * the class's size), or both are oversize and the block has room
+ * (pmr_impl_big_try_resize). */
 static bool hres_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                             size_t new_bytes, size_t alignment) {
   pmr_impl_hres *s = state_of(self);
@@ -233,11 +227,8 @@ static bool hres_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
     return false;
 #endif
   bool done =
-      a >= 0 ||
-      (pmr_impl_source_is_run(&s->heaps.src, p)
-           ? pmr_impl_source_run_fits(&s->heaps.src, p, old_bytes, new_bytes)
-           : pmr_impl_big_try_resize(&s->big, &s->big_lock, &s->heaps.src, p,
-                                     old_bytes, new_bytes));
+      a >= 0 || pmr_impl_big_try_resize(&s->big, &s->big_lock, &s->heaps.src, p,
+                                        old_bytes, new_bytes);
 #ifdef PMR_DEBUG
   pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p,
                                  done ? new_bytes : old_bytes, alignment);

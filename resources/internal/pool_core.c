@@ -301,6 +301,9 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
     errno = ENOMEM;
     return NULL;
   }
+  void *run = pages != NULL ? pmr_impl_source_take_run(pages, bytes, alignment)
+                            : NULL; /* free pages first, if they can */
+  if (run != NULL) return run;
   size_t off = big_offset(bytes);
   size_t size = off + BIG_TRAILER;
   size_t align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
@@ -349,6 +352,11 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
                        pmr_mem_resource *upstream, void *p, size_t bytes,
                        size_t alignment) {
   (void)alignment; /* the trailer knows what upstream got */
+  if (list->src != NULL && pmr_impl_source_is_run(list->src, p)) {
+    /* A shared source's dealloc returns no segment: no upstream call. */
+    pmr_impl_source_give_run(list->src, p, !list->src->shared);
+    return;
+  }
   pmr_impl_big_block *b =
       (pmr_impl_big_block *)(void *)((char *)p + big_offset(bytes));
   int bin = big_bin(b->size, b->alignment);
@@ -383,6 +391,8 @@ bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
   if (new_bytes < old_bytes / 2 ||
       new_bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER)
     return false; /* much smaller: a new block lets the memory go */
+  if (pages != NULL && pmr_impl_source_is_run(pages, p))
+    return pmr_impl_source_run_fits(pages, p, old_bytes, new_bytes);
   /* The caller owns the block: its size, cap and start are not written
    * meanwhile (its links are, by neighbours, under lock). */
   pmr_impl_big_block *b =

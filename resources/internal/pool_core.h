@@ -153,9 +153,10 @@ typedef struct pmr_impl_big_list {
 void pmr_impl_big_init(pmr_impl_big_list *list,
                        const pmr_mem_resource *upstream, size_t retain);
 
-/* A kept block or one from upstream, linked into list; NULL when upstream
- * fails. lock (a pmr_impl_spin *, from spin_lock.h, which this header does
- * not include so that C++ tests can; NULL: none) guards the list; it is
+/* A run of `pages`' free pages (pmr_impl_source_take_run, page_heap.h),
+ * else a kept block or one from upstream, linked into list; NULL when
+ * upstream fails. lock (a pmr_impl_spin *, from spin_lock.h, which this header
+ * does not include so that C++ tests can; NULL: none) guards the list; it is
  * held only while the list changes, never while upstream runs. pages: the
  * pool's page source, whose free pages give memory back before a block is
  * mapped, as much as it would take the pool above its peak
@@ -165,17 +166,19 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
                          pmr_mem_resource *upstream,
                          struct pmr_impl_page_source *pages, size_t bytes,
                          size_t alignment);
-/* Unlinks p (under lock, NULL: none) and keeps it or gives it back to
- * upstream (with any kept block beyond the bound). */
+/* Gives a run back to the source's free pages (list->src's, with no upstream
+ * call when it is shared); else unlinks p (under lock, NULL: none) and
+ * keeps it or gives it back to upstream (with any kept block beyond the
+ * bound). */
 void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
                        pmr_mem_resource *upstream, void *p, size_t bytes,
                        size_t alignment);
 /* try_resize of an oversize block p from old_bytes to new_bytes (both
- * oversize): true when the block's memory holds new_bytes and it shrinks
- * by at most half; its trailer then moves (under lock, as for
- * pmr_impl_big_alloc). A mapped block has room for about four times its
- * first size (address space only: untouched memory is not resident), so a
- * buffer that doubles grows in place twice of every three times, with no
+ * oversize): true when the block's memory (a run's pages, or its own)
+ * holds new_bytes and it shrinks by at most half; its trailer then moves (under
+ * lock, as for pmr_impl_big_alloc). A mapped block has room for about four
+ * times its first size (address space only: untouched memory is not resident),
+ * so a buffer that doubles grows in place twice of every three times, with no
  * copy and no new mapping. Growth first gives back as much of `pages`'
  * free memory as a new block would. */
 bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
