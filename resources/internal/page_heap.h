@@ -493,8 +493,9 @@ static inline void pmr_impl_page_noaccess(const pmr_impl_page_source *src,
  * (grow) a new segment; NULL if there is none or upstream fails. Call with
  * no lock but the heap's held. */
 pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
-/* Runs: an oversize block of PMR_IMPL_OS_BIG_MIN bytes to
- * PMR_IMPL_RUN_PAGES pages lies in that many free pages of one segment,
+/* Runs: an oversize block that would be a mapping (PMR_IMPL_OS_BIG_MIN
+ * bytes or more with its trailer, pool_core.h), up to PMR_IMPL_RUN_PAGES
+ * pages, lies in that many free pages of one segment,
  * when the source maps its segments (os) and one has them free, so that
  * memory small blocks freed serves it, and serves small blocks again once
  * it is freed, with no system call (nor page fault for its pages that were
@@ -506,8 +507,8 @@ pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
  * past its pages, and a buffer that doubles is best left where it grows. */
 #define PMR_IMPL_RUN_PAGES 4u
 /* The start of a run for a block of `bytes` (whole pages), or NULL (the
- * source does not map its segments, the block is smaller than
- * PMR_IMPL_OS_BIG_MIN or larger than PMR_IMPL_RUN_PAGES pages, its
+ * source does not map its segments, the block is not larger than
+ * PMR_IMPL_HEAP_LARGEST or larger than PMR_IMPL_RUN_PAGES pages, its
  * alignment above a page's, or no segment has such a run free). Takes the
  * run with the fewest pages whose memory is not resident, and makes room
  * for those (pmr_impl_source_make_room). Call with no lock held. */

@@ -578,7 +578,7 @@ static pmr_impl_page *run_find(const pmr_impl_page_source *src, uint32_t k,
 
 void *pmr_impl_source_take_run(pmr_impl_page_source *src, size_t bytes,
                                size_t alignment) {
-  if (!src->os || bytes < PMR_IMPL_OS_BIG_MIN ||
+  if (!src->os || bytes <= PMR_IMPL_HEAP_LARGEST ||
       bytes > (size_t)PMR_IMPL_RUN_PAGES * PMR_IMPL_PAGE_SIZE ||
       alignment > PMR_IMPL_PAGE_SIZE)
     return NULL;

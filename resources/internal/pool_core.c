@@ -301,11 +301,13 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
     errno = ENOMEM;
     return NULL;
   }
-  void *run = pages != NULL ? pmr_impl_source_take_run(pages, bytes, alignment)
-                            : NULL; /* free pages first, if they can */
-  if (run != NULL) return run;
   size_t off = big_offset(bytes);
   size_t size = off + BIG_TRAILER;
+  if (pages != NULL && size >= PMR_IMPL_OS_BIG_MIN) {
+    /* A block that would be mapped: free pages first, if they can. */
+    void *run = pmr_impl_source_take_run(pages, bytes, alignment);
+    if (run != NULL) return run;
+  }
   size_t align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
   size_t cap = size;
   int bin = big_bin(size, align);

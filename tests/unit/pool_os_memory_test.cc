@@ -293,6 +293,14 @@ void ARunOfFreePagesServesAnOversizeBlock(pmr_mem_resource* r,
   for (uintptr_t pg = first; pg < first + 3 * kPage; pg += kPage)
     EXPECT_EQ(used.count(pg), 1u);
   FreeAll(r, v, 64);
+  // Just under 128 KiB: a mapping with the trailer an oversize block gets,
+  // so a run as well (two pages).
+  void* u = pmr_allocate(r, kMapped - 16, 8);
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(u) % kPage, 0u);
+  EXPECT_EQ(pages.count(PageOf(u)), 1u);
+  EXPECT_EQ(held(), held_before);
+  pmr_deallocate(r, u, kMapped - 16, 8);
   // Larger than a run: a mapping of its own.
   void* m = pmr_allocate(r, kRunMax + 1, 8);
   ASSERT_NE(m, nullptr);
