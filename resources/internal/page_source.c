@@ -443,6 +443,22 @@ static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
   return NULL;
 }
 
+/* Under the lock: the free page to take when pg heads the free set: the
+ * first free page of pg's segment as warm as pg and not due to give its
+ * memory back. Pages filled from the start of their segment leave its free
+ * pages together at its end, where a run finds them, and the first page,
+ * which no run may take, serves a class before any other. */
+static pmr_impl_page *take_first_of_segment(const pmr_impl_page_source *src,
+                                            pmr_impl_page *pg, uint64_t now) {
+  pmr_impl_page *seg = pg->segment;
+  uint32_t before = seg->seg_free_mask & ((1u << seg_index(src, seg, pg)) - 1u);
+  for (; before != 0; before &= before - 1) {
+    pmr_impl_page *c = seg_page(src, seg, (unsigned)__builtin_ctz(before));
+    if (!pg->dirty || (c->dirty && !purge_is_due(c, now))) return c;
+  }
+  return pg;
+}
+
 /* A free page, from the free set or (grow) a new segment; NULL if there is
  * none or upstream fails. */
 pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow) {
@@ -451,6 +467,7 @@ pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow) {
     src_lock(src);
     pmr_impl_page *pg = src->free_pages;
     if (pg != NULL) {
+      pg = take_first_of_segment(src, pg, now);
       free_set_remove(src, pg);
       bool fresh = pg->decommit && !pg->dirty; /* its memory is not resident */
       pmr_impl_page *purge = purge_due(src, now);

@@ -308,6 +308,52 @@ void ARunOfFreePagesServesAnOversizeBlock(pmr_mem_resource* r,
   pmr_deallocate(r, m, kRunMax + 1, 8);
 }
 
+// A class takes the first free page of the segment of the page freed last
+// (not the page freed last): pages fill their segment from its start, so
+// the free ones gather at its end, where a run of them serves an oversize
+// block.
+void PagesFillTheirSegmentFromItsStart(pmr_mem_resource* r) {
+  pmr_segment_cache_trim();  // cold: the pool's free pages are its own
+  std::vector<void*> v = Written(r, 24 * 1024, 64);
+  ASSERT_EQ(v.size(), 24u * 1024);
+  std::map<uintptr_t, std::vector<void*>> by_page;
+  for (void* b : v) by_page[PageOf(b)].push_back(b);
+  // Two pages of one segment (a segment lies in one frame of 16 pages),
+  // neither the class's page now: lo below hi.
+  constexpr uintptr_t kFrame = 16 * kPage;
+  const uintptr_t now = PageOf(v.back());
+  uintptr_t lo = 0, hi = 0;
+  for (const auto& a : by_page)
+    for (const auto& b : by_page)
+      if (a.first < b.first && a.first / kFrame == b.first / kFrame &&
+          a.first != now && b.first != now && b.first - a.first > hi - lo) {
+        lo = a.first;
+        hi = b.first;
+      }
+  ASSERT_NE(lo, 0u);
+  FreeAll(r, by_page[lo], 64);
+  FreeAll(r, by_page[hi], 64);         // the page freed last
+  void* x = pmr_allocate(r, 4096, 8);  // a class with no page yet
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(PageOf(x), lo);
+  pmr_deallocate(r, x, 4096, 8);
+  for (auto& e : by_page) FreeAll(r, e.second, 64);
+}
+
+TEST_P(PoolOsMemoryTest, PagesFillTheirSegmentFromItsStart) {
+  pmrtest::FakeClock clock;  // no free page old enough to give memory back
+  auto p = Make(pmr_malloc_resource());
+  PagesFillTheirSegmentFromItsStart(p->get());
+}
+
+TEST(ThreadCacheOsMemoryTest, PagesFillTheirSegmentFromItsStart) {
+  pmrtest::FakeClock clock;
+  pmr_thread_cache tc;
+  ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, pmr_malloc_resource()));
+  PagesFillTheirSegmentFromItsStart(&tc.base);
+  pmr_thread_cache_destroy(&tc);
+}
+
 TEST_P(PoolOsMemoryTest, ARunOfFreePagesServesAnOversizeBlock) {
   pmrtest::FakeClock clock;
   auto p = Make(pmr_malloc_resource());
