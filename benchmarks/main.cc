@@ -56,8 +56,12 @@ constexpr char kUsage[] =
     "                     (marked *) so the ratios exist\n"
     "  --scale=F          multiply the problem sizes by F (full: 1, --quick: "
     "0.05)\n"
-    "  --rounds=N         timed rounds per measurement (default 5)\n"
-    "  --warmup=N         untimed rounds first (default 1)\n"
+    "  --passes=N         processes per measurement, each pass running every "
+    "allocator\n"
+    "                     once, in reverse order every other pass (default 3, "
+    "--quick 1)\n"
+    "  --rounds=N         timed rounds per process (default 3, --quick 5)\n"
+    "  --warmup=N         untimed rounds first, in each process (default 1)\n"
     "  --d-processes=N    fresh processes for workload D (default 3, --quick "
     "1)\n"
     "  --peer-lib=NAME=PATH  use PATH as the LD_PRELOAD library of peer NAME\n"
@@ -70,7 +74,7 @@ struct Options {
   bool quick = false, list = false, help = false, child = false;
   std::string json, markdown, svg, svg_dir, filter;
   double scale = -1;
-  int rounds = -1, warmup = -1, d_runs = -1;
+  int rounds = -1, warmup = -1, d_runs = -1, passes = -1;
   std::vector<std::pair<std::string, std::string>> peer_libs;
   ChildArgs child_args;
   double child_scale = 1;
@@ -94,9 +98,9 @@ bool ParseDouble(const std::string& s, double* out) {
 
 bool ParseArgs(int argc, char** argv, Options* o, std::string* err) {
   static const char* kValued[] = {
-      "json",     "markdown", "svg",         "svg-dir",     "filter",
-      "scale",    "rounds",   "warmup",      "d-processes", "peer-lib",
-      "workload", "alloc",    "expect-peer", "timeout"};
+      "json",   "markdown", "svg",    "svg-dir",     "filter",
+      "scale",  "rounds",   "warmup", "d-processes", "peer-lib",
+      "passes", "workload", "alloc",  "expect-peer", "timeout"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
@@ -148,6 +152,8 @@ bool ParseArgs(int argc, char** argv, Options* o, std::string* err) {
       ok = ParseInt(value, &o->rounds) && o->rounds >= 1;
     else if (name == "warmup")
       ok = ParseInt(value, &o->warmup);
+    else if (name == "passes")
+      ok = ParseInt(value, &o->passes) && o->passes >= 1;
     else if (name == "d-processes")
       ok = ParseInt(value, &o->d_runs) && o->d_runs >= 1;
     else if (name == "peer-lib") {
@@ -369,10 +375,12 @@ int ParentMain(const Options& o) {
   RunInfo run;
   run.mode = o.quick ? "quick" : "full";
   run.scale = o.scale > 0 ? o.scale : (o.quick ? 0.05 : 1.0);
-  run.rounds = o.rounds > 0 ? o.rounds : 5;
+  run.rounds = o.rounds > 0 ? o.rounds : (o.quick ? 5 : 3);
+  run.passes = o.passes > 0 ? o.passes : (o.quick ? 1 : 3);
   run.warmup = o.warmup >= 0 ? o.warmup : 1;
   run.d_runs = o.d_runs > 0 ? o.d_runs : (o.quick ? 1 : 3);
-  if (o.scale > 0 || o.rounds > 0 || o.warmup >= 0 || o.d_runs > 0)
+  if (o.scale > 0 || o.rounds > 0 || o.warmup >= 0 || o.d_runs > 0 ||
+      o.passes > 0)
     run.mode = o.quick ? "quick+custom" : "custom";
   run.filter = o.filter;
   run.sizes = Sizes::Scaled(run.scale);
@@ -512,7 +520,7 @@ int ParentMain(const Options& o) {
         c.status = ps.status;
         c.detail = ps.detail;
       } else {
-        jobs += wls[w].memory ? run.d_runs : 1;
+        jobs += wls[w].memory ? run.d_runs : run.passes;
       }
     }
   }
@@ -524,55 +532,64 @@ int ParentMain(const Options& o) {
   Progress progress(jobs);
   for (size_t w = 0; w < wls.size(); ++w) {
     const WorkloadInfo& wl = wls[w];
-    for (size_t a = 0; a < all.size(); ++a) {
-      Cell& c = run.cells[w][a];
-      if (c.status != Status::kOk) continue;
-      const AllocatorInfo& ai = all[a];
-      std::vector<std::string> args = {
-          "--child",
-          std::string("--workload=") + wl.id,
-          std::string("--alloc=") + ai.id,
-          absl::StrFormat("--scale=%.17g", run.scale),
-          absl::StrFormat("--rounds=%d", wl.memory ? 1 : run.rounds),
-          absl::StrFormat("--warmup=%d", wl.memory ? 0 : run.warmup),
-          absl::StrFormat("--timeout=%d", timeout)};
-      std::string preload;
-      if (ai.peer != nullptr) {
-        args.push_back(std::string("--expect-peer=") + ai.peer);
-        preload = run.peers[ai.peer].lib;
-      }
-      const int procs = wl.memory ? run.d_runs : 1;
-      for (int p = 0; p < procs && c.status == Status::kOk; ++p) {
-        progress.Step(absl::StrFormat("%-3s %s", wl.id, ai.id));
-        ChildResult r = RunChild(exe, args, preload);
-        bool done = false;
-        for (const auto& line : r.lines) {
-          const std::string type = Str(line, "type");
-          if (type == "metric") {
-            auto v = line.find("values");
-            if (v != line.end()) {
-              auto& dst = c.metrics[Str(line, "metric")].values;
-              dst.insert(dst.end(), v->second.arr.begin(), v->second.arr.end());
-            }
-          } else if (type == "done") {
-            done = true;
-          } else if (type == "malloc" && ai.peer != nullptr) {
-            auto act = line.find("active");
-            if (act == line.end() || !act->second.b) {
-              c.status = Status::kPreloadFailed;
-              c.detail = Str(line, "detail");
+    // Passes: every allocator once per pass, in reverse order every other
+    // pass, so a slow spell of the machine falls on all of them alike.
+    const int passes = wl.memory ? 1 : run.passes;
+    for (int pass = 0; pass < passes; ++pass) {
+      for (size_t i = 0; i < all.size(); ++i) {
+        const size_t a = pass % 2 == 0 ? i : all.size() - 1 - i;
+        Cell& c = run.cells[w][a];
+        if (c.status != Status::kOk) continue;
+        const AllocatorInfo& ai = all[a];
+        std::vector<std::string> args = {
+            "--child",
+            std::string("--workload=") + wl.id,
+            std::string("--alloc=") + ai.id,
+            absl::StrFormat("--scale=%.17g", run.scale),
+            absl::StrFormat("--rounds=%d", wl.memory ? 1 : run.rounds),
+            absl::StrFormat("--warmup=%d", wl.memory ? 0 : run.warmup),
+            absl::StrFormat("--timeout=%d", timeout)};
+        std::string preload;
+        if (ai.peer != nullptr) {
+          args.push_back(std::string("--expect-peer=") + ai.peer);
+          preload = run.peers[ai.peer].lib;
+        }
+        const int procs = wl.memory ? run.d_runs : 1;
+        for (int p = 0; p < procs && c.status == Status::kOk; ++p) {
+          progress.Step(absl::StrFormat("%-3s %s", wl.id, ai.id));
+          ChildResult r = RunChild(exe, args, preload);
+          bool done = false;
+          for (const auto& line : r.lines) {
+            const std::string type = Str(line, "type");
+            if (type == "metric") {
+              auto v = line.find("values");
+              if (v != line.end()) {
+                auto& dst = c.metrics[Str(line, "metric")].values;
+                dst.insert(dst.end(), v->second.arr.begin(),
+                           v->second.arr.end());
+              }
+            } else if (type == "done") {
+              done = true;
+            } else if (type == "malloc" && ai.peer != nullptr) {
+              auto act = line.find("active");
+              if (act == line.end() || !act->second.b) {
+                c.status = Status::kPreloadFailed;
+                c.detail = Str(line, "detail");
+              }
             }
           }
-        }
-        if (c.status == Status::kOk &&
-            (!done || r.exit_code != 0 || !r.bad_line.empty())) {
-          c.status = r.exit_code == 3 ? Status::kPreloadFailed : Status::kError;
-          c.detail = ExitText(r);
-          if (c.detail.empty()) c.detail = "child printed no result";
+          if (c.status == Status::kOk &&
+              (!done || r.exit_code != 0 || !r.bad_line.empty())) {
+            c.status =
+                r.exit_code == 3 ? Status::kPreloadFailed : Status::kError;
+            c.detail = ExitText(r);
+            if (c.detail.empty()) c.detail = "child printed no result";
+          }
         }
       }
-      for (auto& [name, stat] : c.metrics) stat.Finish();
     }
+    for (size_t a = 0; a < all.size(); ++a)
+      for (auto& [name, stat] : run.cells[w][a].metrics) stat.Finish();
   }
   progress.Done();
   run.wall_seconds = progress.Elapsed();

@@ -45,6 +45,13 @@ void Stat::Finish() {
 
 namespace {
 
+// "3 processes x 3, interleaved" / "1 process".
+std::string ProcessesText(const RunInfo& run) {
+  if (run.passes == 1) return "1 process";
+  return absl::StrFormat("%d processes x %d, interleaved", run.passes,
+                         run.rounds);
+}
+
 // The unit of a workload's primary metric ("ns", "ms").
 std::string PrimaryUnit(const WorkloadInfo& wl) {
   for (const MetricInfo& m : wl.metrics)
@@ -213,10 +220,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                   run.d_runs);
   else
     absl::FPrintF(out,
-                  "   median of %d timed rounds after %d warm-up; spread = "
-                  "min-max of the rounds; "
+                  "   median of %d timed rounds (%s) after %d warm-up each; "
+                  "spread = min-max of the rounds; "
                   "vs X = X's median / this median (>1: faster)\n",
-                  run.rounds, run.warmup);
+                  run.rounds * run.passes, ProcessesText(run), run.warmup);
 
   std::string head = absl::StrFormat("   %-22s ", "allocator");
   if (wl.container)
@@ -462,9 +469,10 @@ namespace {
 // the allocators' legend.
 void PrintHeader(const RunInfo& run, FILE* out) {
   absl::FPrintF(out,
-                "pmr-c allocator comparison  (mode %s, scale %g, %d rounds + "
-                "%d warm-up)\n",
-                run.mode, run.scale, run.rounds, run.warmup);
+                "pmr-c allocator comparison  (mode %s, scale %g, %d rounds "
+                "(%s) + %d warm-up each)\n",
+                run.mode, run.scale, run.rounds * run.passes,
+                ProcessesText(run), run.warmup);
   absl::FPrintF(out, "machine: %s\n", run.machine);
   absl::FPrintF(out, "date: %s\n", run.date);
   if (!run.sanitizer.empty())
@@ -536,9 +544,10 @@ bool WriteMarkdown(const RunInfo& run, const std::string& path,
                 "The latest run of the comparison described in "
                 "[README.md](README.md) (workloads, allocators, method, how "
                 "to read the tables): %s, %s; mode %s, scale %g, %d timed "
-                "rounds after %d warm-up; %.1f s.\n\n",
-                run.date, run.machine, run.mode, run.scale, run.rounds,
-                run.warmup, run.wall_seconds);
+                "rounds (%s) after %d warm-up each; %.1f s.\n\n",
+                run.date, run.machine, run.mode, run.scale,
+                run.rounds * run.passes, ProcessesText(run), run.warmup,
+                run.wall_seconds);
   absl::FPrintF(mem, "## Which resource for which workload\n\n```text");
   PrintSummary(run, mem);
   absl::FPrintF(mem, "```\n\n## Every workload\n\n```text\n");
@@ -565,12 +574,12 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
   absl::FPrintF(
       f,
       "\"run\": {\"mode\": %s, \"scale\": %s, \"rounds\": %d, "
-      "\"warmup\": %d, \"d_processes\": %d, "
+      "\"passes\": %d, \"warmup\": %d, \"d_processes\": %d, "
       "\"filter\": %s, \"machine\": %s, \"date\": %s, \"sanitizer\": %s, "
       "\"load_average_before\": %s, "
       "\"wall_seconds\": %s},\n",
-      JsonString(run.mode), JsonNumber(run.scale), run.rounds, run.warmup,
-      run.d_runs, JsonString(run.filter), JsonString(run.machine),
+      JsonString(run.mode), JsonNumber(run.scale), run.rounds, run.passes,
+      run.warmup, run.d_runs, JsonString(run.filter), JsonString(run.machine),
       JsonString(run.date), JsonString(run.sanitizer),
       JsonNumber(run.load_before), JsonNumber(run.wall_seconds));
   absl::FPrintF(f, "\"peers\": {");
@@ -811,7 +820,7 @@ Chart ChartFor(const RunInfo& run, size_t w) {
   s += absl::StrFormat(
       "<text x=\"10\" y=\"38\" fill=\"#444\">%s, median of %d %s (whisker: "
       "min-max); %s</text>\n",
-      Xml(wl.unit_label), wl.memory ? run.d_runs : run.rounds,
+      Xml(wl.unit_label), wl.memory ? run.d_runs : run.rounds * run.passes,
       wl.memory ? "fresh processes" : "rounds",
       wl.memory ? "lower is leaner" : "lower is faster");
   int text_y = 54;

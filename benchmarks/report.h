@@ -48,7 +48,8 @@ struct PeerStatus {
 struct RunInfo {
   std::string mode;  // "full", "quick" or "custom"
   double scale = 1;
-  int rounds = 5, warmup = 1, d_runs = 3;
+  int rounds = 3, warmup = 1, d_runs = 3;
+  int passes = 3;  // processes per (workload, allocator), interleaved
   std::string filter;
   Sizes sizes = Sizes::Scaled(1.0);
   std::string machine;    // one line
