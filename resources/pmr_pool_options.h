@@ -65,11 +65,13 @@ typedef struct pmr_pool_options {
  * block is mapped with room to grow in place (address space only, not
  * resident, not counted in the stats): try_resize grows it up to about four
  * times its first size (at most 1 GiB more) without a copy, so a buffer
- * that doubles moves once in three times. An oversize block of 128 KiB to
+ * that doubles moves once in three times. An oversize block that would be
+ * mapped (from just under 128 KiB: 128 KiB with its bookkeeping) up to
  * 256 KiB is not mapped when the pool's own segments have up to four free
  * pages in a row for it: it takes them (no system call; the run with the
- * most pages still resident), grows in place within them only, and gives
- * them back to the free pages when it is freed. Over a pool or thread
+ * most pages still resident), grows in place within them only (a block
+ * just under 128 KiB, in two pages, by a few bytes), and gives them back
+ * to the free pages when it is freed. Over a pool or thread
  * cache that is itself over the malloc resource (a stack such as a thread
  * cache over a synchronized pool), the segments it gives are such mappings
  * or runs, and the memory of free pages goes back to the OS in the same way

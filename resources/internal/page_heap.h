@@ -491,10 +491,11 @@ static inline void pmr_impl_page_noaccess(const pmr_impl_page_source *src,
 
 /* A free page for a heap to serve a class with: from the free set or
  * (grow) a new segment; NULL if there is none or upstream fails. Of the
- * free set, the first free page of the segment of the page freed last (as
- * warm as that one, and not due to give its memory back), so that the free
- * pages of a segment gather at its end, in runs. Call with no lock but the
- * heap's held. */
+ * free set, not its head (the page freed last, or a new segment's) but the
+ * first free page below the head in its segment that is as warm (dirty
+ * when the head is) and not due to give its memory back, else the head;
+ * so the free pages of a segment gather at its end, in runs. Call with no
+ * lock but the heap's held. */
 pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
 /* Runs: an oversize block that would be a mapping (PMR_IMPL_OS_BIG_MIN
  * bytes or more with its trailer, pool_core.h), up to PMR_IMPL_RUN_PAGES

@@ -444,10 +444,12 @@ static pmr_impl_page *purge_due(pmr_impl_page_source *src, uint64_t now) {
 }
 
 /* Under the lock: the free page to take when pg heads the free set: the
- * first free page of pg's segment as warm as pg and not due to give its
- * memory back. Pages filled from the start of their segment leave its free
- * pages together at its end, where a run finds them, and the first page,
- * which no run may take, serves a class before any other. */
+ * first free page below pg in its segment that is as warm (dirty when pg
+ * is) and not due to give its memory back, else pg (at most 15 descriptors
+ * read, by the segment's mask). Pages filled from the start of their
+ * segment leave its free pages together at its end, where a run finds
+ * them, and the first page, which no run may take, serves a class before
+ * any other. */
 static pmr_impl_page *take_first_of_segment(const pmr_impl_page_source *src,
                                             pmr_impl_page *pg, uint64_t now) {
   pmr_impl_page *seg = pg->segment;

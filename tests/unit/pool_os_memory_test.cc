@@ -300,7 +300,10 @@ void ARunOfFreePagesServesAnOversizeBlock(pmr_mem_resource* r,
   EXPECT_EQ(reinterpret_cast<uintptr_t>(u) % kPage, 0u);
   EXPECT_EQ(pages.count(PageOf(u)), 1u);
   EXPECT_EQ(held(), held_before);
-  pmr_deallocate(r, u, kMapped - 16, 8);
+  // It grows within its two pages only (a mapping had room for more).
+  EXPECT_TRUE(pmr_try_resize(r, u, kMapped - 16, kMapped, 8));
+  EXPECT_FALSE(pmr_try_resize(r, u, kMapped, kMapped + 1, 8));
+  pmr_deallocate(r, u, kMapped, 8);
   // Larger than a run: a mapping of its own.
   void* m = pmr_allocate(r, kRunMax + 1, 8);
   ASSERT_NE(m, nullptr);
