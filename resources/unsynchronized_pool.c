@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "resources/internal/big_block.h"
 #include "resources/internal/debug_track.h"
 #include "resources/internal/live_registry.h"
 #include "resources/internal/os_mem.h"
@@ -189,7 +190,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
       pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
   pmr_impl_heap_small_map(s->small, s->small_limit);
   pmr_impl_big_init(&s->big, s->src.upstream, s->opts.max_free_bytes);
-  pmr_impl_source_keep(&s->src, &s->big, NULL);
+  pmr_impl_big_attach(&s->big, NULL, &s->src);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #else

@@ -295,7 +295,7 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
 #endif
   atomic_init(&s->big_lock, 0);
   pmr_impl_big_init(&s->big, s->heaps.src.upstream, opts->max_free_bytes);
-  pmr_impl_source_keep(&s->heaps.src, &s->big, &s->big_lock);
+  pmr_impl_big_attach(&s->big, &s->big_lock, &s->heaps.src);
   s->slots.ops = &slot_ops;
   if (!pmr_impl_slots_register(&s->slots, format_none)) return false;
 #ifdef PMR_DEBUG

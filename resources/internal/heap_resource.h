@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "resources/internal/pool_core.h"
+#include "resources/internal/big_block.h"
 #include "resources/internal/thread_heap.h"
 #include "resources/internal/thread_slots.h"
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "resources/internal/mem_check.h"
-#include "resources/internal/page_heap.h"
+#include "resources/internal/page_geometry.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>

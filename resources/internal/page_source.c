@@ -1,21 +1,19 @@
-/* The page core's source: segments from upstream, the set of free pages, the
- * page map, and the give-back of memory to upstream and to the OS (see
- * page_heap.h). */
-/* POSIX 2008 (clock_gettime, posix_memalign, O_CLOEXEC) for builds that ask
- * for strict ISO C (-std=c11) and define nothing. */
+/* The page core's source: segments from upstream, the set of free pages,
+ * runs, and the give-back of memory to upstream and to the OS (see
+ * page_source.h). */
+/* POSIX 2008 (clock_gettime, clock.h) for builds that ask for strict ISO C
+ * (-std=c11) and define nothing. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
-#include "resources/internal/page_heap.h"
-
-#include "resources/internal/os_mem.h"
-#include "resources/internal/segment_cache.h"
+#include "resources/internal/page_source.h"
 
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "resources/internal/os_mem.h"
+#include "resources/internal/segment_cache.h"
 
 /* ---- source: segments and free pages ------------------------------------ */
 
@@ -43,25 +41,6 @@ static unsigned seg_index(const pmr_impl_page_source *src,
 }
 
 _Static_assert(PMR_IMPL_SEGMENT_PAGES <= 32, "a segment's pages fit its mask");
-
-/* Tests set a time here (pmr_impl_clock_set_for_tests); 0: the clock. */
-static _Atomic uint64_t test_now;
-
-void pmr_impl_clock_set_for_tests(uint64_t ns) {
-  atomic_store_explicit(&test_now, ns, memory_order_relaxed);
-}
-
-uint64_t pmr_impl_coarse_ns(void) {
-  uint64_t fixed = atomic_load_explicit(&test_now, memory_order_relaxed);
-  if (PMR_UNLIKELY(fixed != 0)) return fixed;
-  struct timespec t;
-#ifdef CLOCK_MONOTONIC_COARSE
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
-#else
-  clock_gettime(CLOCK_MONOTONIC, &t);
-#endif
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* Free segments beyond the bound go back only once no new segment was
  * needed for a while: a program that frees everything and allocates it
@@ -193,47 +172,6 @@ static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->released_bytes += segment_bytes(seg);
 }
 
-/* ---- the page map (page_heap.h) ---------------------------------------- */
-typedef pmr_impl_map_entry map_entry;
-_Atomic(map_entry *) pmr_impl_page_map[(size_t)1 << PMR_IMPL_MAP_TOP_BITS];
-
-/* The leaf of page index i, made when `make`; NULL when there is none (or
- * i lies beyond the map, or calloc failed). */
-static map_entry *map_leaf(uintptr_t i, bool make) {
-  uintptr_t top = i >> PMR_IMPL_MAP_LEAF_BITS;
-  if (top >= ((uintptr_t)1 << PMR_IMPL_MAP_TOP_BITS)) return NULL;
-  map_entry *leaf =
-      atomic_load_explicit(&pmr_impl_page_map[top], memory_order_acquire);
-  if (leaf != NULL || !make) return leaf;
-  int saved = errno;
-  map_entry *fresh = (map_entry *)calloc((size_t)1 << PMR_IMPL_MAP_LEAF_BITS,
-                                         sizeof(map_entry));
-  errno = saved;
-  if (fresh == NULL) return NULL;
-  if (atomic_compare_exchange_strong_explicit(&pmr_impl_page_map[top], &leaf,
-                                              fresh, memory_order_acq_rel,
-                                              memory_order_acquire))
-    return fresh;
-  free(fresh); /* another thread made it first */
-  return leaf;
-}
-
-/* Records src (NULL: none) as the owner of the pages of [mem, mem + bytes)
- * (whole pages). False, changing nothing, when the map has no room. */
-static bool map_set(const char *mem, size_t bytes,
-                    const pmr_impl_page_source *src) {
-  uintptr_t first = (uintptr_t)mem >> PMR_IMPL_PAGE_SHIFT;
-  uintptr_t n = bytes >> PMR_IMPL_PAGE_SHIFT;
-  for (uintptr_t i = first; i < first + n; ++i)
-    if (map_leaf(i, src != NULL) == NULL) return src == NULL;
-  for (uintptr_t i = first; i < first + n; ++i)
-    atomic_store_explicit(
-        &map_leaf(i, false)[i & (((uintptr_t)1 << PMR_IMPL_MAP_LEAF_BITS) - 1)]
-             .owner,
-        src, memory_order_relaxed);
-  return true;
-}
-
 /* Gives the memory of a segment (unlinked, or never linked) back. */
 static void segment_memory_free(pmr_impl_page_source *src, char *mem,
                                 size_t bytes) {
@@ -246,7 +184,7 @@ static void segment_memory_free(pmr_impl_page_source *src, char *mem,
 static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
   size_t bytes = segment_bytes(seg);
   char *mem = pmr_impl_page_base(src, seg);
-  map_set(mem, bytes, NULL);
+  pmr_impl_page_map_set(mem, bytes, NULL);
   PMR_IMPL_UNDEFINED(mem, bytes);
   segment_memory_free(src, mem, bytes);
 }
@@ -277,7 +215,7 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
     if (mem != NULL) break;
   }
   if (mem == NULL) return NULL; /* errno as the last attempt left it */
-  if (!map_set(mem, (size_t)n * PMR_IMPL_PAGE_SIZE, src)) {
+  if (!pmr_impl_page_map_set(mem, (size_t)n * PMR_IMPL_PAGE_SIZE, src)) {
     segment_memory_free(src, mem, (size_t)n * PMR_IMPL_PAGE_SIZE);
     errno = ENOMEM;
     return NULL;
@@ -317,16 +255,15 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   if (src->next_pages < PMR_IMPL_SEGMENT_PAGES) src->next_pages *= 2;
 }
 
-void pmr_impl_source_keep(pmr_impl_page_source *src,
-                          struct pmr_impl_big_list *kept, void *kept_lock) {
-  kept->src = src;
-  src->kept = kept;
-  src->kept_lock = kept_lock;
+void pmr_impl_source_before_grow(pmr_impl_page_source *src,
+                                 void (*fn)(void *arg), void *arg) {
+  src->before_grow = fn;
+  src->before_grow_arg = arg;
 }
 
 bool pmr_impl_source_grow(pmr_impl_page_source *src) {
-  if (src->kept != NULL) /* no lock held */
-    pmr_impl_big_trim(src->kept, src->kept_lock, src->upstream);
+  if (src->before_grow != NULL) /* no lock held */
+    src->before_grow(src->before_grow_arg);
   pmr_impl_page *seg = segment_new(src); /* no lock held */
   if (seg == NULL) return false;
   src_lock(src);
@@ -635,7 +572,7 @@ void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
   uint32_t k = head->capacity;
   /* Its pages are src's again in the page map (a pool that took them as a
    * segment recorded them as its own, then as no one's). */
-  map_set((const char *)p, (size_t)k << PMR_IMPL_PAGE_SHIFT, src);
+  pmr_impl_page_map_set((const char *)p, (size_t)k << PMR_IMPL_PAGE_SHIFT, src);
   src_lock(src);
   src->run_bytes -= (size_t)k << PMR_IMPL_PAGE_SHIFT;
   src_unlock(src);

@@ -1,13 +1,19 @@
 /* The process-wide cache of free segments (see pmr_segment_cache.h). */
+/* POSIX 2008 (clock_gettime, clock.h) for builds that ask for strict ISO C
+ * (-std=c11) and define nothing. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include "resources/internal/segment_cache.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
+#include "resources/internal/clock.h"
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/mem_check.h"
 #include "resources/internal/os_mem.h"
-#include "resources/internal/page_heap.h"
+#include "resources/internal/page_geometry.h"
 #include "resources/internal/spin_lock.h"
 #include "resources/pmr_segment_cache.h"
 

@@ -1,4 +1,4 @@
-// The pools' clock for their delays (page_heap.h), moved by a test: a test
+// The pools' clock for their delays (clock.h), moved by a test: a test
 // of "after a second" advances it instead of sleeping, so nothing depends on
 // how fast the machine runs. One FakeClock at a time; it gives the real
 // clock back when it goes.

@@ -500,7 +500,7 @@ TEST_P(PoolOsMemoryTest, LargeBlocksAreMappedAndUnmapped) {
   EXPECT_LT(p->stats().held_bytes, kBookkeeping);
 }
 
-// A mapped oversize block has room to grow in place (pool_core.h): two
+// A mapped oversize block has room to grow in place (big_block.h): two
 // doublings of three need no copy and no new mapping; the room is address
 // space only (not resident, not counted as held); a block that outgrows it,
 // or shrinks below half, moves.

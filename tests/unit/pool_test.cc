@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "resources/internal/pool_core.h"
+#include "resources/internal/pool_classes.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
@@ -240,7 +240,7 @@ TEST_P(PoolTest, BlocksFillEachPageAroundADescriptorThatMovesFromPageToPage) {
     EXPECT_EQ(gaps[0].second, 128u);
     EXPECT_LT(gaps[0].first, 4096u);
     // The descriptor's place follows from the page's address (its colour,
-    // page_heap.h), whatever addresses upstream gave.
+    // page_geometry.h), whatever addresses upstream gave.
     EXPECT_EQ(gaps[0].first, ((page >> 16) % 32) * 128) << "page " << page;
     holes.insert(gaps[0].first);
   }
@@ -940,7 +940,7 @@ TEST(SizeClasses, WasteIsBounded) {
   EXPECT_LE(worst, 0.25);
 }
 
-// The table of class sizes follows the rule of pool_core.h: 8 .. 64 by 8,
+// The table of class sizes follows the rule of pool_classes.h: 8 .. 64 by 8,
 // four per power of two (2^k + j 2^(k-2)) but for the eight page-fitted
 // classes above 4 KiB (ClassesAboveFourKiBFillAPage).
 TEST(SizeClasses, TheTableFollowsTheRule) {
@@ -976,7 +976,7 @@ TEST_P(PoolTest, TrimReportsEveryByteThatWentBack) {
   std::vector<void*> v;
   for (int i = 0; i < 60000; ++i) v.push_back(pmr_allocate(p->get(), 64, 8));
   for (void* b : v) pmr_deallocate(p->get(), b, 64, 8);
-  clock.AdvanceMs(1100);  // past the give-back delay (page_heap.h)
+  clock.AdvanceMs(1100);  // past the give-back delay (page_source.h)
   const size_t before = up_.outstanding_bytes();
   const size_t given = p->trim();
   EXPECT_GT(given, size_t{3} << 20);

@@ -1,0 +1,317 @@
+/* PRIVATE: the page source, the lower half of the page core (page_heap.h
+ * describes the whole): segments from upstream, the descriptors of their
+ * pages, the set of free pages, runs of free pages for oversize blocks, and
+ * what goes back to upstream and to the OS. One per pool resource, shared by
+ * its heaps. Not for C++ translation units (C11 atomics). */
+#ifndef PMR_IMPL_PAGE_SOURCE_H
+#define PMR_IMPL_PAGE_SOURCE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mem_resource/pmr_mem_resource.h"
+#include "resources/internal/clock.h"
+#include "resources/internal/mem_check.h"
+#include "resources/internal/page_geometry.h"
+#include "resources/internal/page_map.h"
+#include "resources/internal/spin_lock.h"
+#include "resources/pmr_pool_options.h"
+
+/* The largest pooled block: at least 7 blocks fit a page. */
+#define PMR_IMPL_HEAP_LARGEST PMR_POOL_PAGE_LARGEST_BLOCK
+/* Segments beyond the retention bound go back once no segment was taken
+ * from upstream for this long. */
+#define PMR_IMPL_GIVE_BACK_DELAY_NS ((uint64_t)1000000000u)
+/* How long a page stays free before its memory goes back to the OS. */
+#define PMR_IMPL_PURGE_DELAY_NS ((uint64_t)1000000000u)
+/* Free pages kept by default before segments go back to upstream. */
+#define PMR_IMPL_DEFAULT_RETAINED_BYTES ((size_t)1 << 20)
+
+enum {
+  PMR_IMPL_PAGE_FREE,    /* in the source's free set */
+  PMR_IMPL_PAGE_CURRENT, /* its class's current page */
+  PMR_IMPL_PAGE_PARTIAL, /* in its class's partial ring */
+  PMR_IMPL_PAGE_FULL,    /* no free block, in no list */
+  PMR_IMPL_PAGE_RUN      /* a page of a run serving one oversize block */
+};
+
+struct pmr_impl_page_heap;
+
+/* A page's descriptor, in its frame's table. The first page of a segment
+ * also describes the segment. */
+typedef struct pmr_impl_page {
+  void *free; /* free blocks, most recently freed first */
+  /* What the owner's frees count down: a free that leaves it 0 takes the
+   * slow path (pmr_impl_heap_free_slow), because the page was full or its
+   * last block in use came back. It encodes `used`, the blocks out of the
+   * page's hands (in use, in its class's list while current, or freed by
+   * other threads and not collected yet), by state: PARTIAL: used; FULL: 1
+   * (used is capacity); CURRENT: used + PMR_IMPL_PAGE_CURRENT_BIAS, never
+   * 0: the current page needs neither event, so a block allocated and freed
+   * alone stays on the fast path. One counter, tested by the decrement
+   * itself. */
+  uint32_t count;
+  uint32_t block;    /* block size; 0 when the page is free; a run's first
+                        page: the run's bytes */
+  uint32_t capacity; /* blocks the page holds; a run's first page: its pages */
+  uint32_t carved;   /* blocks laid out so far */
+  uint8_t cls;
+  uint8_t state;
+  bool dirty;    /* free page whose memory may be resident (decommit) */
+  bool decommit; /* its memory may go back to the OS (see the source's) */
+  /* Blocks never handed out: [carve, end) in the region being carved, then
+   * (while carve is below the frame's table) the region after it. */
+  char *carve;
+  char *end;
+  struct pmr_impl_page *prev, *next; /* partial ring or free set */
+  /* Second cache line: what a free by another thread reads and writes. Its
+   * owner's allocations and frees write the first line all the time; a
+   * thread freeing the owner's blocks (a consumer) checks the owner and
+   * pushes here without pulling that line away. */
+  struct pmr_impl_page_heap *heap; /* owner while the page serves a class */
+  /* Blocks freed by other threads. The thread whose push finds it empty
+   * queues the page on heap->delayed; the owner empties it there. */
+  _Atomic(void *) remote;
+  struct pmr_impl_page *segment; /* the first page of its segment */
+  struct pmr_impl_page *delayed_next;
+  /* First page of a segment only. */
+  uint16_t seg_pages, seg_free;
+  uint32_t seg_free_mask; /* bit i: page i is in the free set (the lock's) */
+  struct pmr_impl_page *seg_prev, *seg_next;
+  uint64_t freed_ns; /* when it entered the free set */
+} pmr_impl_page;
+
+typedef struct pmr_impl_page_source {
+  /* Set at init and only read after: every free of every thread reads the
+   * frame geometry. What changes (the lock and what it guards) lies a cache
+   * line further on (`apart`), so that a thread taking or giving a page
+   * does not take these lines from the threads that only read them. */
+  /* Frame geometry (pmr_impl_page_of): ~(frame size - 1), and the bits of
+   * (address >> PMR_IMPL_PAGE_OF_SHIFT) that give a page's descriptor its
+   * offset in the frame
+   * (its index in the table, and the frame's colour). */
+  uintptr_t frame_mask;
+  uint32_t color_mask;
+  bool shared; /* the lock is taken */
+  bool os;     /* maps its segments itself (pmr_impl_os_direct) */
+  /* Gives the OS the memory of free pages: os, or upstream is a pool over
+   * the malloc resource whose blocks as large as segments are mappings
+   * (pmr_impl_os_backed: it says PMR_TRAIT_MAPS_LARGE; a segment of less than
+   * PMR_IMPL_OS_BIG_MIN bytes, asked for when upstream failed a larger one, is
+   * not). */
+  bool decommit;
+  unsigned max_blocks; /* most blocks a page serves (option) */
+  size_t retain_pages; /* free pages kept before segments go back */
+  pmr_mem_resource *upstream;
+  /* Called (no lock held) before the source takes a new segment from
+   * upstream (NULL: nothing), with before_grow_arg: see
+   * pmr_impl_source_before_grow. */
+  void (*before_grow)(void *arg);
+  void *before_grow_arg;
+  unsigned char apart[PMR_IMPL_CACHE_LINE];
+  pmr_impl_spin lock; /* taken only when shared */
+  /* Set when a segment became all free beyond the retention bound while
+   * it could not go back (deallocation of a shared source, or a segment
+   * taken less than PMR_IMPL_GIVE_BACK_DELAY_NS ago); allocation slow paths
+   * then call pmr_impl_source_shrink. */
+  atomic_bool shrink_wanted;
+  /* Set, for a shared decommit source, when a free page became due to give its
+   * memory to the OS under a lock that must not be held through system
+   * calls (a heap's); the slow paths that check shrink_wanted then call
+   * pmr_impl_source_shrink, which does it. */
+  atomic_bool purge_wanted;
+  unsigned next_pages; /* pages of the next segment */
+  /* Doubly linked through prev/next, most recently freed first; from
+   * clean_from (when not NULL) to free_tail no page is dirty. */
+  pmr_impl_page *free_pages, *free_tail, *clean_from;
+  size_t free_count;
+  pmr_impl_page *segments; /* doubly linked through seg_prev/seg_next */
+  size_t segment_bytes;    /* held from upstream for pages */
+  /* Of segments given back to upstream since init, by any path (what a
+   * trim reports is the difference across it). */
+  size_t released_bytes;
+  size_t empty_segments; /* segments whose pages are all free */
+  size_t run_bytes;      /* of runs serving oversize blocks */
+  /* When the last segment came from upstream: written under the lock,
+   * read without it by pmr_impl_source_shrink's first test. */
+  _Atomic uint64_t last_grow_ns;
+  /* Decommit sources: the memory the pool holds resident, as far as it
+   * knows (pages taken since their memory last went to the OS, whole, and
+   * its oversize blocks that are mappings, at the most each has used), and
+   * the most it has held so since init or the last full trim. */
+  atomic_size_t resident, resident_peak;
+} pmr_impl_page_source;
+
+/* ---- source ---- */
+void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
+                          size_t max_blocks, size_t retained_bytes,
+                          bool shared);
+/* Names what src calls, with no lock held, before it takes a new segment
+ * from upstream: the resource gives back the oversize blocks it keeps for
+ * reuse (pmr_impl_big_attach, big_block.h), since a pool that grows is not
+ * reusing them and their memory would only add to its peak. Call before
+ * src is used. */
+void pmr_impl_source_before_grow(pmr_impl_page_source *src,
+                                 void (*fn)(void *arg), void *arg);
+/* Gives every segment back to upstream (after the resource's oversize
+ * blocks went back: nothing is held resident then). */
+void pmr_impl_source_release(pmr_impl_page_source *src);
+/* Gives segments beyond the retention bound back to upstream if no segment
+ * was taken for PMR_IMPL_GIVE_BACK_DELAY_NS, and the OS the memory of the
+ * pages due (call with no lock held, when shrink_wanted or purge_wanted is
+ * set). */
+void pmr_impl_source_shrink(pmr_impl_page_source *src);
+/* Adds a segment from upstream to the free pages; call with no lock held
+ * (upstream may take locks of its own, or wait). False when upstream
+ * fails. */
+bool pmr_impl_source_grow(pmr_impl_page_source *src);
+/* Gives back segments whose pages are all free while more than `keep` free
+ * pages would remain; returns the bytes given back. With keep 0 it also
+ * gives the OS the memory of every other free page (decommit sources). */
+size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep);
+
+/* Bytes of segments given back to upstream since init (under the lock). */
+size_t pmr_impl_source_released(pmr_impl_page_source *src);
+
+/* Gives the OS the memory of free pages, the longest free first, at least
+ * `bytes` of it if there is that much (decommit sources; no lock held). */
+void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes);
+
+/* Before `bytes` of new memory are mapped for an oversize block (no lock
+ * held): free pages give the OS as much memory as the block would take the
+ * pool above its peak (src->resident_peak), so that memory moving from
+ * small blocks to large ones does not raise the peak, and memory below it
+ * is not given back only to be faulted in again. */
+void pmr_impl_source_make_room(pmr_impl_page_source *src, size_t bytes);
+/* Counts `bytes` of memory the pool now holds resident (raising the peak
+ * past them), or no longer holds. */
+void pmr_impl_source_resident_add(pmr_impl_page_source *src, size_t bytes);
+void pmr_impl_source_resident_sub(pmr_impl_page_source *src, size_t bytes);
+
+/* The descriptor of the page holding p (or starting at p): the frame's
+ * start plus (table colour, index in the table) from the bits above. */
+static inline pmr_impl_page *pmr_impl_page_of(const pmr_impl_page_source *src,
+                                              const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  /* The bits the mask takes lie below bit 32 of the address (asserted
+   * above): a 32-bit shift finds them in one instruction fewer. */
+  uint32_t slot = ((uint32_t)a >> PMR_IMPL_PAGE_OF_SHIFT) & src->color_mask;
+  return (pmr_impl_page *)((a & src->frame_mask) + slot);
+}
+
+/* The block size of p when it lies in one of src's pages serving a class
+ * (a pooled block in use), else 0 (an oversize block, in a run or not: its
+ * size is the caller's to know). Any thread. */
+static inline size_t pmr_impl_source_usable_size(
+    const pmr_impl_page_source *src, const void *p) {
+  if (pmr_impl_page_map_get(p) != src) return 0;
+  /* Only `block`, which does not change while p is in use (another thread
+   * may be moving the page between states): a run's is above any class. */
+  size_t block = pmr_impl_page_of(src, p)->block;
+  return block > PMR_IMPL_HEAP_LARGEST ? 0 : block;
+}
+
+/* Whether p is the start of one of src's runs (any thread). Asked of the
+ * page map through p's frame's first page, never part of a run: a run's
+ * own pages may be another source's meanwhile (a pool over this one takes
+ * its segments from runs, and records them as its own). */
+static inline bool pmr_impl_source_is_run(const pmr_impl_page_source *src,
+                                          const void *p) {
+  if (pmr_impl_page_map_get((const void *)((uintptr_t)p & src->frame_mask)) !=
+      src)
+    return false;
+  return pmr_impl_page_of(src, p)->block > PMR_IMPL_HEAP_LARGEST;
+}
+
+/* try_resize of the block at the start of run p: in place when the run's
+ * pages hold new_bytes and the block shrinks by at most half (as an
+ * oversize block, big_block.h). */
+static inline bool pmr_impl_source_run_fits(const pmr_impl_page_source *src,
+                                            const void *p, size_t old_bytes,
+                                            size_t new_bytes) {
+  return new_bytes <= pmr_impl_page_of(src, p)->block &&
+         new_bytes >= old_bytes / 2;
+}
+
+/* The start of pg's page. */
+static inline char *pmr_impl_page_base(const pmr_impl_page_source *src,
+                                       const pmr_impl_page *pg) {
+  uintptr_t d = (uintptr_t)pg,
+            index_mask = ~src->frame_mask >> PMR_IMPL_PAGE_SHIFT;
+  return (char *)((d & src->frame_mask) +
+                  (((d >> PMR_IMPL_PAGE_SLOT_SHIFT) & index_mask)
+                   << PMR_IMPL_PAGE_SHIFT));
+}
+
+/* The bytes of pg's page around its frame's table of descriptors: blocks
+ * lie in [*base, *table) and [*past, *base + PMR_IMPL_PAGE_SIZE). A page
+ * that is not its frame's first has no table: *table and *past are its
+ * end. */
+static inline void pmr_impl_page_span(const pmr_impl_page_source *src,
+                                      const pmr_impl_page *pg, char **base,
+                                      char **table, char **past) {
+  char *b = pmr_impl_page_base(src, pg);
+  *base = b;
+  if (((uintptr_t)b & ~src->frame_mask) == 0) {
+    *table = (char *)pmr_impl_page_of(src, b); /* page 0's: the table's */
+    *past = *table + PMR_IMPL_PAGE_SLOT *
+                         ((~src->frame_mask >> PMR_IMPL_PAGE_SHIFT) + 1);
+  } else {
+    *table = *past = b + PMR_IMPL_PAGE_SIZE;
+  }
+}
+
+/* Marks pg's blocks (all but its frame's table) as not to be touched. */
+static inline void pmr_impl_page_noaccess(const pmr_impl_page_source *src,
+                                          const pmr_impl_page *pg) {
+  char *base, *table, *past;
+  pmr_impl_page_span(src, pg, &base, &table, &past);
+  (void)base;
+  (void)table;
+  (void)past;
+  PMR_IMPL_NOACCESS(base, (size_t)(table - base));
+  PMR_IMPL_NOACCESS(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
+}
+
+/* A free page for a heap to serve a class with: from the free set or
+ * (grow) a new segment; NULL if there is none or upstream fails. Of the
+ * free set, not its head (the page freed last, or a new segment's) but the
+ * first free page below the head in its segment that is as warm (dirty
+ * when the head is) and not due to give its memory back, else the head;
+ * so the free pages of a segment gather at its end, in runs. Call with no
+ * lock but the heap's held. */
+pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
+/* Runs: an oversize block that would be a mapping (PMR_IMPL_OS_BIG_MIN
+ * bytes or more with its trailer, big_block.h), up to PMR_IMPL_RUN_PAGES
+ * pages, lies in that many free pages of one segment,
+ * when the source maps its segments (os) and one has them free, so that
+ * memory small blocks freed serves it, and serves small blocks again once
+ * it is freed, with no system call (nor page fault for its pages that were
+ * resident). A pool over this one may take a run as a segment and record
+ * its pages as its own in the page map: a run is known by its frame's first
+ * page, and its pages are recorded as the source's again when it comes
+ * back. Larger blocks are
+ * mappings with room to grow in place (big_block.h): a run cannot grow
+ * past its pages, and a buffer that doubles is best left where it grows. */
+#define PMR_IMPL_RUN_PAGES 4u
+/* The start of a run for a block of `bytes` (whole pages), or NULL (the
+ * source does not map its segments, the block is not larger than
+ * PMR_IMPL_HEAP_LARGEST or larger than PMR_IMPL_RUN_PAGES pages, its
+ * alignment above a page's, or no segment has such a run free). Takes the
+ * run with the fewest pages whose memory is not resident, and makes room
+ * for those (pmr_impl_source_make_room). Call with no lock held. */
+void *pmr_impl_source_take_run(pmr_impl_page_source *src, size_t bytes,
+                               size_t alignment);
+/* The run that starts at p back to the free set; its segment goes back to
+ * upstream as pmr_impl_source_give_page says. */
+void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
+                              bool give_back);
+/* pg, whose blocks are all free and which serves no class any more, back
+ * to the free set; the segment goes back to upstream when it is all free
+ * beyond the retention bound and give_back allows (else later, from a slow
+ * path: pmr_impl_source_shrink). */
+void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
+                               bool give_back);
+
+#endif /* PMR_IMPL_PAGE_SOURCE_H */
