@@ -172,8 +172,8 @@ PMR_NOINLINE static void *hres_allocate_next(pmr_mem_resource *self,
  * have no block and which owns no page, when it has none), its class's
  * current page, that page's free list. Every other case goes to the slow
  * path. Debug builds check every call there. */
-static void *hres_allocate(pmr_mem_resource *self, size_t bytes,
-                           size_t alignment) {
+void *pmr_impl_hres_allocate(pmr_mem_resource *self, size_t bytes,
+                             size_t alignment) {
 #ifndef PMR_DEBUG
   const pmr_impl_hres *s = state_of(self);
   size_t key = pmr_impl_heap_key(bytes, alignment);
@@ -188,8 +188,8 @@ static void *hres_allocate(pmr_mem_resource *self, size_t bytes,
   return hres_allocate_slow(self, bytes, alignment);
 }
 
-static void hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                            size_t alignment) {
+void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                              size_t alignment) {
 #ifndef PMR_DEBUG
   const pmr_impl_hres *s = state_of(self);
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
@@ -211,6 +211,28 @@ static void hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   }
 #endif
   hres_deallocate_slow(self, p, bytes, alignment);
+}
+
+size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p) {
+  pmr_impl_hres *s = state_of(self);
+  if (pmr_impl_page_map_get(p) != &s->heaps.src) return 0;
+  pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
+  size_t block = pg->block; /* fixed while p is in use */
+  if (block > PMR_IMPL_HEAP_LARGEST) return 0; /* a run: oversize */
+#ifndef PMR_DEBUG
+  if (PMR_LIKELY((void *)pg->heap == pmr_impl_slots_mine(&s->slots))) {
+    if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
+    return block;
+  }
+  if (PMR_LIKELY(s->slots.slot < PMR_IMPL_DIRECT_SLOTS)) {
+    pmr_impl_heap_free_remote(pg, p);
+    return block;
+  }
+#endif
+  /* Alignment 1: the block's size is its class's, a multiple of any
+   * alignment it was asked with, so it names the same class. */
+  hres_deallocate_slow(self, p, block, 1);
+  return block;
 }
 
 /* In place when both sizes fall in one pooled class (the block already has
@@ -256,8 +278,8 @@ static size_t hres_usable_size(const pmr_mem_resource *self, const void *p,
 }
 
 const pmr_mem_resource_ops pmr_impl_hres_ops = {
-    .allocate = hres_allocate,
-    .deallocate = hres_deallocate,
+    .allocate = pmr_impl_hres_allocate,
+    .deallocate = pmr_impl_hres_deallocate,
     .try_resize = hres_try_resize,
     .traits = hres_traits,
     .usable_size = hres_usable_size,

@@ -38,6 +38,19 @@ typedef struct pmr_impl_hres {
 /* The operations of a live instance. */
 extern const pmr_mem_resource_ops pmr_impl_hres_ops;
 
+/* Its allocate and deallocate, for a caller that knows the resource at
+ * `self` is one of these (the drop-in malloc): no indirect call. */
+void *pmr_impl_hres_allocate(pmr_mem_resource *self, size_t bytes,
+                             size_t alignment);
+void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                              size_t alignment);
+
+/* Deallocation without a size: when p is a pooled block of the resource at
+ * `self` (it lies in one of its pages serving a class), frees it and
+ * returns its size; else (an oversize block, or memory not the
+ * resource's) does nothing and returns 0. Any thread; errno untouched. */
+size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p);
+
 /* Initialises s, the state of the resource at `base`. opts: effective
  * (pmr_impl_heap_options). Never calls upstream; false only when malloc
  * fails (the registry of instances grows). An instance still live is

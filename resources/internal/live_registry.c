@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "resources/internal/fork_guard.h"
+#include "resources/internal/meta_mem.h"
 
 /* The registries whose instances hold locks: fork's client takes `guarded`
  * first, then each registry's lock, then each instance's locks. */
@@ -225,7 +226,7 @@ void pmr_impl_live_add_new(pmr_impl_live_registry *r, void *instance) {
   /* From libc, never from a resource: accounting is the same with checks
    * on or off. */
   int saved = errno; /* init succeeds either way */
-  pmr_impl_live_node *n = (pmr_impl_live_node *)malloc(sizeof *n);
+  pmr_impl_live_node *n = (pmr_impl_live_node *)pmr_impl_meta_alloc(sizeof *n);
   if (n != NULL) pmr_impl_live_add(r, n, instance);
   errno = saved;
 }
@@ -236,5 +237,5 @@ void pmr_impl_live_remove_new(pmr_impl_live_registry *r, void *instance) {
   while (n != NULL && n->instance != instance) n = n->next;
   if (n != NULL) unlink_node(r, n);
   pthread_mutex_unlock(&r->lock);
-  free(n);
+  pmr_impl_meta_free(n);
 }

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "resources/internal/meta_mem.h"
+
 typedef pmr_impl_map_entry map_entry;
 _Atomic(map_entry *) pmr_impl_page_map[(size_t)1 << PMR_IMPL_MAP_TOP_BITS];
 
@@ -16,15 +18,15 @@ static map_entry *map_leaf(uintptr_t i, bool make) {
       atomic_load_explicit(&pmr_impl_page_map[top], memory_order_acquire);
   if (leaf != NULL || !make) return leaf;
   int saved = errno;
-  map_entry *fresh = (map_entry *)calloc((size_t)1 << PMR_IMPL_MAP_LEAF_BITS,
-                                         sizeof(map_entry));
+  map_entry *fresh = (map_entry *)pmr_impl_meta_alloc(
+      ((size_t)1 << PMR_IMPL_MAP_LEAF_BITS) * sizeof(map_entry));
   errno = saved;
   if (fresh == NULL) return NULL;
   if (atomic_compare_exchange_strong_explicit(&pmr_impl_page_map[top], &leaf,
                                               fresh, memory_order_acq_rel,
                                               memory_order_acquire))
     return fresh;
-  free(fresh); /* another thread made it first */
+  pmr_impl_meta_free(fresh); /* another thread made it first */
   return leaf;
 }
 

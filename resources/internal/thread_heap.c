@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "resources/internal/fork_guard.h"
+#include "resources/internal/meta_mem.h"
 #include "resources/internal/thread_slots.h"
 
 _Static_assert(sizeof(pmr_impl_theap) <= PMR_IMPL_SLOT_NONE_BYTES,
@@ -43,13 +44,10 @@ pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
   }
   pmr_impl_spin_unlock(&hs->lock);
   if (t != NULL) return t;
-  /* Lines of its own: another thread's heap next to it in malloc's memory
-   * would share the lines at their ends (the owners write them). */
-  size_t size = (sizeof *t + PMR_IMPL_CACHE_LINE - 1) &
-                ~(size_t)(PMR_IMPL_CACHE_LINE - 1);
-  t = (pmr_impl_theap *)aligned_alloc(PMR_IMPL_CACHE_LINE, size);
+  /* Lines of its own (meta_mem.h): another thread's heap next to it would
+   * share the lines at their ends (the owners write them). */
+  t = (pmr_impl_theap *)pmr_impl_meta_alloc(sizeof *t);
   if (t == NULL) return NULL;
-  memset(t, 0, size);
   t->hs = hs;
   pmr_impl_heap_init(&t->heap, &hs->src, hs->largest, false);
   pmr_impl_spin_lock(&hs->lock);
@@ -83,7 +81,7 @@ void pmr_impl_theaps_clear(pmr_impl_theaps *hs) {
         atomic_load_explicit(&t->heap.pages_taken, memory_order_relaxed);
     hs->gone_returned +=
         atomic_load_explicit(&t->heap.pages_returned, memory_order_relaxed);
-    free(t);
+    pmr_impl_meta_free(t);
   }
   hs->all = NULL;
   atomic_store_explicit(&hs->abandoned, NULL, memory_order_relaxed);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "resources/internal/fork_guard.h"
+#include "resources/internal/meta_mem.h"
 
 alignas(64) unsigned char pmr_impl_slot_none[PMR_IMPL_SLOT_NONE_BYTES];
 
@@ -111,8 +112,8 @@ static void fork_child(void) {
         owners[slot]->ops->gone(owners[slot], obj, true);
     }
     unlist(r);
-    free(r->more);
-    free(r);
+    pmr_impl_meta_free(r->more);
+    pmr_impl_meta_free(r);
   }
 }
 
@@ -135,12 +136,13 @@ bool pmr_impl_slots_register(pmr_impl_slot_owner *o, void (*format)(void)) {
   if (slot == nslots) {
     size_t cap = nslots != 0 ? nslots * 2 : 16;
     pmr_impl_slot_owner **grown =
-        (pmr_impl_slot_owner **)realloc(owners, cap * sizeof *grown);
+        (pmr_impl_slot_owner **)pmr_impl_meta_alloc(cap * sizeof *grown);
     if (grown == NULL) {
       pthread_mutex_unlock(&lock);
       return false;
     }
-    for (size_t i = nslots; i < cap; ++i) grown[i] = NULL;
+    for (size_t i = 0; i < cap; ++i) grown[i] = i < nslots ? owners[i] : NULL;
+    pmr_impl_meta_free(owners);
     owners = grown;
     nslots = cap;
   }
@@ -182,12 +184,12 @@ void *pmr_impl_slots_get(pmr_impl_slot_owner *o) {
   record *rec = tl_rec;
   if (rec == &empty_record) {
     if (!have_key()) return NULL;
-    rec = (record *)calloc(1, sizeof *rec);
+    rec = (record *)pmr_impl_meta_alloc(sizeof *rec);
     if (rec == NULL) return NULL;
     rec->direct = pmr_impl_tl_slots;
     /* The key's destructor gives the objects back when the thread exits. */
     if (pthread_setspecific(exit_key, rec) != 0) {
-      free(rec);
+      pmr_impl_meta_free(rec);
       return NULL;
     }
     tl_rec = rec;
@@ -206,7 +208,7 @@ void *pmr_impl_slots_get(pmr_impl_slot_owner *o) {
     size_t cap = rec->more_cap != 0 ? rec->more_cap : 8;
     while (cap < want) cap *= 2;
     _Atomic(void *) *more =
-        (_Atomic(void *) *)malloc(cap * sizeof(_Atomic(void *)));
+        (_Atomic(void *) *)pmr_impl_meta_alloc(cap * sizeof(_Atomic(void *)));
     if (more == NULL) {
       pthread_mutex_unlock(&lock);
       return NULL;
@@ -216,7 +218,7 @@ void *pmr_impl_slots_get(pmr_impl_slot_owner *o) {
                                 ? atomic_load_explicit(&rec->more[i],
                                                        memory_order_relaxed)
                                 : NONE);
-    free(rec->more);
+    pmr_impl_meta_free(rec->more);
     rec->more = more;
     rec->more_cap = cap;
     e = entry_of(rec, o->slot);
@@ -247,8 +249,8 @@ static void thread_exit(void *arg) {
   }
   unlist(rec);
   pthread_mutex_unlock(&lock);
-  free(rec->more);
-  free(rec);
+  pmr_impl_meta_free(rec->more);
+  pmr_impl_meta_free(rec);
   tl_rec = &empty_record; /* a later use in this thread starts afresh */
   for (size_t i = 0; i < PMR_IMPL_DIRECT_SLOTS; ++i)
     atomic_store_explicit(&pmr_impl_tl_slots[i], NONE, memory_order_relaxed);

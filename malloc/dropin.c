@@ -1,0 +1,652 @@
+/* pmr-c as the process's malloc (pmr_dropin.h).
+ *
+ * Every entry point lives in this one object, so that a static link takes
+ * them over together (a program must never pair our malloc with libc's
+ * free).
+ *
+ * Where a block's size comes from, without a header on the common ones:
+ *   - a pooled block (up to 8 KiB): its page, found from its address
+ *     through the page map (pmr_impl_hres_free_unsized);
+ *   - any other block carries 16 bytes in front of it (struct tag below):
+ *     what was asked of the engine (or of the OS), its alignment, and a
+ *     check word derived from its address, so free of a pointer that is
+ *     not ours is told apart and ignored;
+ *   - blocks served while the engine is being set up (the C library
+ *     allocates in pthread_atfork) come from a static arena and are never
+ *     given back. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memalign, valloc, pvalloc, malloc_usable_size */
+#endif
+#include "malloc/pmr_dropin.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "resources/internal/heap_resource.h"
+#include "resources/internal/meta_mem.h"
+#include "resources/internal/os_mem.h"
+#include "resources/internal/pool_classes.h"
+#include "resources/internal/tls.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_thread_cache.h"
+
+#define MIN_ALIGN ((size_t)16)
+/* Sizes the engine's fast path serves (pmr_impl_pool_small_limit). */
+#define SMALL_MAX ((size_t)1024)
+/* calloc from this size on maps zeroed memory of its own: no memset, and
+ * pages the program never touches are never resident. */
+#define CALLOC_MAP_MIN ((size_t)256 << 10)
+#define COOKIE ((uintptr_t)0x5be0cd19137e2179ull)
+
+/* ---- the engine and its upstream ---------------------------------------- */
+
+/* Memory straight from the OS: the engine maps its segments and large
+ * blocks itself (PMR_TRAIT_SYSTEM_MEMORY) and asks this one only for
+ * oversize blocks below the mapping threshold. Never calls malloc. */
+static size_t page_round(size_t n) {
+  size_t ps = pmr_impl_os_page_size();
+  return (n + ps - 1) & ~(ps - 1);
+}
+
+static void *os_allocate(pmr_mem_resource *self, size_t bytes,
+                         size_t alignment) {
+  (void)self;
+  if (bytes > SIZE_MAX / 2) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return pmr_impl_os_map(page_round(bytes), alignment);
+}
+
+static void os_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                          size_t alignment) {
+  (void)self;
+  (void)alignment;
+  pmr_impl_os_unmap(p, page_round(bytes));
+}
+
+static bool os_is_equal(const pmr_mem_resource *self,
+                        const pmr_mem_resource *other) {
+  return self == other;
+}
+
+static unsigned os_traits(const pmr_mem_resource *self) {
+  (void)self;
+  return PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_SYSTEM_MEMORY;
+}
+
+static const pmr_mem_resource_ops os_ops = {
+    .allocate = os_allocate,
+    .deallocate = os_deallocate,
+    .is_equal = os_is_equal,
+    .traits = os_traits,
+};
+static pmr_mem_resource os_upstream = {&os_ops};
+
+static union {
+  pmr_thread_cache tc;
+  pmr_synchronized_pool pool;
+} engine;
+static _Atomic(pmr_mem_resource *) engine_r; /* set once ready */
+static atomic_int init_state;                /* 0 none, 1 running, 2 done */
+static bool use_pool;                        /* PMR_MALLOC=pool */
+static bool stats_at_exit;                   /* PMR_MALLOC_STATS=1 */
+static atomic_size_t mapped_bytes;           /* KIND_MAP blocks */
+static _Thread_local bool tl_in_init PMR_IMPL_TLS_MODEL;
+
+/* ---- blocks served during set-up: a static arena ------------------------ */
+
+#define BOOT_BYTES ((size_t)64 << 10)
+static _Alignas(64) unsigned char boot[BOOT_BYTES];
+static atomic_size_t boot_used;
+
+static bool in_boot(const void *p) {
+  return (const unsigned char *)p >= boot &&
+         (const unsigned char *)p < boot + BOOT_BYTES;
+}
+
+/* The block's size sits in the 16 bytes before it. */
+static void *boot_alloc(size_t bytes, size_t alignment) {
+  if (alignment < MIN_ALIGN) alignment = MIN_ALIGN;
+  if (bytes > BOOT_BYTES || alignment > BOOT_BYTES) return NULL;
+  size_t used = atomic_load_explicit(&boot_used, memory_order_relaxed);
+  for (;;) {
+    size_t at = (used + MIN_ALIGN + alignment - 1) & ~(alignment - 1);
+    size_t end = at + ((bytes + MIN_ALIGN - 1) & ~(MIN_ALIGN - 1));
+    if (end > BOOT_BYTES) return NULL;
+    if (atomic_compare_exchange_weak_explicit(&boot_used, &used, end,
+                                              memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      memcpy(boot + at - MIN_ALIGN, &bytes, sizeof bytes);
+      return boot + at;
+    }
+  }
+}
+
+static size_t boot_size(const void *p) {
+  size_t n;
+  memcpy(&n, (const unsigned char *)p - MIN_ALIGN, sizeof n);
+  return n;
+}
+
+/* ---- tagged blocks: from the engine beyond its classes, or mapped ------- */
+
+enum { KIND_ENGINE = 0, KIND_MAP = 1 };
+
+typedef struct tag {
+  size_t total;  /* asked of the engine, or the mapping's length */
+  uintptr_t word; /* address check | kind << 7 | log2(alignment) */
+} tag;
+_Static_assert(sizeof(tag) == MIN_ALIGN, "a tag fills the minimum alignment");
+
+static unsigned log2_of(size_t a) {
+  unsigned k = 0;
+  while (((size_t)1 << k) < a) ++k;
+  return k;
+}
+
+static uintptr_t check_of(const void *p) {
+  return ((uintptr_t)p ^ COOKIE) & ~(uintptr_t)0xff;
+}
+
+/* The room in front of a tagged block of alignment a: at least the tag,
+ * and a multiple of a. */
+static size_t front_of(size_t alignment) {
+  return alignment > MIN_ALIGN ? alignment : MIN_ALIGN;
+}
+
+static void *tag_block(unsigned char *start, size_t total, size_t alignment,
+                       unsigned kind) {
+  unsigned char *p = start + front_of(alignment);
+  tag t = {total, check_of(p) | (uintptr_t)kind << 7 | log2_of(alignment)};
+  memcpy(p - sizeof t, &t, sizeof t);
+  return p;
+}
+
+/* p's tag when p is a tagged block, else false. */
+static bool tag_of(const void *p, tag *t, size_t *alignment, unsigned *kind) {
+  if (((uintptr_t)p & (MIN_ALIGN - 1)) != 0) return false;
+  memcpy(t, (const unsigned char *)p - sizeof *t, sizeof *t);
+  if ((t->word & ~(uintptr_t)0xff) != check_of(p)) return false;
+  *alignment = (size_t)1 << (t->word & 0x7f);
+  *kind = (unsigned)(t->word >> 7) & 1;
+  return true;
+}
+
+static void *map_alloc(size_t bytes, size_t alignment) {
+  size_t front = front_of(alignment);
+  if (bytes > SIZE_MAX / 2 - front) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  size_t len = page_round(front + bytes);
+  unsigned char *m = (unsigned char *)pmr_impl_os_map(len, alignment);
+  if (m == NULL) return NULL; /* errno ENOMEM */
+  atomic_fetch_add_explicit(&mapped_bytes, len, memory_order_relaxed);
+  return tag_block(m, len, alignment, KIND_MAP);
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static bool env_is(const char *name, const char *value) {
+  const char *v = getenv(name);
+  return v != NULL && strcmp(v, value) == 0;
+}
+
+/* The engine, made at the first allocation of the process; NULL while the
+ * calling thread is making it (then the static arena serves), or when it
+ * could not be made (then blocks are mapped one by one). */
+PMR_NOINLINE static pmr_mem_resource *engine_slow(void) {
+  if (tl_in_init) return NULL;
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&init_state, &expected, 1)) {
+    int saved = errno;
+    tl_in_init = true;
+    /* Before anything that takes records: malloc would come back here. */
+    pmr_impl_meta_use_os();
+    use_pool = env_is("PMR_MALLOC", "pool");
+    stats_at_exit = env_is("PMR_MALLOC_STATS", "1");
+    bool ok = use_pool
+                  ? pmr_synchronized_pool_init(&engine.pool, NULL, &os_upstream)
+                  : pmr_thread_cache_init(&engine.tc, NULL, &os_upstream);
+    if (ok)
+      atomic_store_explicit(&engine_r, &engine.tc.base, memory_order_release);
+    tl_in_init = false;
+    atomic_store_explicit(&init_state, 2, memory_order_release);
+    errno = saved;
+  }
+  while (atomic_load_explicit(&init_state, memory_order_acquire) != 2)
+    sched_yield();
+  return atomic_load_explicit(&engine_r, memory_order_acquire);
+}
+
+static inline pmr_mem_resource *engine_get(void) {
+  pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
+  return PMR_LIKELY(r != NULL) ? r : engine_slow();
+}
+
+_Static_assert(offsetof(pmr_thread_cache, base) == 0 &&
+                   offsetof(pmr_synchronized_pool, base) == 0,
+               "both engines' resource lies at the union's start");
+
+/* ---- allocation --------------------------------------------------------- */
+
+static bool pooled(size_t bytes, size_t alignment) {
+  return pmr_impl_pool_class_for(pmr_impl_pool_block_size(bytes, alignment),
+                                 alignment, PMR_POOL_PAGE_LARGEST_BLOCK) >= 0;
+}
+
+/* Any size, any power-of-two alignment (at least 8). errno ENOMEM on
+ * failure, untouched on success. */
+PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
+  pmr_mem_resource *r = engine_get();
+  if (r == NULL) {
+    if (tl_in_init) {
+      void *p = boot_alloc(bytes, alignment);
+      if (p != NULL) return p;
+    }
+    return map_alloc(bytes, alignment);
+  }
+  if (pooled(bytes, alignment)) {
+    void *p = pmr_impl_hres_allocate(r, bytes, alignment);
+    if (p == NULL) errno = ENOMEM;
+    return p;
+  }
+  if (alignment < MIN_ALIGN) alignment = MIN_ALIGN;
+  size_t front = front_of(alignment);
+  if (bytes > SIZE_MAX / 2 - front || alignment > SIZE_MAX / 4) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  unsigned char *m =
+      (unsigned char *)pmr_impl_hres_allocate(r, front + bytes, alignment);
+  if (m == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return tag_block(m, front + bytes, alignment, KIND_ENGINE);
+}
+
+static inline size_t align_for(size_t bytes) {
+  return bytes <= 8 ? 8 : MIN_ALIGN;
+}
+
+void *malloc(size_t bytes) {
+  if (PMR_LIKELY(bytes <= SMALL_MAX)) {
+    pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
+    if (PMR_LIKELY(r != NULL)) {
+      void *p = pmr_impl_hres_allocate(r, bytes, align_for(bytes));
+      if (PMR_LIKELY(p != NULL)) return p;
+    }
+  }
+  return alloc_slow(bytes, align_for(bytes));
+}
+
+/* ---- deallocation ------------------------------------------------------- */
+
+/* Frees p (not NULL, not pooled). */
+PMR_NOINLINE static void free_slow(void *p) {
+  if (in_boot(p)) return;
+  tag t;
+  size_t alignment;
+  unsigned kind;
+  if (!tag_of(p, &t, &alignment, &kind)) return; /* not ours: left alone */
+  unsigned char *start = (unsigned char *)p - front_of(alignment);
+  int saved = errno;
+  if (kind == KIND_MAP) {
+    atomic_fetch_sub_explicit(&mapped_bytes, t.total, memory_order_relaxed);
+    pmr_impl_os_unmap(start, t.total);
+  } else {
+    pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
+    if (r != NULL) pmr_impl_hres_deallocate(r, start, t.total, alignment);
+  }
+  errno = saved;
+}
+
+void free(void *p) {
+  if (PMR_UNLIKELY(p == NULL)) return;
+  pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
+  if (PMR_LIKELY(r != NULL) && PMR_LIKELY(pmr_impl_hres_free_unsized(r, p) != 0))
+    return;
+  free_slow(p);
+}
+
+/* The usable size of p (not NULL), or 0 when p is not ours. */
+static size_t usable_of(const void *p) {
+  pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
+  if (r != NULL) {
+    size_t n = r->ops->usable_size(r, p, 0, MIN_ALIGN);
+    if (n != 0) return n;
+  }
+  if (in_boot(p)) return boot_size(p);
+  tag t;
+  size_t alignment;
+  unsigned kind;
+  if (!tag_of(p, &t, &alignment, &kind)) return 0;
+  return t.total - front_of(alignment);
+}
+
+size_t malloc_usable_size(void *p) { return p == NULL ? 0 : usable_of(p); }
+
+bool pmr_dropin_owns(const void *p) { return p != NULL && usable_of(p) != 0; }
+
+/* ---- the rest of the family --------------------------------------------- */
+
+void *calloc(size_t count, size_t size) {
+  size_t bytes;
+  if (PMR_UNLIKELY(__builtin_mul_overflow(count, size, &bytes))) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (bytes >= CALLOC_MAP_MIN && engine_get() != NULL)
+    return map_alloc(bytes, MIN_ALIGN); /* zeros, untouched */
+  void *p = malloc(bytes);
+  if (p != NULL && !in_boot(p)) memset(p, 0, bytes);
+  return p;
+}
+
+void *realloc(void *p, size_t bytes) {
+  if (p == NULL) return malloc(bytes);
+  if (bytes == 0) { /* glibc: frees, returns NULL */
+    free(p);
+    return NULL;
+  }
+  pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
+  /* Pooled first: a pooled block has no tag, and the bytes in front of one
+   * at the start of a segment are not mapped. */
+  size_t old = r != NULL ? r->ops->usable_size(r, p, 0, MIN_ALIGN) : 0;
+  tag t;
+  size_t alignment;
+  unsigned kind;
+  if (old != 0) {
+    if (bytes <= old && bytes >= old / 2) return p; /* its class holds it */
+  } else if (in_boot(p)) {
+    old = boot_size(p);
+  } else if (tag_of(p, &t, &alignment, &kind)) {
+    size_t front = front_of(alignment);
+    old = t.total - front;
+    if (kind == KIND_ENGINE && !pooled(bytes, alignment)) {
+      /* In place where the engine has room: a mapping grows into the
+       * address space reserved behind it. */
+      unsigned char *start = (unsigned char *)p - front;
+      if (bytes <= SIZE_MAX / 2 - front &&
+          r->ops->try_resize(r, start, t.total, front + bytes, alignment)) {
+        t.total = front + bytes;
+        memcpy((unsigned char *)p - sizeof t, &t, sizeof t);
+        return p;
+      }
+    } else if (kind == KIND_MAP && bytes <= old && bytes >= old / 2) {
+      return p;
+    }
+  } else { /* not ours: refused, never written */
+    errno = ENOMEM;
+    return NULL;
+  }
+  void *q = malloc(bytes);
+  if (q == NULL) return NULL; /* p untouched */
+  memcpy(q, p, bytes < old ? bytes : old);
+  free(p);
+  return q;
+}
+
+void *reallocarray(void *p, size_t count, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(count, size, &bytes)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return realloc(p, bytes);
+}
+
+static bool power_of_two(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
+
+/* alignment: a power of two. */
+static void *aligned(size_t alignment, size_t bytes) {
+  if (alignment <= align_for(bytes)) return malloc(bytes);
+  if (alignment > SIZE_MAX / 4) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return alloc_slow(bytes, alignment);
+}
+
+int posix_memalign(void **out, size_t alignment, size_t bytes) {
+  if (!power_of_two(alignment) || alignment % sizeof(void *) != 0)
+    return EINVAL;
+  int saved = errno;
+  void *p = aligned(alignment, bytes);
+  errno = saved;
+  if (p == NULL) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+void *aligned_alloc(size_t alignment, size_t bytes) {
+  if (!power_of_two(alignment)) {
+    errno = EINVAL;
+    return NULL;
+  }
+  return aligned(alignment, bytes);
+}
+
+/* glibc's: an alignment that is not a power of two is rounded up to one. */
+void *memalign(size_t alignment, size_t bytes) {
+  if (alignment > SIZE_MAX / 2 + 1) {
+    errno = EINVAL;
+    return NULL;
+  }
+  size_t a = 1;
+  while (a < alignment) a <<= 1;
+  return aligned(a, bytes);
+}
+
+void *valloc(size_t bytes) { return aligned(pmr_impl_os_page_size(), bytes); }
+
+void *pvalloc(size_t bytes) {
+  size_t ps = pmr_impl_os_page_size();
+  if (bytes > SIZE_MAX - ps) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return aligned(ps, bytes == 0 ? ps : (bytes + ps - 1) & ~(ps - 1));
+}
+
+/* Gives free pages and kept blocks back to the OS, as glibc's gives back
+ * the top of its heap; 1 when any memory went back. */
+int malloc_trim(size_t pad) {
+  (void)pad;
+  pmr_mem_resource *r = engine_get();
+  if (r == NULL) return 0;
+  size_t n = use_pool ? pmr_synchronized_pool_trim(&engine.pool)
+                      : pmr_thread_cache_trim(&engine.tc);
+  return n != 0;
+}
+
+/* ---- C++'s operator new and delete -------------------------------------- */
+
+/* The Itanium C++ ABI's names, on LP64 targets (size_t is unsigned long,
+ * 'm'). Failure follows the standard: call the new-handler while there is
+ * one, else throw std::bad_alloc, through libstdc++ (weak: a C program
+ * that never calls operator new needs no C++ runtime). */
+#if defined(__LP64__) && (defined(__GNUC__) || defined(__clang__))
+#define PMR_DROPIN_CXX 1
+typedef void (*new_handler_fn)(void);
+extern new_handler_fn _ZSt15get_new_handlerv(void) __attribute__((weak));
+extern void _ZSt17__throw_bad_allocv(void) __attribute__((weak, noreturn));
+
+void *_Znwm(size_t);
+void *_Znam(size_t);
+void *_ZnwmRKSt9nothrow_t(size_t, const void *);
+void *_ZnamRKSt9nothrow_t(size_t, const void *);
+void *_ZnwmSt11align_val_t(size_t, size_t);
+void *_ZnamSt11align_val_t(size_t, size_t);
+void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *);
+void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *);
+void _ZdlPv(void *);
+void _ZdaPv(void *);
+void _ZdlPvm(void *, size_t);
+void _ZdaPvm(void *, size_t);
+void _ZdlPvRKSt9nothrow_t(void *, const void *);
+void _ZdaPvRKSt9nothrow_t(void *, const void *);
+void _ZdlPvSt11align_val_t(void *, size_t);
+void _ZdaPvSt11align_val_t(void *, size_t);
+void _ZdlPvmSt11align_val_t(void *, size_t, size_t);
+void _ZdaPvmSt11align_val_t(void *, size_t, size_t);
+void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *);
+void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *);
+
+PMR_NOINLINE static void *new_failed(size_t bytes, size_t alignment) {
+  for (;;) {
+    new_handler_fn h = _ZSt15get_new_handlerv ? _ZSt15get_new_handlerv() : 0;
+    if (h == NULL) {
+      if (_ZSt17__throw_bad_allocv) _ZSt17__throw_bad_allocv();
+      abort(); /* operator new cannot return NULL, and cannot throw here */
+    }
+    h();
+    void *p = alignment <= MIN_ALIGN ? malloc(bytes) : aligned(alignment, bytes);
+    if (p != NULL) return p;
+  }
+}
+
+static inline void *new_plain(size_t bytes) {
+  void *p = malloc(bytes);
+  return PMR_LIKELY(p != NULL) ? p : new_failed(bytes, 0);
+}
+
+static void *new_aligned(size_t bytes, size_t alignment) {
+  void *p = power_of_two(alignment) ? aligned(alignment, bytes) : NULL;
+  return p != NULL ? p : new_failed(bytes, alignment);
+}
+
+void *_Znwm(size_t n) { return new_plain(n); }
+void *_Znam(size_t n) { return new_plain(n); }
+void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) {
+  (void)t;
+  return malloc(n);
+}
+void *_ZnamRKSt9nothrow_t(size_t n, const void *t) {
+  (void)t;
+  return malloc(n);
+}
+void *_ZnwmSt11align_val_t(size_t n, size_t a) { return new_aligned(n, a); }
+void *_ZnamSt11align_val_t(size_t n, size_t a) { return new_aligned(n, a); }
+void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t) {
+  (void)t;
+  return power_of_two(a) ? aligned(a, n) : NULL;
+}
+void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t) {
+  (void)t;
+  return power_of_two(a) ? aligned(a, n) : NULL;
+}
+void _ZdlPv(void *p) { free(p); }
+void _ZdaPv(void *p) { free(p); }
+void _ZdlPvm(void *p, size_t n) {
+  (void)n;
+  free(p);
+}
+void _ZdaPvm(void *p, size_t n) {
+  (void)n;
+  free(p);
+}
+void _ZdlPvRKSt9nothrow_t(void *p, const void *t) {
+  (void)t;
+  free(p);
+}
+void _ZdaPvRKSt9nothrow_t(void *p, const void *t) {
+  (void)t;
+  free(p);
+}
+void _ZdlPvSt11align_val_t(void *p, size_t a) {
+  (void)a;
+  free(p);
+}
+void _ZdaPvSt11align_val_t(void *p, size_t a) {
+  (void)a;
+  free(p);
+}
+void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) {
+  (void)n;
+  (void)a;
+  free(p);
+}
+void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) {
+  (void)n;
+  (void)a;
+  free(p);
+}
+void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *t) {
+  (void)a;
+  (void)t;
+  free(p);
+}
+void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *t) {
+  (void)a;
+  (void)t;
+  free(p);
+}
+#endif
+
+/* ---- statistics --------------------------------------------------------- */
+
+pmr_mem_resource *pmr_dropin_resource(void) { return engine_get(); }
+
+pmr_dropin_stats pmr_dropin_get_stats(void) {
+  pmr_dropin_stats st;
+  memset(&st, 0, sizeof st);
+  pmr_mem_resource *r = engine_get();
+  st.engine = use_pool ? "pool" : "thread_cache";
+  if (r != NULL && use_pool) {
+    pmr_pool_stats p = pmr_synchronized_pool_get_stats(&engine.pool);
+    st.held_bytes = p.held_bytes;
+    st.free_page_bytes = p.free_page_bytes;
+    st.free_oversize_bytes = p.free_oversize_bytes;
+  } else if (r != NULL) {
+    pmr_thread_cache_stats t = pmr_thread_cache_get_stats(&engine.tc);
+    st.threads = t.threads;
+    st.held_bytes = t.held_bytes;
+    st.free_page_bytes = t.free_page_bytes;
+    st.free_oversize_bytes = t.free_oversize_bytes;
+  }
+  st.mapped_bytes = atomic_load_explicit(&mapped_bytes, memory_order_relaxed);
+  st.record_bytes = pmr_impl_meta_mapped_bytes();
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) == 0)
+    st.peak_rss_bytes = (size_t)ru.ru_maxrss * 1024; /* Linux: KiB */
+  return st;
+}
+
+void pmr_dropin_print_stats(int fd) {
+  pmr_dropin_stats st = pmr_dropin_get_stats();
+  char line[512];
+  int n = snprintf(line, sizeof line,
+                   "pmr_malloc: engine %s, threads with a heap %zu\n"
+                   "pmr_malloc: held %zu bytes (free pages %zu, kept large "
+                   "blocks %zu), calloc mappings %zu, records %zu\n"
+                   "pmr_malloc: peak RSS %zu bytes\n",
+                   st.engine, st.threads, st.held_bytes, st.free_page_bytes,
+                   st.free_oversize_bytes, st.mapped_bytes, st.record_bytes,
+                   st.peak_rss_bytes);
+  if (n <= 0) return;
+  size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+  int saved = errno;
+  for (size_t off = 0; off < len;) {
+    ssize_t w = write(fd, line + off, len - off);
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  errno = saved;
+}
+
+/* At exit (or unload): the statistics when asked for. The engine is never
+ * destroyed: other destructors may still free. */
+__attribute__((destructor)) static void at_exit(void) {
+  if (stats_at_exit) pmr_dropin_print_stats(2);
+}
