@@ -142,7 +142,7 @@ static size_t boot_size(const void *p) {
 enum { KIND_ENGINE = 0, KIND_MAP = 1 };
 
 typedef struct tag {
-  size_t total;  /* asked of the engine, or the mapping's length */
+  size_t total;   /* asked of the engine, or the mapping's length */
   uintptr_t word; /* address check | kind << 7 | log2(alignment) */
 } tag;
 _Static_assert(sizeof(tag) == MIN_ALIGN, "a tag fills the minimum alignment");
@@ -314,7 +314,8 @@ PMR_NOINLINE static void free_slow(void *p) {
 void free(void *p) {
   if (PMR_UNLIKELY(p == NULL)) return;
   pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
-  if (PMR_LIKELY(r != NULL) && PMR_LIKELY(pmr_impl_hres_free_unsized(r, p) != 0))
+  if (PMR_LIKELY(r != NULL) &&
+      PMR_LIKELY(pmr_impl_hres_free_unsized(r, p) != 0))
     return;
   free_slow(p);
 }
@@ -480,7 +481,10 @@ int malloc_trim(size_t pad) {
 #define PMR_DROPIN_CXX 1
 typedef void (*new_handler_fn)(void);
 extern new_handler_fn _ZSt15get_new_handlerv(void) __attribute__((weak));
-extern void _ZSt17__throw_bad_allocv(void) __attribute__((weak, noreturn));
+/* std::__throw_bad_alloc(), named through an asm label: its name holds a
+ * double underscore, which our own identifiers never do. */
+extern void pmr_impl_throw_bad_alloc(void) __asm__("_ZSt17__throw_bad_allocv")
+    __attribute__((weak, noreturn));
 
 void *_Znwm(size_t);
 void *_Znam(size_t);
@@ -507,11 +511,12 @@ PMR_NOINLINE static void *new_failed(size_t bytes, size_t alignment) {
   for (;;) {
     new_handler_fn h = _ZSt15get_new_handlerv ? _ZSt15get_new_handlerv() : 0;
     if (h == NULL) {
-      if (_ZSt17__throw_bad_allocv) _ZSt17__throw_bad_allocv();
+      if (pmr_impl_throw_bad_alloc) pmr_impl_throw_bad_alloc();
       abort(); /* operator new cannot return NULL, and cannot throw here */
     }
     h();
-    void *p = alignment <= MIN_ALIGN ? malloc(bytes) : aligned(alignment, bytes);
+    void *p =
+        alignment <= MIN_ALIGN ? malloc(bytes) : aligned(alignment, bytes);
     if (p != NULL) return p;
   }
 }

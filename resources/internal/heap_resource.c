@@ -217,7 +217,7 @@ size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p) {
   pmr_impl_hres *s = state_of(self);
   if (pmr_impl_page_map_get(p) != &s->heaps.src) return 0;
   pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
-  size_t block = pg->block; /* fixed while p is in use */
+  size_t block = pg->block;                    /* fixed while p is in use */
   if (block > PMR_IMPL_HEAP_LARGEST) return 0; /* a run: oversize */
 #ifndef PMR_DEBUG
   if (PMR_LIKELY((void *)pg->heap == pmr_impl_slots_mine(&s->slots))) {

@@ -19,7 +19,8 @@
 #define MIN_SHIFT 6         /* blocks of 64 bytes ... */
 #define CLASSES 13          /* ... to 256 KiB, header included */
 #define CHUNK ((size_t)1 << 20)
-#define DIRECT ((unsigned)CLASSES) /* a header's class: a mapping of its own */
+/* A header's class for a block that is a mapping of its own. */
+#define DIRECT ((unsigned)CLASSES)
 
 typedef struct meta_header {
   size_t cls;   /* class, or DIRECT */

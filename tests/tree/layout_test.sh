@@ -14,10 +14,10 @@ fail=0
 say() { echo "layout_test: $*" >&2; fail=1; }
 
 lib_files=$(ls pmr.h mem_resource/*.[ch] resources/*.[ch] resources/internal/*.[ch] \
-  containers/*.[ch] containers/internal/*.[ch] 2>/dev/null)
+  containers/*.[ch] containers/internal/*.[ch] malloc/*.[ch] 2>/dev/null)
 [ -n "$lib_files" ] || { echo "layout_test: no library files found" >&2; exit 1; }
 
-for h in mem_resource/*.h resources/*.h containers/*.h; do
+for h in mem_resource/*.h resources/*.h containers/*.h malloc/*.h; do
   case $(basename "$h") in pmr_*.h) ;; *) say "$h: a public header must be named pmr_<type>.h" ;; esac
 done
 
@@ -44,7 +44,7 @@ CXX=${CXX:-c++}
 command -v "$CC" >/dev/null || CC=gcc
 command -v "$CXX" >/dev/null || CXX=g++
 tmp=$(mktemp -d)
-for h in pmr.h mem_resource/pmr_*.h resources/pmr_*.h containers/pmr_*.h; do
+for h in pmr.h mem_resource/pmr_*.h resources/pmr_*.h containers/pmr_*.h malloc/pmr_*.h; do
   printf '#include "%s"\n' "$h" > "$tmp/one.c"
   "$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror -I. -fsyntax-only "$tmp/one.c" 2>"$tmp/err" ||
     { say "$h does not compile alone as C11"; cat "$tmp/err" >&2; }
@@ -52,7 +52,7 @@ for h in pmr.h mem_resource/pmr_*.h resources/pmr_*.h containers/pmr_*.h; do
   "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I. -fsyntax-only "$tmp/one.cc" 2>"$tmp/err" ||
     { say "$h does not compile alone as C++17"; cat "$tmp/err" >&2; }
 done
-for c in mem_resource/*.c resources/*.c resources/internal/*.c containers/*.c; do
+for c in mem_resource/*.c resources/*.c resources/internal/*.c containers/*.c malloc/*.c; do
   "$CC" -std=c11 -Wall -Wextra -Werror -I. -fsyntax-only "$c" 2>"$tmp/err" ||
     { say "$c does not compile with a bare cc -std=c11"; cat "$tmp/err" >&2; }
 done
