@@ -117,6 +117,7 @@ static bool in_boot(const void *p) {
 static void *boot_alloc(size_t bytes, size_t alignment) {
   if (alignment < MIN_ALIGN) alignment = MIN_ALIGN;
   if (bytes > BOOT_BYTES || alignment > BOOT_BYTES) return NULL;
+  if (bytes == 0) bytes = 1;
   size_t used = atomic_load_explicit(&boot_used, memory_order_relaxed);
   for (;;) {
     size_t at = (used + MIN_ALIGN + alignment - 1) & ~(alignment - 1);
@@ -240,7 +241,9 @@ _Static_assert(offsetof(pmr_thread_cache, base) == 0 &&
 /* ---- allocation --------------------------------------------------------- */
 
 static bool pooled(size_t bytes, size_t alignment) {
-  return pmr_impl_pool_class_for(pmr_impl_pool_block_size(bytes, alignment),
+  /* First the bound: rounding a size near SIZE_MAX up would wrap. */
+  return bytes <= PMR_POOL_PAGE_LARGEST_BLOCK &&
+         pmr_impl_pool_class_for(pmr_impl_pool_block_size(bytes, alignment),
                                  alignment, PMR_POOL_PAGE_LARGEST_BLOCK) >= 0;
 }
 
@@ -261,6 +264,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     return p;
   }
   if (alignment < MIN_ALIGN) alignment = MIN_ALIGN;
+  if (bytes == 0) bytes = 1; /* a usable byte: its usable size says "ours" */
   size_t front = front_of(alignment);
   if (bytes > SIZE_MAX / 2 - front || alignment > SIZE_MAX / 4) {
     errno = ENOMEM;

@@ -32,7 +32,7 @@
  *
  * The engine's upstream maps memory from the OS itself and never calls
  * malloc; the library's own records (threads' heaps) come from the OS too.
- * So pmr_default_resource() and pmr_malloc_resource() keep working in such
+ * So pmr_get_default_resource() and pmr_malloc_resource() keep working in such
  * a process: they call malloc, which is this, and a pool over them maps its
  * segments itself as ever (no block is counted twice).
  *

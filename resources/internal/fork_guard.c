@@ -48,7 +48,7 @@ static void child(void) {
   pthread_mutex_init(&guard, NULL);
 }
 
-bool pmr_impl_fork_register(const pmr_impl_fork_client *c) {
+static bool add(const pmr_impl_fork_client *c, bool first) {
   pthread_mutex_lock(&guard);
   bool ok = true;
   if (!handlers_set)
@@ -56,8 +56,21 @@ bool pmr_impl_fork_register(const pmr_impl_fork_client *c) {
   if (ok) {
     unsigned i = 0;
     while (i < nclients && clients[i] != c) ++i;
-    if (i == nclients && nclients < MAX_CLIENTS) clients[nclients++] = c;
+    if (i == nclients && nclients < MAX_CLIENTS) {
+      unsigned at = first ? 0 : nclients;
+      for (unsigned k = nclients; k > at; --k) clients[k] = clients[k - 1];
+      clients[at] = c;
+      ++nclients;
+    }
   }
   pthread_mutex_unlock(&guard);
   return ok;
+}
+
+bool pmr_impl_fork_register(const pmr_impl_fork_client *c) {
+  return add(c, false);
+}
+
+bool pmr_impl_fork_register_first(const pmr_impl_fork_client *c) {
+  return add(c, true);
 }

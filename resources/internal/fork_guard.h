@@ -37,6 +37,11 @@ typedef struct pmr_impl_fork_client {
  * Thread-safe. False when pthread_atfork fails (out of memory): then fork()
  * is not guarded, and registration is tried again on the next call. */
 bool pmr_impl_fork_register(const pmr_impl_fork_client *c);
+/* The same for a client the others call into while they hold their own
+ * locks (the library's records' memory): its locks are taken first and its
+ * child handler runs first, so the other clients' child handlers may use
+ * it. */
+bool pmr_impl_fork_register_first(const pmr_impl_fork_client *c);
 
 /* Takes l, yielding while it is busy for a bounded number of tries. */
 bool pmr_impl_fork_spin_take(pmr_impl_spin *l);

@@ -127,7 +127,7 @@ void *pmr_impl_meta_alloc(size_t bytes) {
   void *p;
   if (pmr_impl_meta_uses_os()) {
     if (!atomic_load_explicit(&fork_registered, memory_order_acquire) &&
-        pmr_impl_fork_register(&fork_client))
+        pmr_impl_fork_register_first(&fork_client))
       atomic_store_explicit(&fork_registered, true, memory_order_release);
     p = os_alloc(bytes);
   } else if (bytes >= CHUNK / 4) {

@@ -15,7 +15,10 @@
 #      still optimised and the parent's own target is not; a parent's Debug is
 #      pmr-c's too;
 #   7. plain compiler flags over the source tree (-std=c11
-#      -D_POSIX_C_SOURCE=200809L -I<root>), as a Makefile would.
+#      -D_POSIX_C_SOURCE=200809L -I<root>), as a Makefile would;
+#   8. the installed drop-in malloc: tests/consumer/dropin_hello.c linked with
+#      -lpmr_malloc (shared), with libpmr_malloc.a, and a program that does
+#      not know it (hello) run with LD_PRELOAD=<prefix>/lib/libpmr_malloc.so.
 # Every installed version (the package config's, pmr-c.pc's, the compiled
 # PMR_VERSION_STRING) must be the header's PMR_VERSION_MAJOR.MINOR.PATCH.
 # Prints "cmake: ok" or the first failure; exits non-zero on failure.
@@ -130,4 +133,24 @@ srcs=$(cd "$root" && ls mem_resource/*.c resources/*.c resources/internal/*.c co
   fail "plain flags build"
 out=$("$tmp/hello_plain" --check) || fail "plain flags run"
 echo "cmake: plain flags: $out"
+
+libdir=$(dirname "$(find "$tmp/prefix" -name 'libpmr_malloc.so' | head -1)")
+[ -f "$libdir/libpmr_malloc.so" ] && [ -f "$libdir/libpmr_malloc.a" ] ||
+  fail "libpmr_malloc.so / libpmr_malloc.a not installed"
+[ -f "$tmp/prefix/include/pmr-c/malloc/pmr_dropin.h" ] || fail "pmr_dropin.h not installed"
+"$CC" -std=c11 -I"$tmp/prefix/include/pmr-c" "$root/tests/consumer/dropin_hello.c" \
+  -L"$libdir" -lpmr_malloc -pthread -o "$tmp/dropin_shared" >"$tmp/log" 2>&1 ||
+  fail "build with -lpmr_malloc"
+out=$(LD_LIBRARY_PATH="$libdir" "$tmp/dropin_shared") || fail "run with -lpmr_malloc: $out"
+echo "cmake: -lpmr_malloc (shared): $out"
+"$CC" -std=c11 -I"$tmp/prefix/include/pmr-c" "$root/tests/consumer/dropin_hello.c" \
+  -L"$libdir" -Wl,-Bstatic -lpmr_malloc -Wl,-Bdynamic -pthread -o "$tmp/dropin_static" \
+  >"$tmp/log" 2>&1 || fail "build with libpmr_malloc.a"
+out=$(PMR_MALLOC=pool "$tmp/dropin_static") || fail "run with libpmr_malloc.a: $out"
+grep -q "engine pool" <<<"$out" || fail "PMR_MALLOC=pool not taken: $out"
+echo "cmake: libpmr_malloc.a, PMR_MALLOC=pool: $out"
+out=$(LD_PRELOAD="$libdir/libpmr_malloc.so" PMR_MALLOC_STATS=1 "$tmp/consumer/hello" --check 2>"$tmp/err") ||
+  fail "hello under LD_PRELOAD: $out $(cat "$tmp/err")"
+grep -q "^pmr_malloc: engine thread_cache" "$tmp/err" || fail "no statistics at exit: $(cat "$tmp/err")"
+echo "cmake: LD_PRELOAD=libpmr_malloc.so hello --check: $out"
 echo "cmake: ok"

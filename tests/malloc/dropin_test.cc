@@ -1,0 +1,187 @@
+// The drop-in malloc (malloc/pmr_dropin.h) as a program meets it: each test
+// runs dropin_child, a program that never names pmr-c's malloc, in a child
+// process three ways: LD_PRELOAD=libpmr_malloc.so with each engine
+// (PMR_MALLOC=thread_cache, pool), and linked statically with
+// //malloc:dropin. The child checks its scenario and prints "PASS <name>".
+// A child that hangs is killed after kChildSeconds (a bound on a hang, not a
+// measurement: every scenario takes well under a second on an idle machine).
+//
+// Lua's and SQLite's example programs run under the preloaded drop-in too,
+// and must print what they print over glibc's malloc.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kChildSeconds = 120;
+const char kPreload[] = "malloc/libpmr_malloc.so";
+
+struct Result {
+  int status = -1;  // as waitpid's
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string slurp(int fd) {
+  std::string s;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    s.append(buf, static_cast<size_t>(n));
+  return s;
+}
+
+// Runs argv with extra environment entries ("NAME=value"), collecting
+// stdout and stderr (through files: no pipe to fill up).
+Result run(const std::vector<std::string>& argv,
+           const std::vector<std::string>& env) {
+  char out_name[] = "/tmp/dropin_out_XXXXXX";
+  char err_name[] = "/tmp/dropin_err_XXXXXX";
+  int out = mkstemp(out_name);
+  int err = mkstemp(err_name);
+  Result r;
+  if (out < 0 || err < 0) return r;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out, 1);
+    dup2(err, 2);
+    for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    alarm(kChildSeconds);  // survives exec: a hang ends in SIGALRM
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  if (pid > 0) waitpid(pid, &r.status, 0);
+  lseek(out, 0, SEEK_SET);
+  lseek(err, 0, SEEK_SET);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  close(out);
+  close(err);
+  unlink(out_name);
+  unlink(err_name);
+  return r;
+}
+
+bool exited_ok(const Result& r) {
+  return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
+}
+
+std::string describe(const Result& r) {
+  std::string s = "status ";
+  s += WIFEXITED(r.status)     ? "exit " + std::to_string(WEXITSTATUS(r.status))
+       : WIFSIGNALED(r.status) ? "signal " + std::to_string(WTERMSIG(r.status))
+                               : std::to_string(r.status);
+  return s + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+struct Mode {
+  const char* name;
+  const char* binary;
+  std::vector<std::string> env;
+};
+
+const Mode kModes[] = {
+    {"preload_thread_cache",
+     "tests/dropin_child",
+     {std::string("LD_PRELOAD=") + kPreload, "PMR_MALLOC=thread_cache"}},
+    {"preload_pool",
+     "tests/dropin_child",
+     {std::string("LD_PRELOAD=") + kPreload, "PMR_MALLOC=pool"}},
+    {"static", "tests/dropin_child_static", {}},
+};
+
+class DropIn : public ::testing::TestWithParam<Mode> {
+ protected:
+  void Expect(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {GetParam().binary};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Result r = run(argv, GetParam().env);
+    EXPECT_TRUE(exited_ok(r)) << describe(r);
+    EXPECT_NE(r.out.find("PASS " + args[0]), std::string::npos) << describe(r);
+  }
+};
+
+TEST_P(DropIn, EveryEntryPointSizeAlignmentAndErrno) { Expect({"api"}); }
+TEST_P(DropIn, OperatorNewAndDeleteInEveryForm) { Expect({"cxx"}); }
+TEST_P(DropIn, ThreadsFreeEachOthersBlocksAndExit) { Expect({"threads"}); }
+TEST_P(DropIn, ForkWhileOtherThreadsAllocate) { Expect({"fork"}); }
+TEST_P(DropIn, DlopenAndDlcloseALibraryThatAllocates) {
+  Expect({"dlopen",
+          std::string(getcwd(nullptr, 0)) + "/tests/libdropin_plugin.so"});
+}
+TEST_P(DropIn, BlocksFromBeforeMainAndAfterIt) { Expect({"early"}); }
+TEST_P(DropIn, PmrResourcesKeepWorkingOverIt) { Expect({"resources"}); }
+TEST_P(DropIn, ForeignPointersAreLeftAlone) { Expect({"foreign"}); }
+TEST_P(DropIn, StressAcrossThreadsWithForks) { Expect({"stress"}); }
+
+INSTANTIATE_TEST_SUITE_P(Modes, DropIn, ::testing::ValuesIn(kModes),
+                         [](const ::testing::TestParamInfo<Mode>& i) {
+                           return std::string(i.param.name);
+                         });
+
+// PMR_MALLOC picks the engine; the default is the thread cache.
+TEST(DropInEnv, PmrMallocPicksTheEngine) {
+  std::string pre = std::string("LD_PRELOAD=") + kPreload;
+  Result r = run({"tests/dropin_child", "stats", "thread_cache"}, {pre});
+  EXPECT_TRUE(exited_ok(r)) << describe(r);
+  r = run({"tests/dropin_child", "stats", "pool"}, {pre, "PMR_MALLOC=pool"});
+  EXPECT_TRUE(exited_ok(r)) << describe(r);
+  r = run({"tests/dropin_child", "stats", "thread_cache"},
+          {pre, "PMR_MALLOC=thread_cache"});
+  EXPECT_TRUE(exited_ok(r)) << describe(r);
+}
+
+// PMR_MALLOC_STATS=1 prints the statistics to stderr at exit; nothing
+// without it.
+TEST(DropInEnv, StatsAtExit) {
+  std::string pre = std::string("LD_PRELOAD=") + kPreload;
+  Result r = run({"tests/dropin_child", "stats", "pool"},
+                 {pre, "PMR_MALLOC=pool", "PMR_MALLOC_STATS=1"});
+  ASSERT_TRUE(exited_ok(r)) << describe(r);
+  EXPECT_NE(r.err.find("pmr_malloc: engine pool"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pmr_malloc: peak RSS"), std::string::npos) << r.err;
+  r = run({"tests/dropin_child", "stats", "thread_cache"}, {pre});
+  ASSERT_TRUE(exited_ok(r)) << describe(r);
+  EXPECT_EQ(r.err.find("pmr_malloc:"), std::string::npos) << r.err;
+}
+
+// The output without the figures that depend on how threads interleave
+// (SQLite's peak on several threads).
+std::string without_peak(std::string s) {
+  return std::regex_replace(s, std::regex("peak [0-9]+"), "peak N");
+}
+
+// Real clients, unchanged: the examples print the same under the drop-in.
+void ExpectSameOutput(const std::vector<std::string>& argv) {
+  Result plain = run(argv, {});
+  ASSERT_TRUE(exited_ok(plain)) << describe(plain);
+  for (const char* engine : {"PMR_MALLOC=thread_cache", "PMR_MALLOC=pool"}) {
+    Result r = run(argv, {std::string("LD_PRELOAD=") + kPreload, engine});
+    EXPECT_TRUE(exited_ok(r)) << engine << "\n" << describe(r);
+    EXPECT_EQ(without_peak(r.out), without_peak(plain.out)) << engine;
+  }
+}
+
+// The Lua state and SQLite allocate through pmr_malloc_resource(), that is
+// through the drop-in's malloc; SQLite on 4 threads.
+TEST(DropInClients, LuaExample) {
+  ExpectSameOutput(
+      {"examples/lua/lua_example", "examples/lua/alloc_heavy.lua", "malloc"});
+}
+TEST(DropInClients, SqliteExample) {
+  ExpectSameOutput({"examples/sqlite/sqlite_example", "malloc", "20000", "4"});
+}
+
+}  // namespace
