@@ -1,12 +1,10 @@
 /* pmr_hashmap: string maps and their key storage (the records, in chunks the
  * map owns; their layout: internal/hashmap_impl.h), and the text-key
  * functions (_find_str, _insert_str, ...), which also serve cstr maps. */
-#include <errno.h>
 #include <string.h>
 
 #include "containers/internal/hashmap_impl.h"
 #include "containers/pmr_hashmap.h"
-#include "containers/pmr_string.h"
 
 #define GROUP PMR_IMPL_HASHMAP_GROUP
 #define NPOS PMR_IMPL_HASHMAP_NPOS

@@ -1,6 +1,6 @@
-/* Private to containers/: what the files of pmr_hashmap share (hashmap.c,
- * hashmap_keys.c, hashmap_str.c, hashmap_rehash.c, hashmap_iter.c). Not a
- * public header; nothing here is part of the API.
+/* Private to containers/: what the sources of pmr_hashmap (hashmap*.c; which
+ * holds what: containers/README.md) share. Not a public header; nothing here
+ * is part of the API.
  *
  * Layout of a table of capacity C (a power of two >= MIN_CAPACITY), one block
  * from the resource, aligned to the slot alignment:
@@ -284,8 +284,8 @@ static PMR_IMPL_HASHMAP_ALWAYS_INLINE size_t pmr_impl_hashmap_probe(
   const size_t mask = m->mask, key_size = m->key_size;
   size_t pos = pmr_impl_hashmap_h1(h) & mask, step = 0;
 #if defined(__GNUC__) || defined(__clang__)
-  __builtin_prefetch(
-      pmr_impl_hashmap_slot(m, pos)); /* as pmr_impl_hashmap_probe_u64 */
+  /* The first slot's line, as pmr_impl_hashmap_probe_u64 does. */
+  __builtin_prefetch(pmr_impl_hashmap_slot(m, pos));
 #endif
   for (;;) {
     const unsigned char *g = m->ctrl + pos;
