@@ -128,7 +128,7 @@ typedef struct pmr_hashmap {
   void *ctx;
   pmr_mem_resource *resource;
   uint64_t seed0, seed1; /* the keys of the hash (see pmr_hashmap_set_seed) */
-  /* String maps: the records holding keys and values (hashmap.c). */
+  /* String maps: the records holding keys and values (hashmap_str.c). */
   struct pmr_impl_hashmap_chunk *chunks;
   size_t nchunks, chunks_cap;
   size_t rec_live, rec_dead; /* bytes of live and of erased records */

@@ -1,7 +1,7 @@
 /* Private to containers/: the control bytes of pmr_hashmap's table and the
  * probe of 8-byte keys, the one definition shared by the inline paths of
- * pmr_hashmap.h and by hashmap.c. Not a public header; nothing here is part
- * of the API.
+ * pmr_hashmap.h and by the hashmap_*.c files. Not a public header; nothing here
+ * is part of the API.
  *
  * A table of capacity C (0 or a power of two >= 16) has C + GROUP control
  * bytes: one per slot, then copies of the first GROUP, so that a group load
