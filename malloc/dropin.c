@@ -1,8 +1,9 @@
 /* pmr-c as the process's malloc (pmr_dropin.h).
  *
- * Every entry point lives in this one object, so that a static link takes
+ * Every C entry point lives in this one object, so that a static link takes
  * them over together (a program must never pair our malloc with libc's
- * free).
+ * free). C++'s operator new and delete are in dropin_cxx.c: a program that
+ * does not take them from there gets libstdc++'s, which call these.
  *
  * Where a block's size comes from, without a header on the common ones:
  *   - a pooled block (up to 8 KiB): its page, found from its address
@@ -30,6 +31,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "malloc/internal/dropin.h"
 #include "resources/internal/heap_resource.h"
 #include "resources/internal/meta_mem.h"
 #include "resources/internal/os_mem.h"
@@ -413,8 +415,7 @@ void *reallocarray(void *p, size_t count, size_t size) {
 
 static bool power_of_two(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
 
-/* alignment: a power of two. */
-static void *aligned(size_t alignment, size_t bytes) {
+void *pmr_impl_dropin_aligned(size_t alignment, size_t bytes) {
   if (alignment <= align_for(bytes)) return malloc(bytes);
   if (alignment > SIZE_MAX / 4) {
     errno = ENOMEM;
@@ -427,7 +428,7 @@ int posix_memalign(void **out, size_t alignment, size_t bytes) {
   if (!power_of_two(alignment) || alignment % sizeof(void *) != 0)
     return EINVAL;
   int saved = errno;
-  void *p = aligned(alignment, bytes);
+  void *p = pmr_impl_dropin_aligned(alignment, bytes);
   errno = saved;
   if (p == NULL) return ENOMEM;
   *out = p;
@@ -439,7 +440,7 @@ void *aligned_alloc(size_t alignment, size_t bytes) {
     errno = EINVAL;
     return NULL;
   }
-  return aligned(alignment, bytes);
+  return pmr_impl_dropin_aligned(alignment, bytes);
 }
 
 /* glibc's: an alignment that is not a power of two is rounded up to one. */
@@ -450,10 +451,12 @@ void *memalign(size_t alignment, size_t bytes) {
   }
   size_t a = 1;
   while (a < alignment) a <<= 1;
-  return aligned(a, bytes);
+  return pmr_impl_dropin_aligned(a, bytes);
 }
 
-void *valloc(size_t bytes) { return aligned(pmr_impl_os_page_size(), bytes); }
+void *valloc(size_t bytes) {
+  return pmr_impl_dropin_aligned(pmr_impl_os_page_size(), bytes);
+}
 
 void *pvalloc(size_t bytes) {
   size_t ps = pmr_impl_os_page_size();
@@ -461,7 +464,8 @@ void *pvalloc(size_t bytes) {
     errno = ENOMEM;
     return NULL;
   }
-  return aligned(ps, bytes == 0 ? ps : (bytes + ps - 1) & ~(ps - 1));
+  return pmr_impl_dropin_aligned(
+      ps, bytes == 0 ? ps : (bytes + ps - 1) & ~(ps - 1));
 }
 
 /* Gives free pages and kept blocks back to the OS, as glibc's gives back
@@ -474,134 +478,6 @@ int malloc_trim(size_t pad) {
                       : pmr_thread_cache_trim(&engine.tc);
   return n != 0;
 }
-
-/* ---- C++'s operator new and delete -------------------------------------- */
-
-/* The Itanium C++ ABI's names, on LP64 targets (size_t is unsigned long,
- * 'm'). Failure follows the standard: call the new-handler while there is
- * one, else throw std::bad_alloc, through libstdc++ (weak: a C program
- * that never calls operator new needs no C++ runtime). */
-#if defined(__LP64__) && (defined(__GNUC__) || defined(__clang__))
-#define PMR_DROPIN_CXX 1
-typedef void (*new_handler_fn)(void);
-extern new_handler_fn _ZSt15get_new_handlerv(void) __attribute__((weak));
-/* std::__throw_bad_alloc(), named through an asm label: its name holds a
- * double underscore, which our own identifiers never do. */
-extern void pmr_impl_throw_bad_alloc(void) __asm__("_ZSt17__throw_bad_allocv")
-    __attribute__((weak, noreturn));
-
-void *_Znwm(size_t);
-void *_Znam(size_t);
-void *_ZnwmRKSt9nothrow_t(size_t, const void *);
-void *_ZnamRKSt9nothrow_t(size_t, const void *);
-void *_ZnwmSt11align_val_t(size_t, size_t);
-void *_ZnamSt11align_val_t(size_t, size_t);
-void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *);
-void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *);
-void _ZdlPv(void *);
-void _ZdaPv(void *);
-void _ZdlPvm(void *, size_t);
-void _ZdaPvm(void *, size_t);
-void _ZdlPvRKSt9nothrow_t(void *, const void *);
-void _ZdaPvRKSt9nothrow_t(void *, const void *);
-void _ZdlPvSt11align_val_t(void *, size_t);
-void _ZdaPvSt11align_val_t(void *, size_t);
-void _ZdlPvmSt11align_val_t(void *, size_t, size_t);
-void _ZdaPvmSt11align_val_t(void *, size_t, size_t);
-void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *);
-void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *);
-
-PMR_NOINLINE static void *new_failed(size_t bytes, size_t alignment) {
-  for (;;) {
-    new_handler_fn h = _ZSt15get_new_handlerv ? _ZSt15get_new_handlerv() : 0;
-    if (h == NULL) {
-      if (pmr_impl_throw_bad_alloc) pmr_impl_throw_bad_alloc();
-      abort(); /* operator new cannot return NULL, and cannot throw here */
-    }
-    h();
-    void *p =
-        alignment <= MIN_ALIGN ? malloc(bytes) : aligned(alignment, bytes);
-    if (p != NULL) return p;
-  }
-}
-
-static inline void *new_plain(size_t bytes) {
-  void *p = malloc(bytes);
-  return PMR_LIKELY(p != NULL) ? p : new_failed(bytes, 0);
-}
-
-static void *new_aligned(size_t bytes, size_t alignment) {
-  void *p = power_of_two(alignment) ? aligned(alignment, bytes) : NULL;
-  return p != NULL ? p : new_failed(bytes, alignment);
-}
-
-void *_Znwm(size_t n) { return new_plain(n); }
-void *_Znam(size_t n) { return new_plain(n); }
-void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) {
-  (void)t;
-  return malloc(n);
-}
-void *_ZnamRKSt9nothrow_t(size_t n, const void *t) {
-  (void)t;
-  return malloc(n);
-}
-void *_ZnwmSt11align_val_t(size_t n, size_t a) { return new_aligned(n, a); }
-void *_ZnamSt11align_val_t(size_t n, size_t a) { return new_aligned(n, a); }
-void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t) {
-  (void)t;
-  return power_of_two(a) ? aligned(a, n) : NULL;
-}
-void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t) {
-  (void)t;
-  return power_of_two(a) ? aligned(a, n) : NULL;
-}
-void _ZdlPv(void *p) { free(p); }
-void _ZdaPv(void *p) { free(p); }
-void _ZdlPvm(void *p, size_t n) {
-  (void)n;
-  free(p);
-}
-void _ZdaPvm(void *p, size_t n) {
-  (void)n;
-  free(p);
-}
-void _ZdlPvRKSt9nothrow_t(void *p, const void *t) {
-  (void)t;
-  free(p);
-}
-void _ZdaPvRKSt9nothrow_t(void *p, const void *t) {
-  (void)t;
-  free(p);
-}
-void _ZdlPvSt11align_val_t(void *p, size_t a) {
-  (void)a;
-  free(p);
-}
-void _ZdaPvSt11align_val_t(void *p, size_t a) {
-  (void)a;
-  free(p);
-}
-void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) {
-  (void)n;
-  (void)a;
-  free(p);
-}
-void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) {
-  (void)n;
-  (void)a;
-  free(p);
-}
-void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *t) {
-  (void)a;
-  (void)t;
-  free(p);
-}
-void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *t) {
-  (void)a;
-  (void)t;
-  free(p);
-}
-#endif
 
 /* ---- statistics --------------------------------------------------------- */
 

@@ -47,7 +47,7 @@ done
 # shrinks.
 max_lines=600
 over_bound_allowed=" benchmarks/workloads.cc benchmarks/report.cc benchmarks/main.cc
-  resources/debug_resource.c resources/internal/page_source.c malloc/dropin.c "
+  resources/debug_resource.c resources/internal/page_source.c "
 bench_files=$(ls benchmarks/*.c benchmarks/*.h benchmarks/*.cc 2>/dev/null)
 [ -n "$bench_files" ] || say "no benchmark sources found"
 for f in $lib_files $bench_files; do
