@@ -98,10 +98,17 @@ static union {
   pmr_synchronized_pool pool;
 } engine;
 static _Atomic(pmr_mem_resource *) engine_r; /* set once ready */
-static atomic_int init_state;                /* 0 none, 1 running, 2 done */
-static bool use_pool;                        /* PMR_MALLOC=pool */
-static bool stats_at_exit;                   /* PMR_MALLOC_STATS=1 */
-static atomic_size_t mapped_bytes;           /* KIND_MAP blocks */
+/* The engine's state, at a fixed address: the fast paths read it with no
+ * indirection. Its fast path's bound is published apart, after the rest of
+ * the state (0 until then, so no fast path reads a state being made); a
+ * pointer is in the engine's pages only once the engine made them. */
+#define STATE \
+  ((pmr_impl_hres *)(void *)((char *)&engine + PMR_IMPL_HRES_OFFSET))
+static atomic_size_t fast_limit;
+static atomic_int init_state;      /* 0 none, 1 running, 2 done */
+static bool use_pool;              /* PMR_MALLOC=pool */
+static bool stats_at_exit;         /* PMR_MALLOC_STATS=1 */
+static atomic_size_t mapped_bytes; /* KIND_MAP blocks */
 static _Thread_local bool tl_in_init PMR_IMPL_TLS_MODEL;
 
 /* ---- blocks served during set-up: a static arena ------------------------ */
@@ -220,8 +227,11 @@ PMR_NOINLINE static pmr_mem_resource *engine_slow(void) {
     bool ok = use_pool
                   ? pmr_synchronized_pool_init(&engine.pool, NULL, &os_upstream)
                   : pmr_thread_cache_init(&engine.tc, NULL, &os_upstream);
-    if (ok)
+    if (ok) {
       atomic_store_explicit(&engine_r, &engine.tc.base, memory_order_release);
+      atomic_store_explicit(&fast_limit, STATE->small_limit,
+                            memory_order_release);
+    }
     tl_in_init = false;
     atomic_store_explicit(&init_state, 2, memory_order_release);
     errno = saved;
@@ -286,20 +296,20 @@ static inline size_t align_for(size_t bytes) {
 }
 
 void *malloc(size_t bytes) {
-  if (PMR_LIKELY(bytes <= SMALL_MAX)) {
-    pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
-    if (PMR_LIKELY(r != NULL)) {
-      void *p = pmr_impl_hres_allocate(r, bytes, align_for(bytes));
-      if (PMR_LIKELY(p != NULL)) return p;
-    }
-  }
+  /* pmr_impl_heap_key(bytes, align_for(bytes)); 0 bytes: SIZE_MAX. */
+  size_t key = (bytes - 1) | (bytes <= 8 ? 7 : 15);
+  void *p = pmr_impl_hres_alloc_fast(
+      STATE, key, atomic_load_explicit(&fast_limit, memory_order_acquire));
+  if (PMR_LIKELY(p != NULL)) return p;
   return alloc_slow(bytes, align_for(bytes));
 }
 
 /* ---- deallocation ------------------------------------------------------- */
 
-/* Frees p (not NULL, not pooled). */
+/* Frees p (not NULL), not a block of the calling thread's heap. */
 PMR_NOINLINE static void free_slow(void *p) {
+  pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
+  if (r != NULL && pmr_impl_hres_free_unsized(r, p) != 0) return;
   if (in_boot(p)) return;
   tag t;
   size_t alignment;
@@ -310,29 +320,21 @@ PMR_NOINLINE static void free_slow(void *p) {
   if (kind == KIND_MAP) {
     atomic_fetch_sub_explicit(&mapped_bytes, t.total, memory_order_relaxed);
     pmr_impl_os_unmap(start, t.total);
-  } else {
-    pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
-    if (r != NULL) pmr_impl_hres_deallocate(r, start, t.total, alignment);
+  } else if (r != NULL) {
+    pmr_impl_hres_deallocate(r, start, t.total, alignment);
   }
   errno = saved;
 }
 
 void free(void *p) {
-  if (PMR_UNLIKELY(p == NULL)) return;
-  pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
-  if (PMR_LIKELY(r != NULL) &&
-      PMR_LIKELY(pmr_impl_hres_free_unsized(r, p) != 0))
-    return;
-  free_slow(p);
+  if (PMR_LIKELY(pmr_impl_hres_free_fast(STATE, p))) return;
+  if (p != NULL) free_slow(p);
 }
 
 /* The usable size of p (not NULL), or 0 when p is not ours. */
 static size_t usable_of(const void *p) {
-  pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
-  if (r != NULL) {
-    size_t n = r->ops->usable_size(r, p, 0, MIN_ALIGN);
-    if (n != 0) return n;
-  }
+  size_t n = pmr_impl_source_usable_size(&STATE->heaps.src, p);
+  if (n != 0) return n;
   if (in_boot(p)) return boot_size(p);
   tag t;
   size_t alignment;
@@ -369,7 +371,7 @@ void *realloc(void *p, size_t bytes) {
   pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
   /* Pooled first: a pooled block has no tag, and the bytes in front of one
    * at the start of a segment are not mapped. */
-  size_t old = r != NULL ? r->ops->usable_size(r, p, 0, MIN_ALIGN) : 0;
+  size_t old = pmr_impl_source_usable_size(&STATE->heaps.src, p);
   tag t;
   size_t alignment;
   unsigned kind;

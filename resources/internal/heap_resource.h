@@ -51,6 +51,52 @@ void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
  * resource's) does nothing and returns 0. Any thread; errno untouched. */
 size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p);
 
+/* The fast paths inline, for a caller that knows s's address (the drop-in
+ * malloc, whose resource is a static object): no call, no indirection.
+ *
+ * A block for key (pmr_impl_heap_key; `limit` is s->small_limit, read by
+ * the caller so that it may publish it after the rest of s) from the
+ * calling thread's heap's current page, or NULL: then call
+ * pmr_impl_hres_allocate. Debug builds: always NULL. */
+static inline void *pmr_impl_hres_alloc_fast(pmr_impl_hres *s, size_t key,
+                                             size_t limit) {
+#ifndef PMR_DEBUG
+  if (PMR_LIKELY(key < limit)) {
+    pmr_impl_page_heap *h =
+        (pmr_impl_page_heap *)pmr_impl_slots_mine(&s->slots);
+    return pmr_impl_heap_pop(pmr_impl_heap_small(h, s->small_off, key));
+  }
+#else
+  (void)s;
+  (void)key;
+  (void)limit;
+#endif
+  return NULL;
+}
+
+/* Frees p when it is a pooled block of s's in a page of the calling
+ * thread's heap (true); else does nothing (false: then call
+ * pmr_impl_hres_free_unsized, which also takes other threads' blocks).
+ * Any pointer: one that is not s's is told by the page map. Debug builds:
+ * always false. */
+static inline bool pmr_impl_hres_free_fast(pmr_impl_hres *s, void *p) {
+#ifndef PMR_DEBUG
+  if (PMR_UNLIKELY(pmr_impl_page_map_get(p) != &s->heaps.src)) return false;
+  pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
+  /* A run's pages (oversize) have a block above any class's and belong to
+   * no heap: the comparison with the calling thread's heap tells them. */
+  if (PMR_UNLIKELY((void *)pg->heap != pmr_impl_slots_mine(&s->slots) ||
+                   pg->block > PMR_IMPL_HEAP_LARGEST))
+    return false;
+  if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
+  return true;
+#else
+  (void)s;
+  (void)p;
+  return false;
+#endif
+}
+
 /* Initialises s, the state of the resource at `base`. opts: effective
  * (pmr_impl_heap_options). Never calls upstream; false only when malloc
  * fails (the registry of instances grows). An instance still live is
