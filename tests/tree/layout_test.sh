@@ -17,7 +17,7 @@ fail=0
 say() { echo "layout_test: $*" >&2; fail=1; }
 
 lib_files=$(ls pmr.h mem_resource/*.[ch] resources/*.[ch] resources/internal/*.[ch] \
-  containers/*.[ch] containers/internal/*.[ch] malloc/*.[ch] 2>/dev/null)
+  containers/*.[ch] containers/internal/*.[ch] malloc/*.[ch] malloc/internal/*.[ch] 2>/dev/null)
 [ -n "$lib_files" ] || { echo "layout_test: no library files found" >&2; exit 1; }
 
 for h in mem_resource/*.h resources/*.h containers/*.h malloc/*.h; do
