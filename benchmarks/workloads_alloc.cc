@@ -1,0 +1,377 @@
+// The one-thread allocation loops: A (64 B blocks, then free all), C (mixed
+// sizes freed shuffled), D (A once, resident memory), E (churn) and G (request
+// scoped, a string grown beside the blocks): their run functions and their
+// entries of Workloads() (workloads.cc).
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "benchmarks/workloads_common.h"
+
+namespace bench {
+
+namespace {
+
+// ---- A: one thread, n x 64 B, each written, then free all ------------------
+template <class Make>
+void RunA(Make make, const ChildArgs& args) {
+  const size_t n = args.sizes.a_blocks;
+  auto a = make();
+  std::vector<void*> ptrs(n, nullptr);
+  const long base = StatusKib("VmRSS");
+  Phases ph;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t t0 = NowNs();
+    for (size_t i = 0; i < n; ++i) {
+      void* p = a->alloc(kBlock);
+      CheckAlloc(p);
+      std::memset(p, static_cast<int>(i), kBlock);
+      ptrs[i] = p;
+    }
+    const uint64_t t1 = NowNs();
+    acc += *static_cast<unsigned char*>(ptrs[n / 2]) +
+           reinterpret_cast<uintptr_t>(ptrs[n - 1]);
+    for (size_t i = 0; i < n; ++i) a->dealloc(ptrs[i], kBlock);
+    a->drop();
+    const uint64_t t2 = NowNs();
+    if (r >= 0) ph.Add(t0, t1, t2, static_cast<double>(n));
+  }
+  Sink() += acc;
+  ph.Emit();
+  EmitRssGrowth(base);
+}
+
+// ---- D: workload A once, in a fresh process, measuring resident memory -----
+template <class Make>
+void RunD(Make make, const ChildArgs& args) {
+  const size_t n = args.sizes.a_blocks;
+  auto a = make();
+  std::vector<void*> ptrs(n, nullptr);  // touched: part of the baseline
+  const long base = StatusKib("VmRSS");
+  uint64_t acc = 0;
+  for (size_t i = 0; i < n; ++i) {
+    void* p = a->alloc(kBlock);
+    CheckAlloc(p);
+    std::memset(p, static_cast<int>(i), kBlock);
+    ptrs[i] = p;
+  }
+  const long hwm = StatusKib("VmHWM");
+  acc += *static_cast<unsigned char*>(ptrs[n / 2]);
+  for (size_t i = 0; i < n; ++i) a->dealloc(ptrs[i], kBlock);
+  a->drop();
+  const long after = StatusKib("VmRSS");
+  Sink() += acc;
+  EmitMetric("peak_rss_kib", {static_cast<double>(hwm - base)});
+  EmitMetric("retained_after_free_kib",
+             {static_cast<double>(std::max(0L, after - base))});
+}
+
+// ---- C: mixed sizes 64/128/256/512 (4:3:2:1), freed shuffled ----------------
+template <class Make>
+void RunC(Make make, const ChildArgs& args) {
+  const size_t n = args.sizes.c_allocs;
+  static const uint16_t kBySlot[10] = {64,  64,  64,  64,  128,
+                                       128, 128, 256, 256, 512};
+  Rng rng(0xC0FFEE);
+  std::vector<uint16_t> size(n);
+  for (size_t i = 0; i < n; ++i) size[i] = kBySlot[rng.Below(10)];
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  for (size_t i = n - 1; i > 0; --i)
+    std::swap(order[i], order[rng.Below(static_cast<uint32_t>(i + 1))]);
+  auto a = make();
+  std::vector<void*> ptrs(n, nullptr);
+  const long base = StatusKib("VmRSS");
+  Phases ph;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    const uint64_t t0 = NowNs();
+    for (size_t i = 0; i < n; ++i) {
+      void* p = a->alloc(size[i]);
+      CheckAlloc(p);
+      Touch(p, size[i], i);
+      ptrs[i] = p;
+    }
+    const uint64_t t1 = NowNs();
+    acc += *static_cast<unsigned char*>(ptrs[n / 2]);
+    for (size_t j = 0; j < n; ++j) {
+      const uint32_t k = order[j];
+      a->dealloc(ptrs[k], size[k]);
+    }
+    a->drop();
+    const uint64_t t2 = NowNs();
+    if (r >= 0) ph.Add(t0, t1, t2, static_cast<double>(n));
+  }
+  Sink() += acc;
+  ph.Emit();
+  EmitRssGrowth(base);
+}
+
+// ---- E: churn ---------------------------------------------------------------
+template <class Make>
+void RunE(Make make, const ChildArgs& args) {
+  const size_t live = args.sizes.e_live, steps = args.sizes.e_steps;
+  Rng rng(0xE0E0);
+  std::vector<uint16_t> init_size(live);
+  for (auto& s : init_size)
+    s = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
+  std::vector<uint32_t> idx(steps);
+  std::vector<uint16_t> size(steps);
+  for (size_t s = 0; s < steps; ++s) {
+    idx[s] = rng.Below(static_cast<uint32_t>(live));
+    size[s] = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
+  }
+  auto a = make();
+  std::vector<void*> ptr(live, nullptr);
+  std::vector<uint16_t> cur(live);
+  const long base = StatusKib("VmRSS");
+  std::vector<double> per_step;
+  uint64_t acc = 0;
+  for (int r = -args.warmup; r < args.rounds; ++r) {
+    for (size_t k = 0; k < live; ++k) {  // untimed fill
+      ptr[k] = a->alloc(init_size[k]);
+      CheckAlloc(ptr[k]);
+      Touch(ptr[k], init_size[k], k);
+      cur[k] = init_size[k];
+    }
+    const uint64_t t0 = NowNs();
+    for (size_t s = 0; s < steps; ++s) {
+      const uint32_t k = idx[s];
+      a->dealloc(ptr[k], cur[k]);
+      void* p = a->alloc(size[s]);
+      CheckAlloc(p);
+      Touch(p, size[s], s);
+      ptr[k] = p;
+      cur[k] = size[s];
+    }
+    const uint64_t t1 = NowNs();
+    for (size_t k = 0; k < live; ++k) {  // untimed drain
+      acc += *static_cast<unsigned char*>(ptr[k]);
+      a->dealloc(ptr[k], cur[k]);
+    }
+    a->drop();
+    if (r >= 0) per_step.push_back((t1 - t0) / static_cast<double>(steps));
+  }
+  Sink() += acc;
+  EmitMetric("ns_per_step", per_step);
+  EmitRssGrowth(base);
+}
+
+// ---- G: request-scoped arena
+// --------------------------------------------------
+template <class Make>
+void RunG(Make make, const ChildArgs& args) {
+  const size_t requests = args.sizes.g_requests;
+  Rng rng(0x6A7E);
+  std::vector<uint8_t> count(requests);
+  std::vector<uint16_t> size;
+  std::vector<uint8_t> piece;
+  size.reserve(requests * (kGMinAllocs + kGMaxAllocs) / 2 + 64);
+  piece.reserve(size.capacity());
+  for (size_t r = 0; r < requests; ++r) {
+    count[r] = static_cast<uint8_t>(rng.Between(kGMinAllocs, kGMaxAllocs));
+    for (size_t j = 0; j < count[r]; ++j) {
+      size.push_back(static_cast<uint16_t>(rng.Between(kGMin, kGMax)));
+      piece.push_back(static_cast<uint8_t>(rng.Between(1, kGPieceMax)));
+    }
+  }
+  static const char kText[] =
+      "GET /api/v1/items?id=42&fields=name,price HTTP/1.1 Host: example";
+  auto a = make();
+  const bool bulk = a->bump();
+  void* blocks[kGMaxAllocs];
+  const long base = StatusKib("VmRSS");
+  std::vector<double> per_request;
+  uint64_t acc = 0;
+  for (int round = -args.warmup; round < args.rounds; ++round) {
+    const uint64_t t0 = NowNs();
+    size_t off = 0;
+    for (size_t r = 0; r < requests; ++r) {
+      const size_t c = count[r];
+      size_t cap = kGStringStart, len = 0;
+      char* s = static_cast<char*>(a->alloc(cap));
+      CheckAlloc(s);
+      for (size_t j = 0; j < c; ++j) {
+        const size_t sz = size[off + j];
+        void* p = a->alloc(sz);
+        CheckAlloc(p);
+        Touch(p, sz, j);
+        blocks[j] = p;
+        const size_t pc = piece[off + j];
+        if (len + pc + 1 >
+            cap) {  // realloc-style doubling through the resource
+          const size_t ncap = cap * 2;
+          char* ns = static_cast<char*>(a->alloc(ncap));
+          CheckAlloc(ns);
+          std::memcpy(ns, s, len);
+          a->dealloc(s, cap);
+          s = ns;
+          cap = ncap;
+        }
+        std::memcpy(s + len, kText + (j & 31), pc);
+        len += pc;
+      }
+      s[len] = '\0';
+      acc += static_cast<unsigned char>(s[len / 2]) + len;
+      if (bulk) {
+        a->drop();
+      } else {
+        for (size_t j = 0; j < c; ++j) a->dealloc(blocks[j], size[off + j]);
+        a->dealloc(s, cap);
+      }
+      off += c;
+    }
+    const uint64_t t1 = NowNs();
+    if (round >= 0)
+      per_request.push_back((t1 - t0) / static_cast<double>(requests));
+  }
+  Sink() += acc;
+  EmitMetric("ns_per_request", per_request);
+  EmitRssGrowth(base);
+}
+
+}  // namespace
+
+WorkloadInfo WorkloadA() {
+  WorkloadInfo w = AllocFree(
+      "A", "one thread: allocate 64 B blocks (writing each), then free all");
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "%d x %d B, alloc (incl. 64 B memset) and free timed separately; ns "
+        "per block",
+        s.a_blocks, kBlock);
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat("{\"blocks\":%d,\"block_bytes\":%d,\"threads\":1}",
+                           s.a_blocks, kBlock);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithAdapter(w, a, [&](auto make) { RunA(make, args); });
+  };
+  return w;
+}
+
+WorkloadInfo WorkloadC() {
+  WorkloadInfo w = AllocFree(
+      "C",
+      "one thread: mixed sizes 64/128/256/512 B (4:3:2:1), freed in shuffled "
+      "order");
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "%d allocations of 64/128/256/512 B drawn 4:3:2:1 (16 B written each), "
+        "freed in a "
+        "shuffled order; ns per block",
+        s.c_allocs);
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "{\"allocations\":%d,\"sizes\":[64,128,256,512],\"ratio\":[4,3,2,1],"
+        "\"threads\":1}",
+        s.c_allocs);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithAdapter(w, a, [&](auto make) { RunC(make, args); });
+  };
+  return w;
+}
+
+WorkloadInfo WorkloadD() {
+  WorkloadInfo w;
+  w.id = "D";
+  w.title =
+      "peak resident memory of workload A, each allocator in a fresh process";
+  w.memory = true;
+  w.metrics = {{"peak_rss_kib", "KiB"}, {"retained_after_free_kib", "KiB"}};
+  w.primary = "peak_rss_kib";
+  w.unit_label = "peak resident MiB";
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "%d x %d B = %.1f MiB payload; peak = VmHWM - VmRSS before allocating; "
+        "retained = VmRSS after freeing all - VmRSS before",
+        s.a_blocks, kBlock,
+        static_cast<double>(s.a_blocks * kBlock) / (1 << 20));
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat("{\"blocks\":%d,\"block_bytes\":%d,\"threads\":1}",
+                           s.a_blocks, kBlock);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithAdapter(w, a, [&](auto make) { RunD(make, args); });
+  };
+  return w;
+}
+
+WorkloadInfo WorkloadE() {
+  WorkloadInfo w;
+  w.id = "E";
+  w.title =
+      "churn: random live block freed, random new size allocated, per step";
+  w.metrics = {{"ns_per_step", "ns"}, {"peak_rss_growth_kib", "KiB"}};
+  w.primary = "ns_per_step";
+  w.unit_label = "ns per step (free + alloc)";
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "%d live blocks of %d..%d B; %d steps of (free a random live block, "
+        "allocate a random "
+        "size); sequence precomputed; ns per step (1 free + 1 alloc)",
+        s.e_live, kEMin, kEMax, s.e_steps);
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "{\"live_blocks\":%d,\"steps\":%d,\"min_bytes\":%d,\"max_bytes\":%d,"
+        "\"threads\":1}",
+        s.e_live, s.e_steps, kEMin, kEMax);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithAdapter(w, a, [&](auto make) { RunE(make, args); });
+  };
+  return w;
+}
+
+WorkloadInfo WorkloadG() {
+  WorkloadInfo w;
+  w.id = "G";
+  w.title =
+      "request-scoped arena (gateway): ~50 blocks + a growing string per "
+      "request, dropped at the end";
+  w.metrics = {{"ns_per_request", "ns"}, {"peak_rss_growth_kib", "KiB"}};
+  w.primary = "ns_per_request";
+  w.unit_label = "ns per request";
+  w.mono_first_chunk = kGMonoChunk;
+  w.params = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "%d requests; each %d..%d blocks of %d..%d B + one string grown by "
+        "1..%d chars after each block "
+        "(capacity from %d B, doubling: allocate new, memcpy, deallocate old); "
+        "end of request: "
+        "bump resources drop all at once (reset/release), others free each "
+        "block; monotonic first "
+        "chunk %d KiB; ns per request",
+        s.g_requests, kGMinAllocs, kGMaxAllocs, kGMin, kGMax, kGPieceMax,
+        kGStringStart, kGMonoChunk / 1024);
+  };
+  w.params_json = [](const WorkloadInfo&, const Sizes& s) {
+    return absl::StrFormat(
+        "{\"requests\":%d,\"min_allocs\":%d,\"max_allocs\":%d,\"min_bytes\":%d,"
+        "\"max_bytes\":%d,"
+        "\"string_piece_max\":%d,\"string_start_capacity\":%d,\"monotonic_"
+        "first_chunk\":%d,\"threads\":1}",
+        s.g_requests, kGMinAllocs, kGMaxAllocs, kGMin, kGMax, kGPieceMax,
+        kGStringStart, kGMonoChunk);
+  };
+  w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
+             const ChildArgs& args) {
+    WithAdapter(w, a, [&](auto make) { RunG(make, args); });
+  };
+  return w;
+}
+
+}  // namespace bench

@@ -1,0 +1,221 @@
+// What the workload files (workloads_*.cc) share: timing, the checksum's
+// helpers, metric output, the random sequences, the calls that make a row's
+// adapter, the common shapes of the alloc/free and container entries, and the
+// entries themselves, which Workloads() (workloads.cc) lists. Internal to
+// //benchmarks:all.
+//
+// Method, for every workload: inputs (sizes, orders, random sequences) are
+// built before any timing; `warmup` untimed rounds, then `rounds` timed ones
+// on the same allocator instance (a pool keeps its chunks across rounds, as
+// malloc keeps its heap); pointers and block contents feed a checksum that is
+// printed, so nothing can be optimised away.
+//
+// The container workloads V, H, S, H-str, W, S-char measure a container type
+// over a resource (registry.cc's ContainerOf): the std container with
+// std::allocator on the malloc rows, the std::pmr one over the std resource,
+// the pmr-c one over the pmr-c resource, absl::flat_hash_map in H and H-str,
+// glib's GHashTable in W. One resource instance serves all
+// rounds; each round makes its containers from empty and destroys them, then
+// calls the resource's drop() (monotonic: reset or release) in the timed
+// destroy phase. Each Ops class wraps one container type behind the same few
+// inline calls, so a workload's runner is the same code for every row.
+#ifndef PMR_BENCHMARKS_WORKLOADS_COMMON_H_
+#define PMR_BENCHMARKS_WORKLOADS_COMMON_H_
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "benchmarks/adapters.h"
+#include "benchmarks/child.h"
+#include "benchmarks/json.h"
+#include "benchmarks/registry.h"
+
+namespace bench {
+
+inline uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// splitmix64: fixed seeds, so every allocator sees the same sequence.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n).
+  uint32_t Below(uint32_t n) {
+    return static_cast<uint32_t>(((Next() >> 32) * n) >> 32);
+  }
+  // Uniform in [lo, hi].
+  uint32_t Between(uint32_t lo, uint32_t hi) { return lo + Below(hi - lo + 1); }
+
+ private:
+  uint64_t s_;
+};
+
+[[noreturn]] inline void Fail(const char* what) {
+  std::fprintf(stderr, "benchmark child: %s\n", what);
+  std::fflush(stderr);
+  std::_Exit(4);
+}
+
+// A field of /proc/self/status in KiB ("VmRSS", "VmHWM"), or -1.
+inline long StatusKib(const char* key) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long v = -1;
+  const size_t n = std::strlen(key);
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strncmp(line, key, n) == 0 && line[n] == ':') {
+      v = std::strtol(line + n + 1, nullptr, 10);
+      break;
+    }
+  }
+  std::fclose(f);
+  return v;
+}
+
+// Writes the first and last 8 bytes of a block of n >= 16 bytes.
+inline void Touch(void* p, size_t n, uint64_t v) {
+  std::memcpy(p, &v, 8);
+  std::memcpy(static_cast<char*>(p) + n - 8, &v, 8);
+}
+
+inline void CheckAlloc(void* p) {
+  if (p == nullptr) Fail("allocation failed");
+}
+
+inline void EmitMetric(const char* id, const std::vector<double>& values) {
+  std::string s = absl::StrFormat(
+      "{\"type\":\"metric\",\"metric\":\"%s\",\"values\":[", id);
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? "," : "") + JsonNumber(values[i]);
+  s += "]}\n";
+  std::fputs(s.c_str(), stdout);
+}
+
+// Peak RSS of the process above `baseline_kib` (VmRSS taken when the
+// workload's own arrays were ready): what the allocator made resident.
+inline void EmitRssGrowth(long baseline_kib) {
+  long hwm = StatusKib("VmHWM");
+  EmitMetric("peak_rss_growth_kib",
+             {static_cast<double>(std::max(0L, hwm - baseline_kib))});
+}
+
+struct Phases {
+  std::vector<double> alloc, free, total;
+  void Add(uint64_t t0, uint64_t t1, uint64_t t2, double ops) {
+    alloc.push_back((t1 - t0) / ops);
+    free.push_back((t2 - t1) / ops);
+    total.push_back((t2 - t0) / ops);
+  }
+  void Emit() const {
+    EmitMetric("alloc_ns_per_op", alloc);
+    EmitMetric("free_ns_per_op", free);
+    EmitMetric("total_ns_per_op", total);
+  }
+};
+
+template <class Make>
+using AdapterOf = typename decltype(std::declval<Make>()())::element_type;
+
+// Adapters with container rows (the others are never applicable there).
+template <class A>
+constexpr bool kContainerAdapter =
+    std::is_base_of_v<MallocAdapter, A> || std::is_same_v<A, StdAdapter> ||
+    std::is_same_v<A, PmrAdapter>;
+
+// Calls body(make) with make() returning a fresh instance of a's adapter, its
+// concrete type known to body (so the workload's calls stay inline).
+template <class Body>
+void WithAdapter(const WorkloadInfo& w, const AllocatorInfo& a, Body body) {
+  const MakeCtx ctx{w.mono_first_chunk};
+  std::visit([&](auto fn) { body([fn, ctx] { return fn(ctx); }); },
+             a.make->make);
+}
+
+// The same for the container workloads: body(resource adapter).
+template <class Body>
+void WithResource(const WorkloadInfo& w, const AllocatorInfo& a, Body body) {
+  WithAdapter(w, a, [&](auto make) {
+    using A = AdapterOf<decltype(make)>;
+    if constexpr (kContainerAdapter<A>) {
+      auto res = make();
+      body(*res);
+    } else {
+      Fail("no container over this allocator");
+    }
+  });
+}
+
+inline const std::vector<MetricInfo> kAllocFree = {
+    {"alloc_ns_per_op", "ns"},
+    {"free_ns_per_op", "ns"},
+    {"total_ns_per_op", "ns"},
+    {"peak_rss_growth_kib", "KiB"}};
+
+// The alloc/free workloads' common shape: A, B*, C.
+inline WorkloadInfo AllocFree(const char* id, const char* title) {
+  WorkloadInfo w;
+  w.id = id;
+  w.title = title;
+  w.metrics = kAllocFree;
+  w.primary = "total_ns_per_op";
+  w.unit_label = "ns per block (alloc + free)";
+  return w;
+}
+
+// The container workloads' common shape: V, H, S.
+inline WorkloadInfo Container(const char* id, const char* title,
+                              const char* pmr, const char* std_type) {
+  WorkloadInfo w;
+  w.id = id;
+  w.title = title;
+  w.container = true;
+  w.pmr_container = pmr;
+  w.std_container = std_type;
+  w.primary = "total_ns_per_op";
+  return w;
+}
+
+// The entries of Workloads(), one function each, in the files of their
+// families.
+WorkloadInfo WorkloadA();  // workloads_alloc.cc
+WorkloadInfo WorkloadC();
+WorkloadInfo WorkloadD();
+WorkloadInfo WorkloadE();
+WorkloadInfo WorkloadG();
+WorkloadInfo WorkloadB(int threads);  // workloads_threads.cc
+WorkloadInfo WorkloadP();
+WorkloadInfo WorkloadF();
+WorkloadInfo WorkloadV();  // workloads_vector_string.cc
+WorkloadInfo WorkloadS();
+WorkloadInfo WorkloadSChar();
+WorkloadInfo WorkloadH();  // workloads_hashmap.cc
+WorkloadInfo WorkloadHStr();
+WorkloadInfo WorkloadW();  // workloads_wordcount.cc
+WorkloadInfo WorkloadR();  // workloads_clients.cc
+WorkloadInfo WorkloadQ();
+
+}  // namespace bench
+
+#endif  // PMR_BENCHMARKS_WORKLOADS_COMMON_H_
