@@ -40,6 +40,10 @@
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 
+#ifdef PMR_DROPIN_RENAME
+#include "malloc/internal/dropin_rename.h"
+#endif
+
 #define MIN_ALIGN ((size_t)16)
 /* Sizes the engine's fast path serves (pmr_impl_pool_small_limit). */
 #define SMALL_MAX ((size_t)1024)

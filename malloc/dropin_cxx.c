@@ -7,6 +7,10 @@
 #include "malloc/internal/dropin.h"
 #include "mem_resource/pmr_mem_resource.h"
 
+#ifdef PMR_DROPIN_RENAME
+#include "malloc/internal/dropin_rename.h"
+#endif
+
 /* ---- C++'s operator new and delete -------------------------------------- */
 
 /* The Itanium C++ ABI's names, on LP64 targets (size_t is unsigned long,
