@@ -3,6 +3,7 @@
 #include "resources/pmr_monotonic_buffer.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "resources/internal/live_registry.h"
 #include "resources/internal/mem_check.h"
@@ -48,7 +49,15 @@ static void mono_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   (void)alignment;
 }
 
-/* Grows or shrinks the most recent allocation in place. */
+static void drop_after(pmr_monotonic_buffer *m, size_t depth, char *at);
+
+/* The depth of the current buffer (see before()). */
+static size_t current_depth(const pmr_monotonic_buffer *m) {
+  return m->chunks != NULL ? m->chunks->depth : 1;
+}
+
+/* Grows or shrinks the most recent allocation in place. The markers taken
+ * since it was allocated point inside it or at its old end: stale. */
 static bool mono_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                             size_t new_bytes, size_t alignment) {
   pmr_monotonic_buffer *m = (pmr_monotonic_buffer *)self;
@@ -59,6 +68,7 @@ static bool mono_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   /* Only the latest block, i.e. the one that ends where the bump pointer is. */
   if (q > (uintptr_t)m->cur || (uintptr_t)m->cur - q != old_n) return false;
   if (new_n > (uintptr_t)m->end - q) return false;
+  drop_after(m, current_depth(m), (char *)p);
   m->cur = (char *)p + new_n;
   if (new_n > old_n)
     PMR_IMPL_UNDEFINED((char *)p + old_n, new_n - old_n);
@@ -67,13 +77,50 @@ static bool mono_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   return true;
 }
 
-/* Everything handed out is dropped: every earlier marker becomes invalid. */
+/* The runs in use: in m, or in the array from upstream. */
+static pmr_impl_mono_run *runs_of(pmr_monotonic_buffer *m) {
+  return m->runs_more != NULL ? m->runs_more : m->run;
+}
+
+/* Gives the runs' array back to upstream; the runs are in m again (the
+ * caller resets them). */
+static void free_runs(pmr_monotonic_buffer *m) {
+  if (m->runs_more != NULL)
+    pmr_deallocate(m->upstream, m->runs_more,
+                   m->runs_cap * sizeof(pmr_impl_mono_run),
+                   _Alignof(pmr_impl_mono_run));
+  m->runs_more = NULL;
+  m->runs_cap = PMR_IMPL_MONO_RUNS + 1;
+}
+
+/* Room for twice the runs, from upstream. False, changing nothing (errno
+ * included), when upstream refuses. */
+static bool grow_runs(pmr_monotonic_buffer *m) {
+  if (m->runs_cap > SIZE_MAX / 2 / sizeof(pmr_impl_mono_run)) return false;
+  size_t cap = m->runs_cap * 2;
+  int saved = errno;
+  pmr_impl_mono_run *r = (pmr_impl_mono_run *)pmr_allocate(
+      m->upstream, cap * sizeof *r, _Alignof(pmr_impl_mono_run));
+  errno = saved;
+  if (r == NULL) return false;
+  memcpy(r, runs_of(m), m->runs * sizeof *r);
+  size_t runs = m->runs;
+  free_runs(m);
+  m->runs = runs;
+  m->runs_more = r;
+  m->runs_cap = cap;
+  return true;
+}
+
+/* Everything handed out is dropped: every earlier marker becomes invalid.
+ * The runs' array is kept. */
 static void drop_all(pmr_monotonic_buffer *m) {
   ++m->gen;
   m->runs = 1;
-  m->run[0].at = NULL;
-  m->run[0].depth = 0;
-  m->run[0].gen = m->gen;
+  pmr_impl_mono_run *run = runs_of(m);
+  run[0].at = NULL;
+  run[0].depth = 0;
+  run[0].gen = m->gen;
 }
 
 /* Makes the initial buffer (possibly none) the current one, empty. */
@@ -122,6 +169,8 @@ bool pmr_monotonic_buffer_init_with_buffer(pmr_monotonic_buffer *m,
   m->initial_buffer = buffer != NULL ? (char *)buffer : NULL;
   m->initial_size = buffer != NULL ? size : 0;
   m->gen = 0;
+  m->runs_more = NULL;
+  m->runs_cap = PMR_IMPL_MONO_RUNS + 1;
   restart_initial(m);
   size_t first = PMR_MONOTONIC_DEFAULT_CHUNK;
   if (m->initial_size > first) first = m->initial_size;
@@ -170,6 +219,7 @@ void pmr_monotonic_buffer_release(pmr_monotonic_buffer *m) {
   PMR_IMPL_CHECK_NOT_NULL(m, "monotonic_buffer", );
   free_list(m->upstream, m->chunks);
   free_list(m->upstream, m->spare);
+  free_runs(m);
   m->chunks = NULL;
   m->spare = NULL;
   restart_initial(m);
@@ -201,19 +251,24 @@ static bool before(size_t d1, const char *a1, size_t d2, const char *a2) {
  * markers at or before it stay valid. */
 static void drop_after(pmr_monotonic_buffer *m, size_t depth, char *at) {
   ++m->gen;
+  pmr_impl_mono_run *run = runs_of(m);
   while (m->runs > 1 &&
-         !before(m->run[m->runs - 1].depth, m->run[m->runs - 1].at, depth, at))
+         !before(run[m->runs - 1].depth, run[m->runs - 1].at, depth, at))
     --m->runs;
-  if (m->runs == PMR_IMPL_MONO_RUNS + 1) {
-    /* Full (run[0] and PMR_IMPL_MONO_RUNS rewind runs): the two newest runs
-     * merge under the newer generation, which can only refuse markers, never
-     * accept a stale one. */
-    m->run[m->runs - 2].gen = m->run[m->runs - 1].gen;
-    --m->runs;
+  if (m->runs == m->runs_cap) {
+    if (grow_runs(m)) {
+      run = runs_of(m);
+    } else {
+      /* Full, and no more memory: the two newest runs merge under the
+       * newer generation, which can only refuse markers, never accept a
+       * stale one. The runs below stay exact. */
+      run[m->runs - 2].gen = run[m->runs - 1].gen;
+      --m->runs;
+    }
   }
-  m->run[m->runs].at = at;
-  m->run[m->runs].depth = depth;
-  m->run[m->runs].gen = m->gen;
+  run[m->runs].at = at;
+  run[m->runs].depth = depth;
+  run[m->runs].gen = m->gen;
   ++m->runs;
 }
 
@@ -264,10 +319,18 @@ bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
    * newer than the marker (else that position was dropped and handed out
    * again since the mark). */
   size_t depth = marker.chunk != NULL ? marker.chunk->depth : 1;
-  unsigned k = m->runs - 1;
-  while (k > 0 && !before(m->run[k].depth, m->run[k].at, depth, marker.cur))
-    --k;
-  if (marker.gen < m->run[k].gen) return false;
+  const pmr_impl_mono_run *run = runs_of(m);
+  /* The last run starting before the marker's position, by bisection (the
+   * runs rise): it is in [k, past). */
+  size_t k = 0, past = m->runs;
+  while (past - k > 1) {
+    size_t mid = k + (past - k) / 2;
+    if (before(run[mid].depth, run[mid].at, depth, marker.cur))
+      k = mid;
+    else
+      past = mid;
+  }
+  if (marker.gen < run[k].gen) return false;
   park_chunks_until(m, marker.chunk);
   drop_after(m, depth, marker.cur);
   if (marker.chunk == NULL) {

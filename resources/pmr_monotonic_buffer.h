@@ -16,6 +16,9 @@
  *     PMR_MAX_ALIGN, except a chunk made for an over-aligned request, which is
  *     asked with that alignment alone (later chunks are not over-aligned).
  *     Chunk sizes include a small header kept at the chunk's end.
+ *   - pmr_try_resize works on the latest block only, inside the current
+ *     buffer (never across into another chunk); see rewind for what it does
+ *     to markers.
  *
  * Thread safety: none. One thread at a time per instance.
  * Failure: NULL when upstream fails (errno as upstream left it); the resource
@@ -39,11 +42,13 @@ extern "C" {
 struct pmr_impl_mono_chunk;
 
 /* Rewind bookkeeping (private): the bytes handed out now, split into runs
- * by the rewinds that reached them; each run has the generation of the drop
- * it starts at. A marker older than the run holding it was dropped and
- * handed out again since. run[0] starts before everything; up to
- * PMR_IMPL_MONO_RUNS more start at the stop positions of the rewinds that
- * each stopped above the previous one (see pmr_monotonic_buffer_rewind). */
+ * by the drops (rewinds, in-place resizes) that reached them; each run has
+ * the generation of the drop it starts at. A marker older than the run
+ * holding it was dropped and handed out again since. run[0] starts before
+ * everything; each further run starts at the stop position of a drop that
+ * stopped above the previous one. The first PMR_IMPL_MONO_RUNS + 1 runs are
+ * kept in the buffer itself, more in an array from upstream (see
+ * pmr_monotonic_buffer_rewind). */
 #define PMR_IMPL_MONO_RUNS 4
 typedef struct pmr_impl_mono_run {
   char *at;     /* the run starts after this position ... */
@@ -65,8 +70,10 @@ typedef struct pmr_monotonic_buffer {
   size_t next_size;    /* size of the next chunk from upstream */
   size_t initial_used; /* bytes used in the initial buffer when left */
   size_t max_next;     /* growth cap: max(PMR_MONOTONIC_MAX_CHUNK, first) */
-  uint64_t gen;        /* drops (release, reset, rewind) so far */
-  unsigned runs;       /* entries of run[] in use (at least 1) */
+  uint64_t gen;        /* drops (release, reset, rewind, resize) so far */
+  size_t runs;         /* runs in use (at least 1) */
+  size_t runs_cap;     /* runs the current array holds */
+  pmr_impl_mono_run *runs_more; /* NULL: the runs are in run[] */
   pmr_impl_mono_run run[PMR_IMPL_MONO_RUNS + 1];
 } pmr_monotonic_buffer;
 
@@ -127,20 +134,34 @@ static inline pmr_monotonic_marker pmr_monotonic_buffer_mark(
     const pmr_monotonic_buffer *m);
 
 /* Goes back to marker (a stack allocator's pop): chunks taken since are kept
- * as spares for reuse. The marker stays valid (rewinding to it again is
- * fine), and so do markers taken before it; markers taken after it are
- * invalidated. Returns false and does nothing when marker is not valid: m
- * was released or reset since the mark, or rewound to a position before the
- * marker (also when allocations have passed that position again since), or
- * the marker is from another resource. A stale marker is always refused.
- * A valid one is accepted, with one exception: rewinds that each stop
- * above the previous one (with nothing below them dropped in between) are
- * tracked exactly up to PMR_IMPL_MONO_RUNS (4) of them; from the fifth on,
- * a marker positioned above the third of those stop positions and below the
- * newest may be refused (markers at or below the third, like an outer
- * scope's, and markers taken after the newest rewind stay exact). So four
- * rounds of {allocate; mark; allocate; rewind}, each above the previous,
- * keep every one of their markers valid. */
+ * as spares for reuse, and bytes_used is again what it was at the mark.
+ * Returns false and does nothing when marker is not valid. A marker is valid
+ * until one of these makes it stale:
+ *   - release or reset of m;
+ *   - a rewind to a marker positioned before it (markers at its position,
+ *     the rewound one included, stay valid, as do those before it), even
+ *     when allocations have passed its position again since;
+ *   - a successful pmr_try_resize (grow, shrink or same size) of the block
+ *     that was the latest at the mark: the markers taken since that block
+ *     was allocated point inside it or past its end, and become stale;
+ *     those taken before it stay valid;
+ * and a marker from another resource is never valid. A stale marker is
+ * always refused; a valid one is accepted, with one exception below.
+ *
+ * Telling every valid marker from every stale one takes one entry per
+ * "drop" (rewind, or resize, which stops at the block's start) that stops
+ * above the previous one with nothing below it dropped in between (an
+ * entry goes when a later drop stops at or below it): so any number of
+ * entries, and m has a fixed size. The first PMR_IMPL_MONO_RUNS (4) live in
+ * m; more in an array that rewind and pmr_try_resize ask of upstream
+ * (about 24 bytes an entry, doubling; kept by reset, given back by
+ * release). The exception: when upstream refuses that array (the null
+ * resource, say), m merges its two newest entries instead, and then, until
+ * a drop stops at or below the third entry's position, a valid marker
+ * positioned above that third position and taken before the newest drop
+ * may be refused. Never is a stale marker accepted, and markers at or below
+ * the third entry (outer scopes) and those taken since the newest drop are
+ * always accepted. errno is left as it was. */
 bool pmr_monotonic_buffer_rewind(pmr_monotonic_buffer *m,
                                  pmr_monotonic_marker marker);
 
