@@ -321,19 +321,19 @@ void scenario_api() {
   // Bad alignments.
   void* bad = reinterpret_cast<void*>(1);
   errno = kMarker;
-  CHECK(posix_memalign(&bad, 24, 10) == EINVAL);
-  CHECK(posix_memalign(&bad, 0, 10) == EINVAL);
-  CHECK(posix_memalign(&bad, 4, 10) == EINVAL);  // below sizeof(void *)
+  CHECK(posix_memalign(&bad, opaque(24), 10) == EINVAL);
+  CHECK(posix_memalign(&bad, opaque(0), 10) == EINVAL);
+  CHECK(posix_memalign(&bad, opaque(4), 10) == EINVAL);  // below sizeof(void *)
   CHECK(bad == reinterpret_cast<void*>(1) && errno == kMarker);
   errno = 0;
-  CHECK(aligned_alloc(24, 10) == nullptr && errno == EINVAL);
+  CHECK(aligned_alloc(opaque(24), 10) == nullptr && errno == EINVAL);
   errno = 0;
-  CHECK(aligned_alloc(0, 10) == nullptr && errno == EINVAL);
-  void* m24 = memalign(24, 10);  // glibc: rounded up to 32
+  CHECK(aligned_alloc(opaque(0), 10) == nullptr && errno == EINVAL);
+  void* m24 = memalign(opaque(24), 10);  // glibc: rounded up to 32
   CHECK(m24 != nullptr && aligned_to(m24, 32));
   free(m24);
   errno = 0;
-  CHECK(memalign(SIZE_MAX / 2 + 2, 10) == nullptr && errno == EINVAL);
+  CHECK(memalign(opaque(SIZE_MAX / 2 + 2), 10) == nullptr && errno == EINVAL);
 
   // valloc / pvalloc: page aligned; pvalloc rounds the size up to pages.
   size_t ps = static_cast<size_t>(sysconf(_SC_PAGESIZE));
