@@ -42,6 +42,12 @@ grep -q "sum 500500, string length 60, misuse reports 0" <<<"$out" || fail "unex
 bazel test "${opts[@]}" //:hello_test >/dev/null 2>"$err" || fail "bazel test //:hello_test"
 quiet "bazel test //:hello_test"
 
+out=$(PMR_MALLOC=pool bazel run "${opts[@]}" --action_env=PMR_MALLOC //:dropin_hello 2>"$err") ||
+  fail "bazel run //:dropin_hello"
+quiet "bazel run //:dropin_hello"
+echo "consumer (@pmr_c//malloc:dropin): $out"
+grep -q "drop-in malloc: engine" <<<"$out" || fail "unexpected output of dropin_hello"
+
 out=$(bazel run "${opts[@]}" --@pmr_c//:debug //:hello 2>"$err") || fail "bazel run --@pmr_c//:debug //:hello"
 quiet "bazel run --@pmr_c//:debug //:hello"
 echo "consumer (--@pmr_c//:debug): $out"
