@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "benchmarks/json.h"
+#include "benchmarks/system.h"
 
 namespace bench {
 
@@ -29,6 +30,8 @@ const char* StatusName(Status s) {
       return "preload_failed";
     case Status::kError:
       return "error";
+    case Status::kMismatch:
+      return "output_mismatch";
   }
   return "?";
 }
@@ -146,6 +149,8 @@ std::string NotOkText(const Cell& c) {
       return "PRELOAD FAILED: " + c.detail;
     case Status::kError:
       return "ERROR: " + c.detail;
+    case Status::kMismatch:
+      return "OUTPUT MISMATCH: " + c.detail;
     default:
       return StatusName(c.status);
   }
@@ -154,7 +159,7 @@ std::string NotOkText(const Cell& c) {
 double MemoryOf(const RunInfo& run, size_t w, size_t a) {
   const WorkloadInfo& wl = Workloads()[w];
   const Stat* s =
-      Find(run.cells[w][a], wl.memory ? "peak_rss_kib" : "peak_rss_growth_kib");
+      Find(run.cells[w][a], wl.memory ? "peak_rss_kib" : wl.rss_metric);
   return s ? s->median : -1;
 }
 
@@ -286,7 +291,7 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                           absl::StrFormat("[%s, %s]", Mib(p->min), Mib(p->max)),
                           vs_g, vs_s, kept ? Mib(kept->median) : "-");
     } else {
-      const Stat* rss = Find(c, "peak_rss_growth_kib");
+      const Stat* rss = Find(c, wl.rss_metric);
       const std::string spread =
           absl::StrFormat("[%s, %s]", Num(p->min), Num(p->max));
       if (phases) {
@@ -343,7 +348,7 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                   "std counterpart resource\n",
                   type, ContainerOf(wl, *FindAllocator("std_new_delete")));
   }
-  if (!wl.memory)
+  if (!wl.memory && !wl.system)
     absl::FPrintF(out,
                   "   RSS+ = peak resident memory of the process above its own "
                   "arrays (warm-up and all "
@@ -390,7 +395,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
                 "\n== Which resource for which workload (pmr-c pick = fastest "
                 "pmr-c resource whose peak memory "
                 "is within max(2x, +16 MiB) of glibc's; D: leanest)\n");
-  absl::FPrintF(out, "   %-6s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl",
+  absl::FPrintF(out, "   %-10s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl",
                 "pmr-c pick", "median", "vs glibc", "vs best drop-in",
                 "vs std::pmr counterpart", "mem vs g", "best of all");
   for (size_t w = 0; w < wls.size(); ++w) {
@@ -402,7 +407,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
       for (size_t a = 0; a < all.size(); ++a)
         measured |= all[a].family == Family::kPmr &&
                     Find(run.cells[w][a], wl.primary) != nullptr;
-      absl::FPrintF(out, "   %-6s (%s)\n", wl.id,
+      absl::FPrintF(out, "   %-10s (%s)\n", wl.id,
                     measured ? "no pmr-c resource within the memory bound"
                              : "no pmr-c resource measured");
       continue;
@@ -427,7 +432,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
       if (g > 0 && m > 0) mem = absl::StrFormat("%.2fx", g / m);
     }
     const size_t best = FastestOf(run, w, false);
-    absl::FPrintF(out, "   %-6s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id,
+    absl::FPrintF(out, "   %-10s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id,
                   all[pick].id,
                   wl.memory ? Mib(p->median) + " MiB"
                             : Num(p->median) + " " + PrimaryUnit(wl),
@@ -524,6 +529,7 @@ void PrintReport(const RunInfo& run, FILE* out) {
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
     if (run.selected_workload[w]) PrintTable(run, w, out);
+  PrintSystemTable(run, out);
   PrintSummary(run, out);
   absl::FPrintF(out, "\nwall time %.1f s\n", run.wall_seconds);
 }
@@ -555,6 +561,7 @@ bool WriteMarkdown(const RunInfo& run, const std::string& path,
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
     if (run.selected_workload[w]) PrintTable(run, w, mem);
+  PrintSystemTable(run, mem);
   absl::FPrintF(mem, "```\n");
   std::fclose(mem);
   std::string text(buf, len);

@@ -62,6 +62,7 @@ extern "C" {
 #include "benchmarks/child.h"
 #include "benchmarks/json.h"
 #include "benchmarks/registry.h"
+#include "benchmarks/system.h"
 #include "containers/pmr_hashmap.h"
 #include "containers/pmr_string.h"
 #include "containers/pmr_vector.h"
@@ -2121,7 +2122,12 @@ const std::vector<WorkloadInfo>& Workloads() {
       WorkloadV(),     WorkloadH(),  WorkloadS(),  WorkloadHStr(), WorkloadW(),
       WorkloadSChar(), WorkloadR(),  WorkloadQ(),
   };
-  return kAll;
+  static const std::vector<WorkloadInfo> kWithSystem = [] {
+    std::vector<WorkloadInfo> v = kAll;
+    for (WorkloadInfo& w : SystemWorkloads()) v.push_back(std::move(w));
+    return v;
+  }();
+  return kWithSystem;
 }
 
 }  // namespace bench
