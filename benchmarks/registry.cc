@@ -60,11 +60,11 @@ Sizes Sizes::Scaled(double scale) {
   s.w_bytes = sc(24u << 20, 64u << 10);
   s.r_scale = sc(20, 1);
   s.q_rows = sc(200000, 200);
-  s.sys_redis_requests = sc(200000, 2000);
-  s.sys_sql_rows = sc(100000, 500);
-  s.sys_lua_n = sc(100000, 1000);
-  s.sys_py_n = sc(100000, 1000);
-  s.sys_xz_bytes = sc(24u << 20, 256u << 10);
+  s.sys_redis_requests = sc(30000, 2000);
+  s.sys_sql_rows = sc(50000, 500);
+  s.sys_lua_n = sc(60000, 1000);
+  s.sys_py_n = sc(60000, 1000);
+  s.sys_xz_bytes = sc(4u << 20, 256u << 10);
   return s;
 }
 

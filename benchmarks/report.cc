@@ -497,13 +497,21 @@ void PrintHeader(const RunInfo& run, FILE* out) {
     auto it = run.peers.find(peer.name);
     if (it == run.peers.end()) continue;
     const PeerStatus& ps = it->second;
+    // A path in Bazel's output tree is long: its file name here, the whole
+    // path in the JSON.
+    std::string from = ps.malloc_from;
+    if (from.size() > 100 && from.rfind('/') != std::string::npos)
+      from = ".../" + from.substr(from.rfind('/') + 1);
     if (ps.status == Status::kOk)
-      absl::FPrintF(
-          out, "   %-9s active: %s; malloc resolves to %s\n", peer.name,
-          ps.version.empty() ? "version unknown" : ps.version, ps.malloc_from);
+      absl::FPrintF(out, "   %-10s active: %s; malloc resolves to %s\n",
+                    peer.name,
+                    ps.version.empty() ? "version unknown" : ps.version, from);
     else
-      absl::FPrintF(out, "   %-9s %s%s\n", peer.name, StatusName(ps.status),
-                    ps.detail.empty() ? "" : " -- " + ps.detail);
+      absl::FPrintF(out, "%s\n",
+                    Wrap(absl::StrFormat("   %-10s ", peer.name),
+                         StatusName(ps.status) +
+                             (ps.detail.empty() ? "" : " -- " + ps.detail),
+                         "     "));
   }
   absl::FPrintF(out, "allocators:\n");
   for (const auto& a : Allocators())
