@@ -223,6 +223,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                   "   median of %d fresh processes; spread = min-max; vs X = "
                   "X's peak / this peak (>1: leaner)\n",
                   run.d_runs);
+  else if (wl.system && run.mode.rfind("quick", 0) == 0)
+    absl::FPrintF(out,
+                  "   one run per allocator (--quick); vs X = X's time / this "
+                  "time (>1: faster)\n");
   else
     absl::FPrintF(out,
                   "   median of %d timed rounds (%s) after %d warm-up each; "
@@ -667,7 +671,7 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
             "\"container\": %s, \"median\": %s, "
             "\"min\": %s, \"max\": %s, "
             "\"values\": %s, \"vs_glibc\": %s, \"std_counterpart\": %s, "
-            "\"vs_std\": %s}",
+            "\"vs_std\": %s, \"vs_mimalloc\": %s, \"output\": %s}",
             first ? "" : ",", JsonString(wl.id), JsonString(ai.id),
             JsonString(m.id), JsonString(m.unit),
             JsonString(StatusName(c.status)), JsonString(c.detail),
@@ -676,7 +680,8 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
             num_or_null(s ? s->min : 0), num_or_null(s ? s->max : 0), values,
             ratio_or_null("glibc_malloc"),
             ai.std_counterpart ? JsonString(ai.std_counterpart) : "null",
-            ratio_or_null(ai.std_counterpart));
+            ratio_or_null(ai.std_counterpart), ratio_or_null("mimalloc"),
+            JsonString(c.output));
         first = false;
       }
     }
