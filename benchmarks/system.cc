@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -59,8 +60,15 @@ void EmitMetric(const char* id, const std::vector<double>& values) {
   std::fputs(s.c_str(), stdout);
 }
 
+// The temp dir of the running redis round, removed by Fail ("": none).
+std::string& TempDir() {
+  static std::string dir;
+  return dir;
+}
+
 // A program failed: the parent shows detail in the row (status error).
 [[noreturn]] void Fail(const std::string& detail) {
+  if (!TempDir().empty()) rmdir(TempDir().c_str());
   std::fputs(absl::StrFormat("{\"type\":\"error\",\"detail\":%s}\n",
                              JsonString(detail))
                  .c_str(),
@@ -150,6 +158,7 @@ bool Start(const std::vector<std::string>& argv,
   if (pid < 0) {
     *why = std::string("fork failed: ") + std::strerror(errno);
     if (capture) close(fds[0]);
+    if (p->err >= 0) close(p->err);
     return false;
   }
   p->pid = pid;
@@ -337,6 +346,7 @@ void RunSystem(const WorkloadInfo& w, const AllocatorInfo& a,
     if (mkdtemp(tmpl) == nullptr)
       Fail(std::string("mkdtemp: ") + std::strerror(errno));
     dir = tmpl;
+    TempDir() = dir;
   }
   std::vector<double> wall, cpu, rss;
   std::string digest;
@@ -354,6 +364,7 @@ void RunSystem(const WorkloadInfo& w, const AllocatorInfo& a,
     rss.push_back(e.rss_kib);
   }
   if (!dir.empty()) rmdir(dir.c_str());  // redis wrote nothing into it
+  TempDir().clear();
   close(in);
   EmitMetric("wall_ms", wall);
   EmitMetric("cpu_ms", cpu);
