@@ -35,6 +35,13 @@ std::unique_ptr<PmrMonoInlineAdapter> NewPmrMonoInline(const MakeCtx& c) {
   return std::make_unique<PmrMonoInlineAdapter>(c.mono_first_chunk);
 }
 
+// The drop-in rows run the programs of SYS only: elsewhere the same engines
+// are measured as resources (pmr_thread_cache, pmr_thread_cache_pool).
+constexpr char kSystemOnly[] = "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz";
+constexpr char kDropinWhy[] =
+    "pmr-c's drop-in malloc: SYS only (its engines are pmr_thread_cache and "
+    "pmr_thread_cache_pool here)";
+
 }  // namespace
 
 const std::vector<AllocatorInfo>& Allocators() {
@@ -108,6 +115,16 @@ const std::vector<AllocatorInfo>& Allocators() {
        "default options",
        true, false, "std_sync_pool", nullptr,
        Make<&NewPmr<PmrAdapter::kThreadCachePool>>()},
+      {"pmr_dropin", Family::kPmr, "malloc",
+       "pmr-c's drop-in malloc (libpmr_malloc.so, LD_PRELOAD, own process), "
+       "thread cache engine (PMR_MALLOC=thread_cache)",
+       true, false, nullptr, "pmr_dropin", Make<&New<MallocAdapter>>(), false,
+       nullptr, kSystemOnly, kDropinWhy},
+      {"pmr_dropin_pool", Family::kPmr, "malloc",
+       "pmr-c's drop-in malloc (libpmr_malloc.so, LD_PRELOAD, own process), "
+       "synchronized pool engine (PMR_MALLOC=pool)",
+       true, false, nullptr, "pmr_dropin", Make<&New<MallocAdapter>>(), false,
+       nullptr, kSystemOnly, kDropinWhy},
       {"no_allocator", Family::kReference, "direct",
        "not an allocator: F's loop alone, the producer handing out 4096 "
        "preallocated 64 B blocks in turn, free a "

@@ -29,6 +29,7 @@
 #include "benchmarks/json.h"
 #include "benchmarks/registry.h"
 #include "benchmarks/report.h"
+#include "benchmarks/system.h"
 
 extern char** environ;
 
@@ -65,8 +66,9 @@ constexpr char kUsage[] =
     "  --d-processes=N    fresh processes for workload D (default 3, --quick "
     "1)\n"
     "  --peer-lib=NAME=PATH  use PATH as the LD_PRELOAD library of peer NAME\n"
-    "                     (jemalloc, tcmalloc, mimalloc); a missing PATH "
-    "reports \"not installed\"\n"
+    "                     (jemalloc, tcmalloc, mimalloc, pmr_dropin: "
+    "libpmr_malloc.so);\n"
+    "                     a missing PATH reports \"not installed\"\n"
     "  --list             list workloads and allocators, then exit\n"
     "Relative paths are taken from the directory bazel run was started in.\n";
 
@@ -519,6 +521,10 @@ int ParentMain(const Options& o) {
         const PeerStatus& ps = run.peers[all[a].peer];
         c.status = ps.status;
         c.detail = ps.detail;
+      } else if (wls[w].missing != nullptr &&
+                 !(why = wls[w].missing(wls[w])).empty()) {
+        c.status = Status::kNotInstalled;
+        c.detail = why;
       } else {
         jobs += wls[w].memory ? run.d_runs : run.passes;
       }
@@ -541,13 +547,15 @@ int ParentMain(const Options& o) {
         Cell& c = run.cells[w][a];
         if (c.status != Status::kOk) continue;
         const AllocatorInfo& ai = all[a];
+        // --quick runs each SYS program once per allocator.
+        const bool once = wl.memory || (wl.system && o.quick);
         std::vector<std::string> args = {
             "--child",
             std::string("--workload=") + wl.id,
             std::string("--alloc=") + ai.id,
             absl::StrFormat("--scale=%.17g", run.scale),
-            absl::StrFormat("--rounds=%d", wl.memory ? 1 : run.rounds),
-            absl::StrFormat("--warmup=%d", wl.memory ? 0 : run.warmup),
+            absl::StrFormat("--rounds=%d", once ? 1 : run.rounds),
+            absl::StrFormat("--warmup=%d", once ? 0 : run.warmup),
             absl::StrFormat("--timeout=%d", timeout)};
         std::string preload;
         if (ai.peer != nullptr) {
@@ -559,6 +567,7 @@ int ParentMain(const Options& o) {
           progress.Step(absl::StrFormat("%-3s %s", wl.id, ai.id));
           ChildResult r = RunChild(exe, args, preload);
           bool done = false;
+          std::string child_error;
           for (const auto& line : r.lines) {
             const std::string type = Str(line, "type");
             if (type == "metric") {
@@ -570,6 +579,14 @@ int ParentMain(const Options& o) {
               }
             } else if (type == "done") {
               done = true;
+            } else if (type == "output") {
+              const std::string d = Str(line, "digest");
+              if (c.output.empty())
+                c.output = d;
+              else if (c.output != d)
+                c.output = "varies";
+            } else if (type == "error") {
+              child_error = Str(line, "detail");
             } else if (type == "malloc" && ai.peer != nullptr) {
               auto act = line.find("active");
               if (act == line.end() || !act->second.b) {
@@ -583,6 +600,7 @@ int ParentMain(const Options& o) {
             c.status =
                 r.exit_code == 3 ? Status::kPreloadFailed : Status::kError;
             c.detail = ExitText(r);
+            if (!child_error.empty()) c.detail += ": " + child_error;
             if (c.detail.empty()) c.detail = "child printed no result";
           }
         }
@@ -590,6 +608,7 @@ int ParentMain(const Options& o) {
     }
     for (size_t a = 0; a < all.size(); ++a)
       for (auto& [name, stat] : run.cells[w][a].metrics) stat.Finish();
+    if (wl.system) CheckSystemOutputs(&run, w);
   }
   progress.Done();
   run.wall_seconds = progress.Elapsed();
@@ -640,8 +659,9 @@ int ParentMain(const Options& o) {
   }
   for (size_t w = 0; w < wls.size(); ++w)
     for (size_t a = 0; a < all.size(); ++a)
-      if (run.cells[w][a].status == Status::kError)
-        rc = 1;  // a crashed measurement fails the run
+      if (run.cells[w][a].status == Status::kError ||
+          run.cells[w][a].status == Status::kMismatch)
+        rc = 1;  // a crashed or wrong measurement fails the run
   return rc;
 }
 

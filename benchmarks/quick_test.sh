@@ -3,7 +3,9 @@
 # (sizes reduced further), and its JSON holds a record for every workload x
 # allocator pair and every metric of the workload, with a known status; the
 # container workloads V, H, S, H-str, W, S-char ran every variant (and absl
-# in H and H-str, glib in W). The
+# in H and H-str, glib in W); the SYS programs that are installed ran under
+# glibc and pmr-c's drop-in with the same output (a mismatch is status
+# output_mismatch, which fails here). The
 # measured values are not asserted. Also checks the charts, the --filter
 # references, and that a missing or non-working LD_PRELOAD peer is reported
 # ("not_installed", "preload_failed"), never an error, and that the text
@@ -20,12 +22,13 @@ fail() {
   fails=$((fails + 1))
 }
 
-workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R Q"
+system_workloads="SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz"
+workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R Q $system_workloads"
 allocator_workloads="A B1 B2 B8 C D E F G"
 container_workloads="V H S H-str W S-char"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
   simple_pool arena pmr_malloc pmr_monotonic pmr_monotonic_inline pmr_monotonic_release pmr_unsync_pool pmr_sync_pool
-  pmr_thread_cache pmr_thread_cache_pool absl_flat_hash_map glib_ghashtable no_allocator"
+  pmr_thread_cache pmr_thread_cache_pool pmr_dropin pmr_dropin_pool absl_flat_hash_map glib_ghashtable no_allocator"
 metrics_of() {
   case $1 in
     A | B1 | B2 | B8 | C) echo "alloc_ns_per_op free_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
@@ -39,6 +42,7 @@ metrics_of() {
     W) echo "count_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     S | S-char) echo "build_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     R | Q) echo "ms_per_run peak_rss_growth_kib" ;;
+    SYS-*) echo "wall_ms cpu_ms peak_rss_kib" ;;
   esac
 }
 
@@ -114,6 +118,23 @@ for a in glibc_malloc pmr_malloc pmr_unsync_pool pmr_sync_pool pmr_thread_cache;
 done
 not_applicable Q std_new_delete || fail "Q/std_new_delete should be not_applicable"
 not_applicable Q pmr_monotonic || fail "Q/pmr_monotonic should be not_applicable"
+# SYS: every installed program ran under glibc and pmr-c's drop-in (both
+# engines), and its row is in the SYS table; one not installed says so.
+for w in $system_workloads; do
+  if grep -q "^{\"workload\": \"$w\", \"allocator\": \"glibc_malloc\", .*\"status\": \"not_installed\"" "$json"; then
+    echo "note: $w not installed here"
+    continue
+  fi
+  rows="glibc_malloc pmr_dropin pmr_dropin_pool"
+  grep -q '"sanitizer": ""' "$json" || rows=glibc_malloc # no preloads then
+  for a in $rows; do
+    ran "$w" "$a" || fail "$w/$a did not run"
+    grep -q "^   ${w#SYS-}  *$a  " "$out/stdout.txt" || fail "SYS table has no row $w/$a"
+  done
+  not_applicable "$w" pmr_thread_cache || fail "$w/pmr_thread_cache should be not_applicable"
+done
+grep -q "^== SYS: real programs" "$out/stdout.txt" || fail "no SYS table"
+not_applicable A pmr_dropin || fail "A/pmr_dropin should be not_applicable"
 ran H-str absl_flat_hash_map || fail "H-str/absl_flat_hash_map did not run"
 ran W glib_ghashtable || fail "W/glib_ghashtable did not run"
 not_applicable W absl_flat_hash_map || fail "W/absl_flat_hash_map should be not_applicable"
@@ -185,6 +206,14 @@ if [ "$sanitizer" = '"sanitizer": ""' ]; then
   grep -q 'not installed' "$out/peers.txt" || fail "table does not say 'not installed'"
 else
   grep -q '"allocator": "jemalloc", .*"status": "skipped"' "$pjson" || fail "peers not skipped under $sanitizer"
+fi
+# A missing libpmr_malloc.so is "not installed" too.
+djson=$out/dropin.json
+"$bin" --quick --scale=0.01 --filter='^SYS-lua/pmr_dropin$' --peer-lib=pmr_dropin=/nonexistent/libpmr_malloc.so \
+  --json="$djson" >/dev/null 2>&1 || fail "run with a missing libpmr_malloc.so exited non-zero"
+if [ "$sanitizer" = '"sanitizer": ""' ]; then
+  grep -q '"workload": "SYS-lua", "allocator": "pmr_dropin", .*"status": "not_installed"' "$djson" ||
+    fail "missing libpmr_malloc.so not reported"
 fi
 
 if [ "$fails" -ne 0 ]; then

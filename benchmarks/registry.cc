@@ -3,12 +3,16 @@
 #include "benchmarks/registry.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "mem_resource/pmr_mem_resource.h"
 
 namespace bench {
 
@@ -56,6 +60,11 @@ Sizes Sizes::Scaled(double scale) {
   s.w_bytes = sc(24u << 20, 64u << 10);
   s.r_scale = sc(20, 1);
   s.q_rows = sc(200000, 200);
+  s.sys_redis_requests = sc(30000, 2000);
+  s.sys_sql_rows = sc(50000, 500);
+  s.sys_lua_n = sc(60000, 1000);
+  s.sys_py_n = sc(60000, 1000);
+  s.sys_xz_bytes = sc(4u << 20, 256u << 10);
   return s;
 }
 
@@ -100,6 +109,13 @@ bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
                 std::string* why) {
   if (a.only_in != nullptr && !InList(w.id, a.only_in)) {
     if (why) *why = a.only_why;
+    return false;
+  }
+  if (w.system && std::strcmp(a.iface, "malloc") != 0) {
+    if (why)
+      *why =
+          "a program from Debian's archive calls malloc: glibc and the "
+          "drop-ins (LD_PRELOAD) only";
     return false;
   }
   if (w.container && !a.container_rows) {
@@ -170,9 +186,35 @@ std::string MimallocVersion() {
   return "";
 }
 
+std::string PmrDropinVersion() {
+  return absl::StrFormat("pmr-c %d.%d.%d", PMR_VERSION_MAJOR, PMR_VERSION_MINOR,
+                         PMR_VERSION_PATCH);
+}
+
+// Where libpmr_malloc.so is, in the order tried: the runfiles of this
+// binary (it is a data dependency of //benchmarks:all), then beside it in
+// bazel-bin (bazel-bin/benchmarks/all -> bazel-bin/malloc/).
+std::vector<std::string> PmrDropinPaths() {
+  const std::string rel = "/pmr_c/malloc/libpmr_malloc.so";
+  std::vector<std::string> paths;
+  if (const char* r = std::getenv("RUNFILES_DIR"); r != nullptr && *r)
+    paths.push_back(r + rel);
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) {
+    const std::string exe(buf, static_cast<size_t>(n));
+    paths.push_back(exe + ".runfiles" + rel);
+    const size_t slash = exe.rfind('/');
+    if (slash != std::string::npos)
+      paths.push_back(exe.substr(0, slash) + "/../malloc/libpmr_malloc.so");
+  }
+  return paths;
+}
+
 }  // namespace
 
 const std::vector<PeerInfo>& Peers() {
+  static const std::vector<std::string> kDropin = PmrDropinPaths();
   static const std::vector<PeerInfo> kAll = {
       {"jemalloc",
        {"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},
@@ -190,6 +232,15 @@ const std::vector<PeerInfo>& Peers() {
        {"mi_version"},
        "mimalloc",
        MimallocVersion},
+      {"pmr_dropin",
+       [] {
+         std::vector<const char*> v;
+         for (const std::string& p : kDropin) v.push_back(p.c_str());
+         return v;
+       }(),
+       {"pmr_dropin_get_stats"},
+       "libpmr_malloc",
+       PmrDropinVersion},
   };
   return kAll;
 }

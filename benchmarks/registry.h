@@ -59,6 +59,12 @@ struct Sizes {
   size_t w_bytes;     // W: bytes of text read (whole files, at least this)
   size_t r_scale;     // R: the Lua script's size factor
   size_t q_rows;      // Q: rows SQLite inserts
+  // SYS (system.cc): the programs' input sizes.
+  size_t sys_redis_requests;  // redis-benchmark requests per test
+  size_t sys_sql_rows;        // rows in the sqlite3 script
+  size_t sys_lua_n;           // the Lua script's size factor
+  size_t sys_py_n;            // the Python script's size factor
+  size_t sys_xz_bytes;        // bytes xz compresses
   static Sizes Scaled(double scale);
 };
 
@@ -117,6 +123,13 @@ struct WorkloadInfo {
   const char* std_container = nullptr;  // and "vector" (std:: or std::pmr::)
   const char* extra_ref = nullptr;  // H: also compared with this allocator row
   size_t mono_first_chunk = 0;      // G: the monotonic resources' first chunk
+  // SYS: a program from Debian's archive, run unchanged on malloc (glibc and
+  // the drop-ins through LD_PRELOAD); its output must equal glibc's.
+  bool system = false;
+  // The metric the tables' and charts' memory column shows.
+  const char* rss_metric = "peak_rss_growth_kib";
+  // SYS: "" when the programs it runs are installed, else which are not.
+  std::string (*missing)(const WorkloadInfo& w) = nullptr;
   TextFn params = nullptr;       // parameters in words (printed above tables)
   TextFn params_json = nullptr;  // the same as a JSON object
   TextFn phase_note = nullptr;   // replaces the generic note on phase columns

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "benchmarks/json.h"
+#include "benchmarks/system.h"
 
 namespace bench {
 
@@ -29,6 +30,8 @@ const char* StatusName(Status s) {
       return "preload_failed";
     case Status::kError:
       return "error";
+    case Status::kMismatch:
+      return "output_mismatch";
   }
   return "?";
 }
@@ -146,6 +149,8 @@ std::string NotOkText(const Cell& c) {
       return "PRELOAD FAILED: " + c.detail;
     case Status::kError:
       return "ERROR: " + c.detail;
+    case Status::kMismatch:
+      return "OUTPUT MISMATCH: " + c.detail;
     default:
       return StatusName(c.status);
   }
@@ -154,7 +159,7 @@ std::string NotOkText(const Cell& c) {
 double MemoryOf(const RunInfo& run, size_t w, size_t a) {
   const WorkloadInfo& wl = Workloads()[w];
   const Stat* s =
-      Find(run.cells[w][a], wl.memory ? "peak_rss_kib" : "peak_rss_growth_kib");
+      Find(run.cells[w][a], wl.memory ? "peak_rss_kib" : wl.rss_metric);
   return s ? s->median : -1;
 }
 
@@ -218,6 +223,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                   "   median of %d fresh processes; spread = min-max; vs X = "
                   "X's peak / this peak (>1: leaner)\n",
                   run.d_runs);
+  else if (wl.system && run.mode.rfind("quick", 0) == 0)
+    absl::FPrintF(out,
+                  "   one run per allocator (--quick); vs X = X's time / this "
+                  "time (>1: faster)\n");
   else
     absl::FPrintF(out,
                   "   median of %d timed rounds (%s) after %d warm-up each; "
@@ -286,7 +295,7 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                           absl::StrFormat("[%s, %s]", Mib(p->min), Mib(p->max)),
                           vs_g, vs_s, kept ? Mib(kept->median) : "-");
     } else {
-      const Stat* rss = Find(c, "peak_rss_growth_kib");
+      const Stat* rss = Find(c, wl.rss_metric);
       const std::string spread =
           absl::StrFormat("[%s, %s]", Num(p->min), Num(p->max));
       if (phases) {
@@ -343,7 +352,7 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
                   "std counterpart resource\n",
                   type, ContainerOf(wl, *FindAllocator("std_new_delete")));
   }
-  if (!wl.memory)
+  if (!wl.memory && !wl.system)
     absl::FPrintF(out,
                   "   RSS+ = peak resident memory of the process above its own "
                   "arrays (warm-up and all "
@@ -390,7 +399,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
                 "\n== Which resource for which workload (pmr-c pick = fastest "
                 "pmr-c resource whose peak memory "
                 "is within max(2x, +16 MiB) of glibc's; D: leanest)\n");
-  absl::FPrintF(out, "   %-6s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl",
+  absl::FPrintF(out, "   %-10s %-22s %10s %9s %-22s %-24s %9s  %s\n", "wl",
                 "pmr-c pick", "median", "vs glibc", "vs best drop-in",
                 "vs std::pmr counterpart", "mem vs g", "best of all");
   for (size_t w = 0; w < wls.size(); ++w) {
@@ -402,7 +411,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
       for (size_t a = 0; a < all.size(); ++a)
         measured |= all[a].family == Family::kPmr &&
                     Find(run.cells[w][a], wl.primary) != nullptr;
-      absl::FPrintF(out, "   %-6s (%s)\n", wl.id,
+      absl::FPrintF(out, "   %-10s (%s)\n", wl.id,
                     measured ? "no pmr-c resource within the memory bound"
                              : "no pmr-c resource measured");
       continue;
@@ -427,7 +436,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
       if (g > 0 && m > 0) mem = absl::StrFormat("%.2fx", g / m);
     }
     const size_t best = FastestOf(run, w, false);
-    absl::FPrintF(out, "   %-6s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id,
+    absl::FPrintF(out, "   %-10s %-22s %10s %9s %-22s %-24s %9s  %s\n", wl.id,
                   all[pick].id,
                   wl.memory ? Mib(p->median) + " MiB"
                             : Num(p->median) + " " + PrimaryUnit(wl),
@@ -492,13 +501,21 @@ void PrintHeader(const RunInfo& run, FILE* out) {
     auto it = run.peers.find(peer.name);
     if (it == run.peers.end()) continue;
     const PeerStatus& ps = it->second;
+    // A path in Bazel's output tree is long: its file name here, the whole
+    // path in the JSON.
+    std::string from = ps.malloc_from;
+    if (from.size() > 100 && from.rfind('/') != std::string::npos)
+      from = ".../" + from.substr(from.rfind('/') + 1);
     if (ps.status == Status::kOk)
-      absl::FPrintF(
-          out, "   %-9s active: %s; malloc resolves to %s\n", peer.name,
-          ps.version.empty() ? "version unknown" : ps.version, ps.malloc_from);
+      absl::FPrintF(out, "   %-10s active: %s; malloc resolves to %s\n",
+                    peer.name,
+                    ps.version.empty() ? "version unknown" : ps.version, from);
     else
-      absl::FPrintF(out, "   %-9s %s%s\n", peer.name, StatusName(ps.status),
-                    ps.detail.empty() ? "" : " -- " + ps.detail);
+      absl::FPrintF(out, "%s\n",
+                    Wrap(absl::StrFormat("   %-10s ", peer.name),
+                         StatusName(ps.status) +
+                             (ps.detail.empty() ? "" : " -- " + ps.detail),
+                         "     "));
   }
   absl::FPrintF(out, "allocators:\n");
   for (const auto& a : Allocators())
@@ -524,6 +541,7 @@ void PrintReport(const RunInfo& run, FILE* out) {
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
     if (run.selected_workload[w]) PrintTable(run, w, out);
+  PrintSystemTable(run, out);
   PrintSummary(run, out);
   absl::FPrintF(out, "\nwall time %.1f s\n", run.wall_seconds);
 }
@@ -555,6 +573,7 @@ bool WriteMarkdown(const RunInfo& run, const std::string& path,
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
     if (run.selected_workload[w]) PrintTable(run, w, mem);
+  PrintSystemTable(run, mem);
   absl::FPrintF(mem, "```\n");
   std::fclose(mem);
   std::string text(buf, len);
@@ -652,7 +671,7 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
             "\"container\": %s, \"median\": %s, "
             "\"min\": %s, \"max\": %s, "
             "\"values\": %s, \"vs_glibc\": %s, \"std_counterpart\": %s, "
-            "\"vs_std\": %s}",
+            "\"vs_std\": %s, \"vs_mimalloc\": %s, \"output\": %s}",
             first ? "" : ",", JsonString(wl.id), JsonString(ai.id),
             JsonString(m.id), JsonString(m.unit),
             JsonString(StatusName(c.status)), JsonString(c.detail),
@@ -661,7 +680,8 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
             num_or_null(s ? s->min : 0), num_or_null(s ? s->max : 0), values,
             ratio_or_null("glibc_malloc"),
             ai.std_counterpart ? JsonString(ai.std_counterpart) : "null",
-            ratio_or_null(ai.std_counterpart));
+            ratio_or_null(ai.std_counterpart), ratio_or_null("mimalloc"),
+            JsonString(c.output));
         first = false;
       }
     }

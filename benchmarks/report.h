@@ -20,7 +20,8 @@ enum class Status {
   kNotApplicable,
   kSkipped,
   kPreloadFailed,
-  kError
+  kError,
+  kMismatch  // SYS: the program's output differs from glibc's
 };
 const char* StatusName(Status s);  // as written in the JSON
 
@@ -35,6 +36,9 @@ struct Cell {
   std::string detail;      // why it is not ok
   bool reference = false;  // not selected by --filter, run for the ratios
   std::map<std::string, Stat> metrics;
+  // SYS: the digest of the program's output ("varies" when its rounds
+  // disagreed), compared with the glibc_malloc row's.
+  std::string output;
 };
 
 struct PeerStatus {

@@ -8,12 +8,14 @@
 //   workloads_hashmap.cc        H, H-str: hash maps
 //   workloads_wordcount.cc      W: word count
 //   workloads_clients.cc        R, Q: real clients (Lua, SQLite)
+//   system.cc                   SYS-*: real programs under each malloc
 //
 // What they share (timing, metrics, the method) is in workloads_common.h.
 #include <cstdint>
 #include <vector>
 
 #include "benchmarks/registry.h"
+#include "benchmarks/system.h"
 #include "benchmarks/workloads_common.h"
 
 namespace bench {
@@ -30,7 +32,12 @@ const std::vector<WorkloadInfo>& Workloads() {
       WorkloadV(),     WorkloadH(),  WorkloadS(),  WorkloadHStr(), WorkloadW(),
       WorkloadSChar(), WorkloadR(),  WorkloadQ(),
   };
-  return kAll;
+  static const std::vector<WorkloadInfo> kWithSystem = [] {
+    std::vector<WorkloadInfo> v = kAll;
+    for (WorkloadInfo& w : SystemWorkloads()) v.push_back(std::move(w));
+    return v;
+  }();
+  return kWithSystem;
 }
 
 }  // namespace bench

@@ -29,6 +29,15 @@ PACKAGES=(
   "libsqlite3-dev:/usr/include/sqlite3.h"
   "cmake:/usr/bin/cmake"
   "pkg-config:/usr/bin/pkg-config"
+  # Benchmark SYS runs these programs unchanged under each malloc. It starts
+  # its own redis-server on a free port; the service the package may start
+  # (port 6379) is not used.
+  "redis-server:/usr/bin/redis-server"
+  "redis-tools:/usr/bin/redis-benchmark"
+  "sqlite3:/usr/bin/sqlite3"
+  "lua5.4:/usr/bin/lua5.4"
+  "python3-minimal:/usr/bin/python3"
+  "xz-utils:/usr/bin/xz"
 )
 
 missing=()
