@@ -157,6 +157,17 @@ TEST(DropInEnv, StatsAtExit) {
   EXPECT_EQ(r.err.find("pmr_malloc:"), std::string::npos) << r.err;
 }
 
+// A C program under the drop-in loads no C++ runtime: the library needs
+// only libc (its operator new reaches libstdc++ through weak references,
+// resolved in C++ programs: OperatorNewAndDeleteInEveryForm).
+TEST(DropInEnv, ACProgramLoadsOnlyLibc) {
+  Result r = run({"/bin/cat", "/proc/self/maps"},
+                 {std::string("LD_PRELOAD=") + kPreload});
+  ASSERT_TRUE(exited_ok(r)) << describe(r);
+  EXPECT_NE(r.out.find("libpmr_malloc.so"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("libstdc++"), std::string::npos) << r.out;
+}
+
 // The output without the figures that depend on how threads interleave
 // (SQLite's peak on several threads).
 std::string without_peak(std::string s) {
