@@ -8,6 +8,7 @@
 // must equal the glibc_malloc row's (main.cc collects it, the check is in
 // system_report.cc).
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -333,6 +334,15 @@ void RunSystem(const WorkloadInfo& w, const AllocatorInfo& a,
     if (preload == nullptr || *preload == '\0')
       Fail("no LD_PRELOAD for a drop-in row");
     extra.push_back(std::string("LD_PRELOAD=") + preload);
+  } else if (prog.redis) {
+    // Debian's redis-server is linked with libjemalloc.so.2: with the C
+    // library itself preloaded, its malloc comes first and the glibc row
+    // is glibc's.
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&free), &info) == 0 ||
+        info.dli_fname == nullptr)
+      Fail("cannot find the C library's file");
+    extra.push_back(std::string("LD_PRELOAD=") + info.dli_fname);
   }
   if (std::strcmp(a.id, "pmr_dropin_pool") == 0)
     extra.push_back("PMR_MALLOC=pool");

@@ -257,10 +257,11 @@ std::string SystemNotes(const std::string& id) {
       "   targets (issue #44): time <= mimalloc's, peak RSS <= glibc's, the "
       "same output; the SYS table below has every ratio\n";
   if (id == "SYS-redis")
-    s += "   glibc_malloc = no LD_PRELOAD: Debian's redis-server is linked "
-         "with libjemalloc.so.2, so that row runs on jemalloc;\n   a preloaded "
-         "malloc takes over malloc/free/calloc/realloc/malloc_usable_size "
-         "(redis' mallctl calls still reach the idle jemalloc)\n";
+    s += "   Debian's redis-server is linked with libjemalloc.so.2: the "
+         "glibc_malloc row preloads the C library itself, so its malloc is "
+         "glibc's;\n   a preloaded malloc takes over "
+         "malloc/free/calloc/realloc/malloc_usable_size (redis' mallctl calls "
+         "still reach the idle jemalloc)\n";
   if (id == "SYS-python")
     s += "   CPython serves objects up to 512 B from its own arenas (pymalloc, "
          "mapped with mmap): malloc sees the larger blocks (dict tables, "

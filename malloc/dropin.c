@@ -52,50 +52,12 @@
 #define CALLOC_MAP_MIN ((size_t)256 << 10)
 #define COOKIE ((uintptr_t)0x5be0cd19137e2179ull)
 
-/* ---- the engine and its upstream ---------------------------------------- */
+/* ---- the engine -------------------------------------------------------- */
 
-/* Memory straight from the OS: the engine maps its segments and large
- * blocks itself (PMR_TRAIT_SYSTEM_MEMORY) and asks this one only for
- * oversize blocks below the mapping threshold. Never calls malloc. */
 static size_t page_round(size_t n) {
   size_t ps = pmr_impl_os_page_size();
   return (n + ps - 1) & ~(ps - 1);
 }
-
-static void *os_allocate(pmr_mem_resource *self, size_t bytes,
-                         size_t alignment) {
-  (void)self;
-  if (bytes > SIZE_MAX / 2) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  return pmr_impl_os_map(page_round(bytes), alignment);
-}
-
-static void os_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                          size_t alignment) {
-  (void)self;
-  (void)alignment;
-  pmr_impl_os_unmap(p, page_round(bytes));
-}
-
-static bool os_is_equal(const pmr_mem_resource *self,
-                        const pmr_mem_resource *other) {
-  return self == other;
-}
-
-static unsigned os_traits(const pmr_mem_resource *self) {
-  (void)self;
-  return PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_SYSTEM_MEMORY;
-}
-
-static const pmr_mem_resource_ops os_ops = {
-    .allocate = os_allocate,
-    .deallocate = os_deallocate,
-    .is_equal = os_is_equal,
-    .traits = os_traits,
-};
-static pmr_mem_resource os_upstream = {&os_ops};
 
 static union {
   pmr_thread_cache tc;
@@ -228,9 +190,10 @@ PMR_NOINLINE static pmr_mem_resource *engine_slow(void) {
     pmr_impl_meta_use_os();
     use_pool = env_is("PMR_MALLOC", "pool");
     stats_at_exit = env_is("PMR_MALLOC_STATS", "1");
-    bool ok = use_pool
-                  ? pmr_synchronized_pool_init(&engine.pool, NULL, &os_upstream)
-                  : pmr_thread_cache_init(&engine.tc, NULL, &os_upstream);
+    bool ok =
+        use_pool ? pmr_synchronized_pool_init(&engine.pool, NULL,
+                                              &pmr_impl_dropin_os)
+                 : pmr_thread_cache_init(&engine.tc, NULL, &pmr_impl_dropin_os);
     if (ok) {
       atomic_store_explicit(&engine_r, &engine.tc.base, memory_order_release);
       atomic_store_explicit(&fast_limit, STATE->small_limit,
@@ -482,6 +445,7 @@ int malloc_trim(size_t pad) {
   if (r == NULL) return 0;
   size_t n = use_pool ? pmr_synchronized_pool_trim(&engine.pool)
                       : pmr_thread_cache_trim(&engine.tc);
+  n += pmr_impl_dropin_os_trim();
   return n != 0;
 }
 
@@ -506,6 +470,9 @@ pmr_dropin_stats pmr_dropin_get_stats(void) {
     st.free_page_bytes = t.free_page_bytes;
     st.free_oversize_bytes = t.free_oversize_bytes;
   }
+  size_t kept = pmr_impl_dropin_os_kept(); /* its upstream's */
+  st.held_bytes += kept;
+  st.free_oversize_bytes += kept;
   st.mapped_bytes = atomic_load_explicit(&mapped_bytes, memory_order_relaxed);
   st.record_bytes = pmr_impl_meta_mapped_bytes();
   struct rusage ru;

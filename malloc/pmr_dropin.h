@@ -69,7 +69,8 @@ typedef struct pmr_dropin_stats {
   size_t threads;             /* threads with a heap now (thread_cache) */
   size_t held_bytes;          /* from the OS: pages and oversize blocks */
   size_t free_page_bytes;     /* of which pages with no block in use */
-  size_t free_oversize_bytes; /* of which freed large blocks kept for reuse */
+  size_t free_oversize_bytes; /* of which freed large blocks kept for reuse
+                               * (by the engine and by its upstream) */
   size_t mapped_bytes;        /* large blocks mapped on their own (calloc) */
   size_t record_bytes;        /* the library's records (threads' heaps) */
   size_t peak_rss_bytes;      /* the process's peak resident set (getrusage) */

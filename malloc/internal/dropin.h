@@ -4,9 +4,22 @@
 
 #include <stddef.h>
 
+#include "mem_resource/pmr_mem_resource.h"
+
 /* A block of `bytes` aligned to `alignment` (a power of two, any size):
  * aligned_alloc's work without its checks. NULL with errno ENOMEM when
  * there is no memory. */
 void *pmr_impl_dropin_aligned(size_t alignment, size_t bytes);
+
+/* The engine's upstream (os_upstream.c): memory from the OS, never from
+ * malloc (PMR_TRAIT_SYSTEM_MEMORY: the engine maps its segments and large
+ * blocks itself and asks this one for blocks of 8 KiB to 128 KiB only),
+ * with freed blocks of up to 128 KiB kept for a request of the same length,
+ * 8 MiB in all. Thread-safe, fork-safe. */
+extern pmr_mem_resource pmr_impl_dropin_os;
+/* Unmaps every kept block; returns their bytes. */
+size_t pmr_impl_dropin_os_trim(void);
+/* The bytes kept now. */
+size_t pmr_impl_dropin_os_kept(void);
 
 #endif /* PMR_IMPL_MALLOC_DROPIN_H */
