@@ -45,8 +45,6 @@
 #endif
 
 #define MIN_ALIGN ((size_t)16)
-/* Sizes the engine's fast path serves (pmr_impl_pool_small_limit). */
-#define SMALL_MAX ((size_t)1024)
 /* calloc from this size on maps zeroed memory of its own: no memset, and
  * pages the program never touches are never resident. */
 #define CALLOC_MAP_MIN ((size_t)256 << 10)
