@@ -110,6 +110,55 @@ LOOP_INLINE void PmrChurn(long n, pmr_mem_resource* r) {
       [r](void* p, size_t b) { pmr_deallocate(r, p, b, kAlign); });
 }
 
+// Benchmark C's mixed shape: kMixed blocks of 64/128/256/512 bytes drawn
+// 4:3:2:1, allocated, then all freed in a shuffled order, round after round
+// (n: a multiple of kMixed), counted per block. Sizes and order come from a
+// fixed xorshift generator, made before the first round: the same for every
+// scenario and every n.
+constexpr long kMixed = 100000;
+
+template <typename Alloc, typename Free>
+LOOP_INLINE void Mixed(long n, Alloc alloc, Free dealloc) {
+  static void* blocks[kMixed];
+  static uint16_t sizes[kMixed];
+  static uint32_t order[kMixed];
+  static const uint16_t kBySlot[10] = {64,  64,  64,  64,  128,
+                                       128, 128, 256, 256, 512};
+  uint64_t x = 0xC0FFEEu;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (long i = 0; i < kMixed; ++i) {
+    sizes[i] = kBySlot[next() % 10];
+    order[i] = static_cast<uint32_t>(i);
+  }
+  for (long i = kMixed - 1; i > 0; --i) {
+    long j = static_cast<long>(next() % static_cast<uint64_t>(i + 1));
+    uint32_t t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  for (long round = 0; round < n / kMixed; ++round) {
+    for (long i = 0; i < kMixed; ++i) {
+      blocks[i] = alloc(sizes[i]);
+      Sink(blocks[i]);
+    }
+    for (long i = 0; i < kMixed; ++i) {
+      uint32_t k = order[i];
+      dealloc(blocks[k], sizes[k]);
+    }
+  }
+}
+
+LOOP_INLINE void PmrMixed(long n, pmr_mem_resource* r) {
+  Mixed(
+      n, [r](size_t b) { return pmr_allocate(r, b, kAlign); },
+      [r](void* p, size_t b) { pmr_deallocate(r, p, b, kAlign); });
+}
+
 // mimalloc called directly (not as a drop-in malloc): its own entry points,
 // found with dlopen so that it does not replace this program's malloc.
 struct Mimalloc {
@@ -270,6 +319,27 @@ const Scenario kScenarios[] = {
        PmrChurn(n, &tc.base);
        pmr_thread_cache_destroy(&tc);
      }},
+    {"pmr_unsynchronized_pool_mixed",
+     [](long n) {
+       pmr_unsynchronized_pool pool;
+       pmr_unsynchronized_pool_init(&pool, nullptr, nullptr);
+       PmrMixed(n, &pool.base);
+       pmr_unsynchronized_pool_destroy(&pool);
+     }},
+    {"pmr_synchronized_pool_mixed",
+     [](long n) {
+       pmr_synchronized_pool pool;
+       pmr_synchronized_pool_init(&pool, nullptr, nullptr);
+       PmrMixed(n, &pool.base);
+       pmr_synchronized_pool_destroy(&pool);
+     }},
+    {"pmr_thread_cache_mixed",
+     [](long n) {
+       pmr_thread_cache tc;
+       pmr_thread_cache_init(&tc, nullptr, nullptr);
+       PmrMixed(n, &tc.base);
+       pmr_thread_cache_destroy(&tc);
+     }},
     {"mi_malloc_pair",  // mimalloc's mi_malloc / mi_free, called directly
      [](long n) {
        WithMimalloc([n](const Mimalloc& mi) {
@@ -312,6 +382,14 @@ const Scenario kScenarios[] = {
              [&mi](void* p, size_t) { mi.free(p); });
        });
      }},
+    {"mi_malloc_mixed",
+     [](long n) {
+       WithMimalloc([n](const Mimalloc& mi) {
+         Mixed(
+             n, [&mi](size_t b) { return mi.malloc(b); },
+             [&mi](void* p, size_t) { mi.free(p); });
+       });
+     }},
     {"malloc_pair",  // glibc, or whatever malloc is preloaded
      [](long n) {
        Pairs(
@@ -329,6 +407,13 @@ const Scenario kScenarios[] = {
     {"malloc_churn",  // glibc, or whatever malloc is preloaded
      [](long n) {
        Churn(
+           n, [](size_t b) { return malloc(b); },
+           [](void* p, size_t) { free(p); });
+     },
+     true},
+    {"malloc_mixed",  // glibc, or whatever malloc is preloaded
+     [](long n) {
+       Mixed(
            n, [](size_t b) { return malloc(b); },
            [](void* p, size_t) { free(p); });
      },

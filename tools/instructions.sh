@@ -7,8 +7,11 @@
 # *_bulk allocates 100,000 blocks, then frees them all (benchmark A), and
 # counts per block; *_churn keeps 10,000 blocks of 16..256 bytes live and
 # frees a random one and allocates a random size per step (benchmark E),
-# counting per step. mi_* call mimalloc's own functions; PEER:malloc_* run
-# with PEER as the drop-in malloc (LD_PRELOAD, through the PLT).
+# counting per step; *_mixed allocates 100,000 blocks of 64/128/256/512
+# bytes drawn 4:3:2:1, then frees them all in a shuffled order (benchmark
+# C), and counts per block. mi_* call mimalloc's own functions;
+# PEER:malloc_* run with PEER as the drop-in malloc (LD_PRELOAD, through the
+# PLT).
 #   tools/instructions.sh [SCENARIO...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

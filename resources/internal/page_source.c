@@ -19,9 +19,10 @@
 
 _Static_assert(sizeof(pmr_impl_page) <= PMR_IMPL_PAGE_SLOT,
                "a descriptor fits its slot");
-_Static_assert(offsetof(pmr_impl_page, heap) == 64 &&
-                   offsetof(pmr_impl_page, remote) < 128,
-               "a remote free's fields sit on the descriptor's second line");
+_Static_assert(offsetof(pmr_impl_page, heap) + sizeof(void *) <= 64 &&
+                   offsetof(pmr_impl_page, remote) >= 64,
+               "an owner's free reads and writes the descriptor's first line "
+               "only; a remote free writes the second only");
 _Static_assert(PMR_IMPL_PAGE_SLOT % PMR_MAX_ALIGN == 0,
                "blocks after the descriptor keep the basic alignment");
 

@@ -64,16 +64,22 @@ typedef struct pmr_impl_page {
    * (while carve is below the frame's table) the region after it. */
   char *carve;
   char *end;
-  struct pmr_impl_page *prev, *next; /* partial ring or free set */
-  /* Second cache line: what a free by another thread reads and writes. Its
-   * owner's allocations and frees write the first line all the time; a
-   * thread freeing the owner's blocks (a consumer) checks the owner and
-   * pushes here without pulling that line away. */
-  struct pmr_impl_page_heap *heap; /* owner while the page serves a class */
+  struct pmr_impl_page *segment; /* the first page of its segment */
+  /* Owner while the page serves a class. On the first line, with `free`
+   * and `count`: the owner's free reads it and writes those two, so it
+   * touches one line of the descriptor, not two (a free in shuffled order
+   * over many pages misses on each line it touches). */
+  struct pmr_impl_page_heap *heap;
+  /* Second cache line: what a free by another thread writes, and what only
+   * slow paths touch. A thread freeing the owner's blocks (a consumer)
+   * reads the first line (`heap`) and writes only here; the owner writes
+   * the first line when it frees, takes the page's list or carves, not at
+   * each allocation (its class holds the list), so the two seldom take
+   * that line from each other. */
   /* Blocks freed by other threads. The thread whose push finds it empty
    * queues the page on heap->delayed; the owner empties it there. */
   _Atomic(void *) remote;
-  struct pmr_impl_page *segment; /* the first page of its segment */
+  struct pmr_impl_page *prev, *next; /* partial ring or free set */
   struct pmr_impl_page *delayed_next;
   /* First page of a segment only. */
   uint16_t seg_pages, seg_free;
