@@ -212,7 +212,7 @@ struct Scenario {
   bool peers = false;
 };
 
-const char* const kPeers[] = {"mimalloc", "jemalloc", "tcmalloc"};
+const char* const kPeers[] = {"mimalloc", "jemalloc", "tcmalloc", "pmr_dropin"};
 
 // In the order tools/instructions.sh prints them.
 const Scenario kScenarios[] = {

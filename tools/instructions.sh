@@ -11,7 +11,7 @@
 # bytes drawn 4:3:2:1, then frees them all in a shuffled order (benchmark
 # C), and counts per block. mi_* call mimalloc's own functions;
 # PEER:malloc_* run with PEER as the drop-in malloc (LD_PRELOAD, through the
-# PLT).
+# PLT); pmr_dropin is pmr-c's own (malloc/).
 #   tools/instructions.sh [SCENARIO...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +24,11 @@ scenarios=("$@")
 # Default: every scenario, in the binary's order (its table, kScenarios).
 [ ${#scenarios[@]} -eq 0 ] && mapfile -t scenarios < <("$bin" --list)
 lib=/usr/lib/x86_64-linux-gnu
+# pmr_dropin: pmr-c's own drop-in malloc (malloc/), built here at -c opt.
+bazel build -c opt //malloc:libpmr_malloc.so >/dev/null 2>&1 || bazel build -c opt //malloc:libpmr_malloc.so
+dropin=$PWD/bazel-bin/malloc/libpmr_malloc.so
 declare -A preload=([mimalloc]=$lib/libmimalloc.so.2 [jemalloc]=$lib/libjemalloc.so.2
-                    [tcmalloc]=$lib/libtcmalloc_minimal.so.4)
+                    [tcmalloc]=$lib/libtcmalloc_minimal.so.4 [pmr_dropin]=$dropin)
 # SCENARIO or PEER:SCENARIO (the scenario run with PEER's malloc preloaded).
 count() {
   local peer= s=$1
