@@ -5,7 +5,7 @@
 // generated (fixed seeds) into memory files given to the program as stdin,
 // so nothing is left on disk. Measured per run: wall time, CPU time
 // (user + system) and peak RSS from wait4's rusage; the output's digest
-// must equal the glibc_malloc row's (main.cc collects it, the check is in
+// must equal the glibc_malloc row's (harness.cc collects it, the check is in
 // system_report.cc).
 #include <arpa/inet.h>
 #include <dlfcn.h>

@@ -48,8 +48,7 @@ done
 # (issue #46); a file leaves this list when it is split, and the list only
 # shrinks.
 max_lines=600
-over_bound_allowed=" benchmarks/report.cc benchmarks/main.cc
-  resources/debug_resource.c resources/internal/page_source.c "
+over_bound_allowed=" resources/debug_resource.c resources/internal/page_source.c "
 bench_files=$(ls benchmarks/*.c benchmarks/*.h benchmarks/*.cc 2>/dev/null)
 [ -n "$bench_files" ] || say "no benchmark sources found"
 for f in $lib_files $bench_files; do
