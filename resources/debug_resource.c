@@ -1,69 +1,31 @@
 /* pmr_debug_resource: guarded blocks, a table of user pointers, a FIFO
  * quarantine of freed blocks and a bounded memory of returned ones, all
- * behind one mutex. */
+ * behind one mutex. This file: the resource's hooks and public functions;
+ * the block checks and misuse reports are in internal/debug_resource_check.c,
+ * freeing and the quarantine in internal/debug_resource_free.c. */
 #include "resources/pmr_debug_resource.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources/internal/debug_resource_impl.h"
 #include "resources/internal/live_registry.h"
 #include "resources/internal/ptr_table.h"
 
-#define GUARD ((size_t)PMR_DEBUG_GUARD_BYTES)
-#define GUARD_BYTE 0xFD /* around blocks */
 #define FRESH_BYTE 0xCD /* new blocks: reading it means "never written" */
-#define FREED_BYTE 0xDD /* blocks in quarantine */
-#define MIN_ALIGN ((size_t)16)
-#define HEADER_MAGIC 0x2167626472616d70ull /* "pmradbg!" */
 /* The first size of the table of user pointers. */
 #define FIRST_SLOTS ((size_t)256)
-/* Returned pointers remembered to name a late double free as such. */
-#define FREED_HISTORY ((size_t)4096)
 
-/* At the start of each upstream block: a debugger or a core dump shows what
- * the block is. Only ever compared with the table's record, never trusted. */
-typedef struct {
-  uint64_t magic, serial, bytes, alignment;
-} header;
-
-enum { LIVE = 1, QUARANTINED, FREED };
-
-/* One user pointer the resource knows (state: LIVE, QUARANTINED, FREED). */
+/* Short names for the shared types (debug_resource_impl.h). */
+typedef pmr_impl_dbg_state state;
+/* One user pointer the resource knows (state: PMR_IMPL_DBG_LIVE,
+ * PMR_IMPL_DBG_QUARANTINED, PMR_IMPL_DBG_FREED). */
 typedef pmr_impl_ptr_entry entry;
 
-typedef struct {
-  unsigned char *p;
-  uint64_t serial; /* tells a stale item from a reused address */
-} ring_item;
-
-/* A growable FIFO; cap is 0 or a power of two. */
-typedef struct {
-  ring_item *items;
-  size_t cap, head, len;
-} ring;
-
-typedef struct state {
-  pmr_mem_resource *upstream;
-  const void *self; /* for messages */
-  pthread_mutex_t lock;
-  pmr_impl_ptr_table table; /* the user pointers it knows */
-  ring quarantine, history;
-  size_t q_max_blocks, q_max_bytes, q_bytes;
-  pmr_debug_resource_stats c;
-  uint64_t fail_countdown; /* 0: off */
-  size_t byte_limit;
-  bool byte_limit_on, fail_always, abort_on_misuse;
-  char name[64];
-  pmr_impl_live_node node; /* in the registry of live resources */
-} state;
-
 PMR_IMPL_STATE_FITS(pmr_debug_resource, state);
-_Static_assert(sizeof(header) % MIN_ALIGN == 0, "header keeps guards aligned");
 
 static state *state_of(pmr_mem_resource *self) {
   return (state *)(void *)((pmr_debug_resource *)self)->pmr_impl_state.bytes;
@@ -73,282 +35,13 @@ static state *mstate_of(const pmr_debug_resource *d) {
   return (state *)(void *)(uintptr_t)d->pmr_impl_state.bytes;
 }
 
-/* ---- block layout ----------------------------------------------------------
- */
-
-static size_t up_align(size_t alignment) {
-  return alignment > MIN_ALIGN ? alignment : MIN_ALIGN;
-}
-/* Header plus front guard, rounded up so the user block is aligned. */
-static size_t prefix_of(size_t alignment) {
-  size_t a = up_align(alignment);
-  return pmr_impl_round_up(sizeof(header) + GUARD, a);
-}
-
-static void header_bytes(const entry *e, unsigned char out[sizeof(header)]) {
-  header h;
-  memset(&h, 0, sizeof h);
-  h.magic = HEADER_MAGIC;
-  h.serial = e->serial;
-  h.bytes = e->bytes;
-  h.alignment = e->alignment;
-  memcpy(out, &h, sizeof h);
-}
-
-static void write_front(const entry *e) {
-  size_t pre = prefix_of(e->alignment);
-  unsigned char *base = e->p - pre;
-  header_bytes(e, base);
-  memset(base + sizeof(header), GUARD_BYTE, pre - sizeof(header));
-}
-
-/* ---- reports ---------------------------------------------------------------
- */
-
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-report(state *s, const char *format, ...) {
-  char message[448];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(message, sizeof message, format, args);
-  va_end(args);
-  ++s->c.misuse;
-  if (s->name[0] != '\0')
-    pmr_report_misuse("debug_resource \"%s\" %p: %s", s->name, s->self,
-                      message);
-  else
-    pmr_report_misuse("debug_resource %p: %s", s->self, message);
-}
-
-/* Checks (and, once reported, restores) the header and guards of e and, in
- * quarantine, its freed fill. Returns the number of problems. */
-static size_t check_block(state *s, const entry *e, const char *found) {
-  size_t problems = 0, pre = prefix_of(e->alignment), n = e->bytes;
-  unsigned char *user = e->p, *base = user - pre;
-  unsigned char hb[sizeof(header)];
-  header_bytes(e, hb);
-
-  size_t changed = 0, nearest = 0;
-  for (size_t k = pre; k-- > 0;) {
-    unsigned char want = k < sizeof hb ? hb[k] : GUARD_BYTE;
-    if (base[k] != want && changed++ == 0) nearest = pre - k;
-  }
-  if (changed != 0) {
-    report(s,
-           "buffer underrun before block %p (#%" PRIu64
-           ", %zu bytes, alignment %zu): %zu of the %zu bytes before it "
-           "overwritten, the nearest at offset -%zu; found %s",
-           (void *)user, e->serial, n, e->alignment, changed, pre, nearest,
-           found);
-    write_front(e);
-    ++problems;
-  }
-
-  changed = 0;
-  size_t first = 0;
-  for (size_t i = 0; i < GUARD; ++i)
-    if (user[n + i] != GUARD_BYTE && changed++ == 0) first = i;
-  if (changed != 0) {
-    report(s,
-           "buffer overrun after block %p (#%" PRIu64
-           ", %zu bytes, alignment %zu): %zu of the %zu guard bytes after it "
-           "overwritten, the first at offset %zu; found %s",
-           (void *)user, e->serial, n, e->alignment, changed, GUARD, n + first,
-           found);
-    memset(user + n, GUARD_BYTE, GUARD);
-    ++problems;
-  }
-
-  if (e->state == QUARANTINED) {
-    changed = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (user[i] != FREED_BYTE && changed++ == 0) first = i;
-    if (changed != 0) {
-      report(s,
-             "use after free: block %p (#%" PRIu64
-             ", %zu bytes, alignment %zu) was written after it was freed: "
-             "%zu bytes changed, the first at offset %zu; found %s",
-             (void *)user, e->serial, n, e->alignment, changed, first, found);
-      memset(user, FREED_BYTE, n);
-      ++problems;
-    }
-  }
-  return problems;
-}
-
 /* ---- the table of user pointers --------------------------------------------
  */
-
-static entry *table_find(state *s, const void *p) {
-  return pmr_impl_ptr_table_find(&s->table, p);
-}
 
 /* Makes room for one more entry, so allocate fails cleanly instead of
  * handing out a block it could not track. */
 static bool table_reserve(state *s) {
   return pmr_impl_ptr_table_reserve(&s->table, FIRST_SLOTS);
-}
-
-/* ---- rings -----------------------------------------------------------------
- */
-
-static bool ring_push(ring *r, unsigned char *p, uint64_t serial) {
-  if (r->len == r->cap) {
-    size_t cap = r->cap == 0 ? 16 : r->cap * 2;
-    if (cap > SIZE_MAX / sizeof(ring_item)) return false;
-    ring_item *items = (ring_item *)malloc(cap * sizeof(ring_item));
-    if (items == NULL) return false;
-    for (size_t i = 0; i < r->len; ++i)
-      items[i] = r->items[(r->head + i) & (r->cap - 1)];
-    free(r->items);
-    r->items = items;
-    r->cap = cap;
-    r->head = 0;
-  }
-  ring_item it = {p, serial};
-  r->items[(r->head + r->len) & (r->cap - 1)] = it;
-  ++r->len;
-  return true;
-}
-
-static ring_item ring_pop(ring *r) {
-  ring_item it = r->items[r->head];
-  r->head = (r->head + 1) & (r->cap - 1);
-  --r->len;
-  return it;
-}
-
-static void ring_free(ring *r) {
-  free(r->items);
-  r->items = NULL;
-  r->cap = r->head = r->len = 0;
-}
-
-/* ---- freeing ---------------------------------------------------------------
- */
-
-static void upstream_free(state *s, const entry *e) {
-  size_t pre = prefix_of(e->alignment);
-  pmr_deallocate(s->upstream, e->p - pre, pre + e->bytes + GUARD,
-                 up_align(e->alignment));
-}
-
-/* Gives e's memory to upstream and remembers its address as freed, forgetting
- * the oldest remembered one past FREED_HISTORY. Invalidates e. */
-static void release_block(state *s, entry *e) {
-  unsigned char *p = e->p;
-  uint64_t serial = e->serial;
-  e->state = FREED;
-  upstream_free(s, e);
-  if (s->history.len == FREED_HISTORY) {
-    ring_item old = ring_pop(&s->history);
-    entry *o = table_find(s, old.p);
-    if (o != NULL && o->state == FREED && o->serial == old.serial)
-      pmr_impl_ptr_table_remove(&s->table, o);
-  }
-  if (!ring_push(&s->history, p, serial)) { /* out of memory: forget it */
-    entry *f = table_find(s, p);
-    if (f != NULL) pmr_impl_ptr_table_remove(&s->table, f);
-  }
-}
-
-/* The oldest block of the quarantine: checked, then given to upstream. */
-static size_t evict_one(state *s) {
-  ring_item it = ring_pop(&s->quarantine);
-  entry *e = table_find(s, it.p);
-  if (e == NULL || e->state != QUARANTINED || e->serial != it.serial) return 0;
-  s->q_bytes -= e->bytes;
-  size_t problems = check_block(s, e, "when it left quarantine");
-  release_block(s, e);
-  return problems;
-}
-
-static size_t flush_locked(state *s) {
-  size_t problems = 0;
-  while (s->quarantine.len > 0) problems += evict_one(s);
-  return problems;
-}
-
-/* A deallocation accepted: counts, then quarantine (or upstream at once). */
-static size_t free_block(state *s, entry *e) {
-  size_t problems = check_block(s, e, "by deallocate");
-  unsigned char *p = e->p;
-  uint64_t serial = e->serial;
-  size_t n = e->bytes;
-  ++s->c.deallocations;
-  --s->c.blocks_in_use;
-  s->c.bytes_in_use -= n;
-  if (s->q_max_blocks == 0 || n > s->q_max_bytes) {
-    release_block(s, e);
-    return problems;
-  }
-  memset(p, FREED_BYTE, n);
-  e->state = QUARANTINED;
-  while (s->quarantine.len > 0 && (s->quarantine.len >= s->q_max_blocks ||
-                                   n > s->q_max_bytes - s->q_bytes))
-    problems += evict_one(s);
-  e = table_find(s, p); /* evictions may have moved it */
-  if (!ring_push(&s->quarantine, p, serial)) {
-    release_block(s, e); /* no room to remember it: skip the quarantine */
-    return problems;
-  }
-  s->q_bytes += n;
-  return problems;
-}
-
-/* The block p names if it is live with these sizes; otherwise reports the
- * misuse of operation `op` and returns NULL. */
-static entry *validate(state *s, void *p, size_t bytes, size_t alignment,
-                       bool freeing) {
-  const char *op = freeing ? "deallocate" : "try_resize";
-  entry *e = table_find(s, p);
-  if (e == NULL) {
-    /* Not a block start: say which block it points into, if any. The
-     * search is slow, but only misuse pays for it. */
-    char inside[160] = "";
-    uintptr_t u = (uintptr_t)p;
-    for (size_t i = 0; i < s->table.cap; ++i) {
-      const entry *b = &s->table.slots[i];
-      uintptr_t start = (uintptr_t)b->p;
-      if (b->p != NULL && b->state != FREED && u > start &&
-          u - start < b->bytes) {
-        snprintf(inside, sizeof inside,
-                 "; it points %zu bytes into block %p (#%" PRIu64
-                 ", %zu bytes, alignment %zu%s)",
-                 (size_t)(u - start), (void *)b->p, b->serial, b->bytes,
-                 b->alignment, b->state == QUARANTINED ? ", freed" : "");
-        break;
-      }
-    }
-    report(s,
-           "%s(%p, %zu bytes, alignment %zu) of a pointer it never gave "
-           "out%s; ignored",
-           op, p, bytes, alignment, inside);
-    return NULL;
-  }
-  if (e->state != LIVE) {
-    report(s,
-           "%s %p (%s(%zu bytes, alignment %zu)): block #%" PRIu64
-           " of %zu bytes, alignment %zu, was freed already (%s); ignored",
-           freeing ? "double free of" : "try_resize of freed block", p, op,
-           bytes, alignment, e->serial, e->bytes, e->alignment,
-           e->state == QUARANTINED ? "it is in quarantine"
-                                   : "and returned to upstream");
-    return NULL;
-  }
-  if (e->bytes != bytes || e->alignment != alignment) {
-    report(s,
-           "%p (#%" PRIu64
-           ") was allocated with %zu bytes, alignment %zu, "
-           "but %s %zu bytes, alignment %zu; ignored",
-           p, e->serial, e->bytes, e->alignment,
-           freeing ? "deallocated with" : "resized from", bytes, alignment);
-    return NULL;
-  }
-  return e;
 }
 
 /* ---- hooks -----------------------------------------------------------------
@@ -373,19 +66,21 @@ static void *allocate_locked(state *s, size_t bytes, size_t alignment) {
     errno = ENOMEM;
     return NULL;
   }
-  size_t a = up_align(alignment), pre = prefix_of(alignment);
-  if (pre > SIZE_MAX - GUARD - a || bytes > SIZE_MAX - GUARD - a - pre ||
-      !table_reserve(s)) {
+  size_t a = pmr_impl_dbg_up_align(alignment),
+         pre = pmr_impl_dbg_prefix_of(alignment);
+  if (pre > SIZE_MAX - PMR_IMPL_DBG_GUARD - a ||
+      bytes > SIZE_MAX - PMR_IMPL_DBG_GUARD - a - pre || !table_reserve(s)) {
     errno = ENOMEM;
     return NULL;
   }
-  unsigned char *base =
-      (unsigned char *)pmr_allocate(s->upstream, pre + bytes + GUARD, a);
+  unsigned char *base = (unsigned char *)pmr_allocate(
+      s->upstream, pre + bytes + PMR_IMPL_DBG_GUARD, a);
   if (base == NULL) return NULL; /* errno from upstream */
-  entry e = {base + pre, ++s->c.allocations, bytes, alignment, LIVE};
-  write_front(&e);
+  entry e = {base + pre, ++s->c.allocations, bytes, alignment,
+             PMR_IMPL_DBG_LIVE};
+  pmr_impl_dbg_write_front(&e);
   memset(e.p, FRESH_BYTE, bytes);
-  memset(e.p + bytes, GUARD_BYTE, GUARD);
+  memset(e.p + bytes, PMR_IMPL_DBG_GUARD_BYTE, PMR_IMPL_DBG_GUARD);
   pmr_impl_ptr_table_put(&s->table, &e);
   ++s->c.blocks_in_use;
   note_in_use(s, bytes);
@@ -415,8 +110,8 @@ static void dbg_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                            size_t alignment) {
   state *s = state_of(self);
   pthread_mutex_lock(&s->lock);
-  entry *e = validate(s, p, bytes, alignment, true);
-  size_t problems = e == NULL ? 1 : free_block(s, e);
+  entry *e = pmr_impl_dbg_validate(s, p, bytes, alignment, true);
+  size_t problems = e == NULL ? 1 : pmr_impl_dbg_free_block(s, e);
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   if (die) abort();
@@ -427,25 +122,29 @@ static bool dbg_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   state *s = state_of(self);
   bool resized = false;
   pthread_mutex_lock(&s->lock);
-  entry *e = validate(s, p, old_bytes, alignment, false);
-  size_t problems = e == NULL ? 1 : check_block(s, e, "by try_resize");
+  entry *e = pmr_impl_dbg_validate(s, p, old_bytes, alignment, false);
+  size_t problems =
+      e == NULL ? 1 : pmr_impl_dbg_check_block(s, e, "by try_resize");
   if (e != NULL) {
-    size_t a = up_align(alignment), pre = prefix_of(alignment);
+    size_t a = pmr_impl_dbg_up_align(alignment),
+           pre = pmr_impl_dbg_prefix_of(alignment);
     bool refused = new_bytes > old_bytes &&
                    (s->fail_always || over_limit(s, new_bytes - old_bytes));
-    /* pre + GUARD + a fit in size_t: the block was allocated with them. */
-    if (!refused && new_bytes <= SIZE_MAX - GUARD - a - pre &&
-        pmr_try_resize(s->upstream, e->p - pre, pre + old_bytes + GUARD,
-                       pre + new_bytes + GUARD, a)) {
+    /* pre + PMR_IMPL_DBG_GUARD + a fit in size_t: the block was allocated with
+     * them. */
+    if (!refused && new_bytes <= SIZE_MAX - PMR_IMPL_DBG_GUARD - a - pre &&
+        pmr_try_resize(s->upstream, e->p - pre,
+                       pre + old_bytes + PMR_IMPL_DBG_GUARD,
+                       pre + new_bytes + PMR_IMPL_DBG_GUARD, a)) {
       if (new_bytes > old_bytes) {
         memset(e->p + old_bytes, FRESH_BYTE, new_bytes - old_bytes);
         note_in_use(s, new_bytes - old_bytes);
       } else {
         s->c.bytes_in_use -= old_bytes - new_bytes;
       }
-      memset(e->p + new_bytes, GUARD_BYTE, GUARD);
+      memset(e->p + new_bytes, PMR_IMPL_DBG_GUARD_BYTE, PMR_IMPL_DBG_GUARD);
       e->bytes = new_bytes;
-      write_front(e);
+      pmr_impl_dbg_write_front(e);
       resized = true;
     }
   }
@@ -530,12 +229,13 @@ static int by_serial(const void *a, const void *b) {
 }
 
 static void leak(state *s, const entry *e, size_t i, size_t n) {
-  report(s,
-         "leak %zu of %zu: block %p (#%" PRIu64
-         ", %zu bytes, alignment %zu) was never deallocated; freed to "
-         "upstream",
-         i, n, (void *)e->p, e->serial, e->bytes, e->alignment);
-  upstream_free(s, e);
+  pmr_impl_dbg_report(
+      s,
+      "leak %zu of %zu: block %p (#%" PRIu64
+      ", %zu bytes, alignment %zu) was never deallocated; freed to "
+      "upstream",
+      i, n, (void *)e->p, e->serial, e->bytes, e->alignment);
+  pmr_impl_dbg_upstream_free(s, e);
 }
 
 size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
@@ -544,11 +244,12 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
   if (!pmr_impl_live_remove(&registry, &s->node))
     return 0; /* destroyed already */
   pthread_mutex_lock(&s->lock);
-  size_t problems = flush_locked(s);
+  size_t problems = pmr_impl_dbg_flush_locked(s);
   size_t leaks = 0;
   for (size_t i = 0; i < s->table.cap; ++i)
-    if (s->table.slots[i].p != NULL && s->table.slots[i].state == LIVE) {
-      problems += check_block(s, &s->table.slots[i], "at destroy");
+    if (s->table.slots[i].p != NULL &&
+        s->table.slots[i].state == PMR_IMPL_DBG_LIVE) {
+      problems += pmr_impl_dbg_check_block(s, &s->table.slots[i], "at destroy");
       ++leaks;
     }
   if (leaks != 0) {
@@ -557,7 +258,7 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
     size_t k = 0;
     for (size_t i = 0; i < s->table.cap; ++i) {
       entry *e = &s->table.slots[i];
-      if (e->p == NULL || e->state != LIVE) continue;
+      if (e->p == NULL || e->state != PMR_IMPL_DBG_LIVE) continue;
       if (list != NULL)
         list[k++] = *e;
       else
@@ -571,8 +272,8 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
     problems += leaks;
   }
   pmr_impl_ptr_table_free(&s->table);
-  ring_free(&s->quarantine);
-  ring_free(&s->history);
+  pmr_impl_dbg_ring_free(&s->quarantine);
+  pmr_impl_dbg_ring_free(&s->history);
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   pthread_mutex_destroy(&s->lock);
@@ -591,9 +292,10 @@ size_t pmr_debug_resource_check(pmr_debug_resource *d) {
   pthread_mutex_lock(&s->lock);
   size_t problems = 0;
   for (size_t i = 0; i < s->table.cap; ++i)
-    if (s->table.slots[i].p != NULL && s->table.slots[i].state != FREED)
-      problems +=
-          check_block(s, &s->table.slots[i], "by pmr_debug_resource_check");
+    if (s->table.slots[i].p != NULL &&
+        s->table.slots[i].state != PMR_IMPL_DBG_FREED)
+      problems += pmr_impl_dbg_check_block(s, &s->table.slots[i],
+                                           "by pmr_debug_resource_check");
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   if (die) abort();
@@ -604,7 +306,7 @@ size_t pmr_debug_resource_flush_quarantine(pmr_debug_resource *d) {
   PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", 0);
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
-  size_t problems = flush_locked(s);
+  size_t problems = pmr_impl_dbg_flush_locked(s);
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   if (die) abort();

@@ -1,6 +1,6 @@
 /* The page core's source: segments from upstream, the set of free pages,
- * runs, and the give-back of memory to upstream and to the OS (see
- * page_source.h). */
+ * and the give-back of memory to upstream and to the OS (see
+ * page_source.h; runs of free pages are in page_runs.c). */
 /* POSIX 2008 (clock_gettime, clock.h) for builds that ask for strict ISO C
  * (-std=c11) and define nothing. */
 #ifndef _POSIX_C_SOURCE
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "resources/internal/os_mem.h"
+#include "resources/internal/page_source_impl.h"
 #include "resources/internal/segment_cache.h"
 
 /* ---- source: segments and free pages ------------------------------------ */
@@ -25,13 +26,6 @@ _Static_assert(offsetof(pmr_impl_page, heap) + sizeof(void *) <= 64 &&
                "only; a remote free writes the second only");
 _Static_assert(PMR_IMPL_PAGE_SLOT % PMR_MAX_ALIGN == 0,
                "blocks after the descriptor keep the basic alignment");
-
-/* Page i of segment seg. */
-static pmr_impl_page *seg_page(const pmr_impl_page_source *src,
-                               const pmr_impl_page *seg, size_t i) {
-  return pmr_impl_page_of(
-      src, pmr_impl_page_base(src, seg) + i * PMR_IMPL_PAGE_SIZE);
-}
 
 /* pg's index in segment seg. */
 static unsigned seg_index(const pmr_impl_page_source *src,
@@ -51,13 +45,6 @@ static bool quiet_since_grow(const pmr_impl_page_source *src) {
   return pmr_impl_coarse_ns() -
              atomic_load_explicit(&src->last_grow_ns, memory_order_relaxed) >=
          PMR_IMPL_GIVE_BACK_DELAY_NS;
-}
-
-static void src_lock(pmr_impl_page_source *src) {
-  if (src->shared) pmr_impl_spin_lock(&src->lock);
-}
-static void src_unlock(pmr_impl_page_source *src) {
-  if (src->shared) pmr_impl_spin_unlock(&src->lock);
 }
 
 void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
@@ -151,6 +138,10 @@ static void free_set_remove(pmr_impl_page_source *src, pmr_impl_page *pg) {
   if (seg->seg_free-- == seg->seg_pages) src->empty_segments--;
 }
 
+void pmr_impl_source_unfree(pmr_impl_page_source *src, pmr_impl_page *pg) {
+  free_set_remove(src, pg);
+}
+
 static size_t segment_bytes(const pmr_impl_page *seg) {
   return (size_t)seg->seg_pages * PMR_IMPL_PAGE_SIZE;
 }
@@ -159,7 +150,7 @@ static size_t segment_bytes(const pmr_impl_page *seg) {
 static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
   size_t dirty = 0;
   for (uint32_t i = 0; i < seg->seg_pages; ++i) {
-    pmr_impl_page *pg = seg_page(src, seg, i);
+    pmr_impl_page *pg = pmr_impl_seg_page(src, seg, i);
     dirty += pg->dirty;
     free_set_remove(src, pg);
   }
@@ -193,9 +184,9 @@ static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
 /* A new segment from upstream, its pages in the free set (under no lock). */
 static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   int saved = errno;
-  src_lock(src);
+  pmr_impl_source_lock(src);
   unsigned n = src->next_pages;
-  src_unlock(src);
+  pmr_impl_source_unlock(src);
   char *mem = NULL;
   bool warm = false; /* its memory may be resident: free pages to purge */
   if (src->os) {     /* a warm segment another pool gave back, if any */
@@ -226,7 +217,7 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
                                                    PMR_IMPL_OS_BIG_MIN);
   pmr_impl_page *seg = pmr_impl_page_of(src, mem);
   for (unsigned i = 0; i < n; ++i) {
-    pmr_impl_page *pg = seg_page(src, seg, i);
+    pmr_impl_page *pg = pmr_impl_seg_page(src, seg, i);
     memset(pg, 0, sizeof *pg);
     atomic_init(&pg->remote, NULL);
     pg->segment = seg;
@@ -248,7 +239,7 @@ static void segment_link(pmr_impl_page_source *src, pmr_impl_page *seg) {
   atomic_store_explicit(&src->last_grow_ns, now, memory_order_relaxed);
   size_t warm = 0;
   for (uint32_t i = 0; i < seg->seg_pages; ++i) {
-    pmr_impl_page *pg = seg_page(src, seg, i);
+    pmr_impl_page *pg = pmr_impl_seg_page(src, seg, i);
     free_set_push(src, pg, pg->dirty, now);
     warm += pg->dirty;
   }
@@ -267,9 +258,9 @@ bool pmr_impl_source_grow(pmr_impl_page_source *src) {
     src->before_grow(src->before_grow_arg);
   pmr_impl_page *seg = segment_new(src); /* no lock held */
   if (seg == NULL) return false;
-  src_lock(src);
+  pmr_impl_source_lock(src);
   segment_link(src, seg);
-  src_unlock(src);
+  pmr_impl_source_unlock(src);
   return true;
 }
 
@@ -350,7 +341,7 @@ static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
     pmr_impl_os_decommit(base, (size_t)(table - base));
     pmr_impl_os_decommit(past, (size_t)(base + PMR_IMPL_PAGE_SIZE - past));
   }
-  src_lock(src);
+  pmr_impl_source_lock(src);
   while (list != NULL) {
     pmr_impl_page *next = list->delayed_next;
     pmr_impl_source_resident_sub(src, PMR_IMPL_PAGE_SIZE);
@@ -361,7 +352,7 @@ static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
       atomic_store_explicit(&src->shrink_wanted, true, memory_order_relaxed);
     list = next;
   }
-  src_unlock(src);
+  pmr_impl_source_unlock(src);
 }
 
 /* Under the lock, for a decommit source: the pages due, for the caller to pass
@@ -393,7 +384,8 @@ static pmr_impl_page *take_first_of_segment(const pmr_impl_page_source *src,
   pmr_impl_page *seg = pg->segment;
   uint32_t before = seg->seg_free_mask & ((1u << seg_index(src, seg, pg)) - 1u);
   for (; before != 0; before &= before - 1) {
-    pmr_impl_page *c = seg_page(src, seg, (unsigned)__builtin_ctz(before));
+    pmr_impl_page *c =
+        pmr_impl_seg_page(src, seg, (unsigned)__builtin_ctz(before));
     if (!pg->dirty || (c->dirty && !purge_is_due(c, now))) return c;
   }
   return pg;
@@ -404,19 +396,19 @@ static pmr_impl_page *take_first_of_segment(const pmr_impl_page_source *src,
 pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow) {
   uint64_t now = src->decommit ? pmr_impl_coarse_ns() : 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    src_lock(src);
+    pmr_impl_source_lock(src);
     pmr_impl_page *pg = src->free_pages;
     if (pg != NULL) {
       pg = take_first_of_segment(src, pg, now);
       free_set_remove(src, pg);
       bool fresh = pg->decommit && !pg->dirty; /* its memory is not resident */
       pmr_impl_page *purge = purge_due(src, now);
-      src_unlock(src);
+      pmr_impl_source_unlock(src);
       if (fresh) pmr_impl_source_resident_add(src, PMR_IMPL_PAGE_SIZE);
       if (purge != NULL) purge_finish(src, purge);
       return pg;
     }
-    src_unlock(src);
+    pmr_impl_source_unlock(src);
     if (attempt == 1 || !grow || !pmr_impl_source_grow(src)) break;
   }
   return NULL;
@@ -427,7 +419,7 @@ pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow) {
 size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
   size_t given = 0;
   for (;;) {
-    src_lock(src);
+    pmr_impl_source_lock(src);
     pmr_impl_page *seg = NULL;
     if (src->empty_segments != 0) {
       for (seg = src->segments; seg != NULL; seg = seg->seg_next)
@@ -436,7 +428,7 @@ size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
           break;
     }
     if (seg != NULL) segment_unlink(src, seg);
-    src_unlock(src);
+    pmr_impl_source_unlock(src);
     if (seg == NULL) break;
     given += segment_bytes(seg);
     segment_free(src, seg);
@@ -453,9 +445,9 @@ size_t pmr_impl_source_trim(pmr_impl_page_source *src, size_t keep) {
 }
 
 size_t pmr_impl_source_released(pmr_impl_page_source *src) {
-  src_lock(src);
+  pmr_impl_source_lock(src);
   size_t n = src->released_bytes;
-  src_unlock(src);
+  pmr_impl_source_unlock(src);
   return n;
 }
 
@@ -466,9 +458,9 @@ void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {
   size_t per_page = PMR_IMPL_PAGE_SIZE - os_page; /* what a page gives */
   size_t pages = bytes / per_page + (bytes % per_page != 0);
   while (pages != 0) {
-    src_lock(src);
+    pmr_impl_source_lock(src);
     pmr_impl_page *purge = purge_take(src, 0, true, pages);
-    src_unlock(src);
+    pmr_impl_source_unlock(src);
     if (purge == NULL) break;
     for (pmr_impl_page *pg = purge; pg != NULL; pg = pg->delayed_next) --pages;
     purge_finish(src, purge);
@@ -478,7 +470,7 @@ void pmr_impl_source_purge(pmr_impl_page_source *src, size_t bytes) {
 void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
                                bool give_back) {
   uint64_t now = src->decommit ? pmr_impl_coarse_ns() : 0;
-  src_lock(src);
+  pmr_impl_source_lock(src);
   free_set_push(src, pg, true, now);
   pmr_impl_page *seg = pg->segment;
   bool release = seg->seg_free == seg->seg_pages &&
@@ -489,102 +481,9 @@ void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
   }
   if (release) segment_unlink(src, seg);
   pmr_impl_page *purge = purge_due(src, now);
-  src_unlock(src);
+  pmr_impl_source_unlock(src);
   if (release) segment_free(src, seg);
   if (purge != NULL) purge_finish(src, purge);
-}
-
-/* ---- runs: oversize blocks in free pages -------------------------------- */
-
-/* Segments a run is looked for in, newest first (64 MiB of them). */
-#define RUN_SCAN_SEGMENTS 64u
-
-/* Under the lock: the segment and first page index of k free pages in a
- * row (never a segment's first page, which holds its frame's table), the
- * fewest of them not resident; *fresh: how many. NULL when none. */
-static pmr_impl_page *run_find(const pmr_impl_page_source *src, uint32_t k,
-                               uint32_t *first, uint32_t *fresh) {
-  pmr_impl_page *best = NULL;
-  *fresh = k + 1;
-  /* The newest segments only: the lock is held, and a run is worth less
-   * than the time every other thread's page event would wait. */
-  unsigned scan = RUN_SCAN_SEGMENTS;
-  for (pmr_impl_page *seg = src->segments;
-       seg != NULL && *fresh != 0 && scan-- != 0; seg = seg->seg_next) {
-    if (seg->seg_free < k) continue;
-    /* The free set's pages by the mask, not their state: a page a heap
-     * holds is its owner's to write, with no lock. */
-    uint32_t run = 0, clean = 0; /* the free pages ending at i */
-    for (uint32_t i = 1; i < seg->seg_pages; ++i) {
-      if ((seg->seg_free_mask >> i & 1u) == 0) {
-        run = clean = 0;
-        continue;
-      }
-      clean += !seg_page(src, seg, i)->dirty;
-      if (++run > k) clean -= !seg_page(src, seg, i - k)->dirty, run = k;
-      if (run == k && clean < *fresh) {
-        best = seg;
-        *first = i + 1 - k;
-        *fresh = clean;
-        if (clean == 0) break;
-      }
-    }
-  }
-  return best;
-}
-
-void *pmr_impl_source_take_run(pmr_impl_page_source *src, size_t bytes,
-                               size_t alignment) {
-  if (!src->os || bytes <= PMR_IMPL_HEAP_LARGEST ||
-      bytes > (size_t)PMR_IMPL_RUN_PAGES * PMR_IMPL_PAGE_SIZE ||
-      alignment > PMR_IMPL_PAGE_SIZE)
-    return NULL;
-  uint32_t k =
-      (uint32_t)((bytes + PMR_IMPL_PAGE_SIZE - 1) >> PMR_IMPL_PAGE_SHIFT);
-  uint32_t first = 0, fresh = 0;
-  src_lock(src);
-  pmr_impl_page *seg = run_find(src, k, &first, &fresh);
-  if (seg == NULL) {
-    src_unlock(src);
-    return NULL;
-  }
-  for (uint32_t i = first; i < first + k; ++i) {
-    pmr_impl_page *pg = seg_page(src, seg, i);
-    free_set_remove(src, pg);
-    pg->state = PMR_IMPL_PAGE_RUN;
-  }
-  pmr_impl_page *head = seg_page(src, seg, first);
-  head->block = k << PMR_IMPL_PAGE_SHIFT;
-  head->capacity = k;
-  src->run_bytes += (size_t)k << PMR_IMPL_PAGE_SHIFT;
-  src_unlock(src);
-  if (fresh != 0) { /* memory that comes in: as for a mapping */
-    pmr_impl_source_make_room(src, (size_t)fresh << PMR_IMPL_PAGE_SHIFT);
-    pmr_impl_source_resident_add(src, (size_t)fresh << PMR_IMPL_PAGE_SHIFT);
-  }
-  char *p = pmr_impl_page_base(src, head);
-  PMR_IMPL_UNDEFINED(p, (size_t)k << PMR_IMPL_PAGE_SHIFT);
-  return p;
-}
-
-void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
-                              bool give_back) {
-  pmr_impl_page *head = pmr_impl_page_of(src, p);
-  uint32_t k = head->capacity;
-  /* Its pages are src's again in the page map (a pool that took them as a
-   * segment recorded them as its own, then as no one's). */
-  pmr_impl_page_map_set((const char *)p, (size_t)k << PMR_IMPL_PAGE_SHIFT, src);
-  src_lock(src);
-  src->run_bytes -= (size_t)k << PMR_IMPL_PAGE_SHIFT;
-  src_unlock(src);
-  head->block = 0;
-  head->capacity = 0;
-  for (uint32_t i = 0; i < k; ++i) {
-    pmr_impl_page *pg =
-        pmr_impl_page_of(src, (char *)p + ((size_t)i << PMR_IMPL_PAGE_SHIFT));
-    pmr_impl_page_noaccess(src, pg);
-    pmr_impl_source_give_page(src, pg, give_back);
-  }
 }
 
 void pmr_impl_source_shrink(pmr_impl_page_source *src) {
@@ -592,9 +491,9 @@ void pmr_impl_source_shrink(pmr_impl_page_source *src) {
     atomic_store_explicit(&src->purge_wanted, false, memory_order_relaxed);
     uint64_t now = pmr_impl_coarse_ns();
     for (;;) {
-      src_lock(src);
+      pmr_impl_source_lock(src);
       pmr_impl_page *purge = purge_take(src, now, false, PURGE_BATCH);
-      src_unlock(src);
+      pmr_impl_source_unlock(src);
       if (purge == NULL) break;
       purge_finish(src, purge);
     }
@@ -603,11 +502,11 @@ void pmr_impl_source_shrink(pmr_impl_page_source *src) {
   /* Not yet: no lock (allocation slow paths of every thread come here
    * while the give-back waits for its delay). */
   if (!quiet_since_grow(src)) return;
-  src_lock(src);
+  pmr_impl_source_lock(src);
   bool due = quiet_since_grow(src);
   if (due)
     atomic_store_explicit(&src->shrink_wanted, false, memory_order_relaxed);
-  src_unlock(src);
+  pmr_impl_source_unlock(src);
   if (due) pmr_impl_source_trim(src, src->retain_pages);
 }
 
