@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "benchmarks/json.h"
+#include "benchmarks/studies.h"
 
 namespace bench {
 
@@ -394,7 +395,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
                 "pmr-c pick", "median", "vs glibc", "vs best drop-in",
                 "vs std::pmr counterpart", "mem vs g", "best of all");
   for (size_t w = 0; w < wls.size(); ++w) {
-    if (!run.selected_workload[w]) continue;
+    if (!run.selected_workload[w] || wls[w].study) continue;  // studies.cc
     const WorkloadInfo& wl = wls[w];
     const size_t pick = Pick(run, w);
     if (pick >= all.size()) {
@@ -523,7 +524,8 @@ void PrintReport(const RunInfo& run, FILE* out) {
   PrintHeader(run, out);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
-    if (run.selected_workload[w]) PrintTable(run, w, out);
+    if (run.selected_workload[w])
+      (wls[w].study ? PrintStudyTable : PrintTable)(run, w, out);
   PrintSummary(run, out);
   absl::FPrintF(out, "\nwall time %.1f s\n", run.wall_seconds);
 }
@@ -554,7 +556,8 @@ bool WriteMarkdown(const RunInfo& run, const std::string& path,
   PrintHeader(run, mem);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
-    if (run.selected_workload[w]) PrintTable(run, w, mem);
+    if (run.selected_workload[w])
+      (wls[w].study ? PrintStudyTable : PrintTable)(run, w, mem);
   absl::FPrintF(mem, "```\n");
   std::fclose(mem);
   std::string text(buf, len);
@@ -666,7 +669,7 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
       }
     }
   }
-  absl::FPrintF(f, "\n]\n}\n");
+  absl::FPrintF(f, "\n]%s\n}\n", StudiesJson(run));
   const bool ok = std::fflush(f) == 0 && !std::ferror(f);
   if (std::fclose(f) != 0 || !ok) {
     *err = path + ": write failed";
@@ -749,6 +752,10 @@ constexpr double kMemorySpread = 10;
 
 Chart ChartFor(const RunInfo& run, size_t w) {
   const WorkloadInfo& wl = Workloads()[w];
+  if (wl.study) {  // line charts: studies.cc
+    SvgBlock b = StudyChart(run, w);
+    return {std::move(b.body), b.width, b.height};
+  }
   const auto& all = Allocators();
   struct Bar {
     std::string name, note;
