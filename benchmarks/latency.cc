@@ -20,6 +20,17 @@
 
 namespace bench {
 
+namespace {
+// The timer without fences: back-to-back reads show its own step.
+uint64_t RawTick() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return Tick();
+#endif
+}
+}  // namespace
+
 TickCalibration CalibrateTicks() {
   TickCalibration c;
 #if defined(__x86_64__) || defined(__i386__)
@@ -42,9 +53,9 @@ TickCalibration CalibrateTicks() {
   c.overhead_ticks = static_cast<double>(d[d.size() / 2]);
   // Resolution: the smallest step between reads that differ (AMD's TSC
   // moves in steps of ~10 ns, a virtual machine's clock may be coarser).
-  uint64_t step = UINT64_MAX, prev = Tick();
+  uint64_t step = UINT64_MAX, prev = RawTick();
   for (int i = 0, steps = 0; i < 1000000 && steps < 100; ++i) {
-    const uint64_t t = Tick();
+    const uint64_t t = RawTick();
     if (t != prev) {
       step = std::min(step, t - prev);
       prev = t;
@@ -89,8 +100,12 @@ void LatencySamples::Emit(const TickCalibration& cal) {
 
 namespace {
 
-constexpr size_t kStride = 16;  // A, C, E: one operation in 16 is timed
-constexpr size_t kGStride = 4;  // G: one request in 4
+// One operation in 17 (A, C, E) and one request in 5 (G) is timed: odd
+// strides, so the sample does not lock onto the power-of-two periods of an
+// allocator (a pool carves 4 KiB of 64 B blocks at a time: with a stride of
+// 16, one sampled allocation in 4 was a carve's first block).
+constexpr size_t kStride = 17;
+constexpr size_t kGStride = 5;
 
 // ---- A-lat: A's blocks; allocations (with their memset) and frees ----------
 template <class Make>
@@ -304,11 +319,11 @@ WorkloadInfo Latency(const char* id, const char* of, const char* title) {
 WorkloadInfo WorkloadALat() {
   WorkloadInfo w = Latency(
       "A-lat", "A",
-      "latency of A: one 64 B allocation (with its memset) or free in 16");
+      "latency of A: one 64 B allocation (with its memset) or free in 17");
   w.params = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
-        "A's loop (%d x %d B allocated and written, then freed); every 16th "
-        "allocation and every 16th free timed alone",
+        "A's loop (%d x %d B allocated and written, then freed); every 17th "
+        "allocation and every 17th free timed alone",
         s.a_blocks, kBlock);
   };
   w.params_json = [](const WorkloadInfo&, const Sizes& s) {
@@ -327,11 +342,11 @@ WorkloadInfo WorkloadALat() {
 WorkloadInfo WorkloadCLat() {
   WorkloadInfo w =
       Latency("C-lat", "C",
-              "latency of C: one mixed-size allocation or shuffled free in 16");
+              "latency of C: one mixed-size allocation or shuffled free in 17");
   w.params = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
         "C's loop (%d allocations of 64/128/256/512 B, freed shuffled); "
-        "every 16th allocation (with its write) and free timed alone",
+        "every 17th allocation (with its write) and free timed alone",
         s.c_allocs);
   };
   w.params_json = [](const WorkloadInfo&, const Sizes& s) {
@@ -349,10 +364,10 @@ WorkloadInfo WorkloadCLat() {
 
 WorkloadInfo WorkloadELat() {
   WorkloadInfo w = Latency("E-lat", "E",
-                           "latency of E: one churn step (free + alloc) in 16");
+                           "latency of E: one churn step (free + alloc) in 17");
   w.params = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
-        "E's churn (%d live blocks of %d..%d B, %d steps); every 16th step "
+        "E's churn (%d live blocks of %d..%d B, %d steps); every 17th step "
         "(free a random block, allocate a random size, write it) timed alone",
         s.e_live, kEMin, kEMax, s.e_steps);
   };
@@ -371,13 +386,13 @@ WorkloadInfo WorkloadELat() {
 
 WorkloadInfo WorkloadGLat() {
   WorkloadInfo w = Latency("G-lat", "G",
-                           "latency of G: one whole request in 4 (~50 blocks, "
+                           "latency of G: one whole request in 5 (~50 blocks, "
                            "a growing string, frees or drop)");
   w.mono_first_chunk = kGMonoChunk;
   w.params = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
         "G's requests (%d, each %d..%d blocks + a growing string, freed or "
-        "dropped); every 4th request timed whole",
+        "dropped); every 5th request timed whole",
         s.g_requests, kGMinAllocs, kGMaxAllocs);
   };
   w.params_json = [](const WorkloadInfo&, const Sizes& s) {

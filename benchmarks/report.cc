@@ -387,6 +387,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
 void PrintSummary(const RunInfo& run, FILE* out) {
   const auto& all = Allocators();
   const auto& wls = Workloads();
+  bool any = false;  // the studies have no summary (studies.cc)
+  for (size_t w = 0; w < wls.size(); ++w)
+    any = any || (run.selected_workload[w] && !wls[w].study);
+  if (!any) return;
   absl::FPrintF(out,
                 "\n== Which resource for which workload (pmr-c pick = fastest "
                 "pmr-c resource whose peak memory "
