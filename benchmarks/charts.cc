@@ -138,7 +138,11 @@ SvgBlock DrawLineChart(const LineChart& c) {
     ax.lo = c.x_ticks.front().first;
     ax.hi = std::max(ax.hi, c.x_ticks.back().first);
   }
-  const Axis ay = Fit(ys, c.y_log, c.y_from_zero);
+  Axis ay = Fit(ys, c.y_log, c.y_from_zero);
+  if (c.y_log && c.y_floor > 0 && ay.lo < c.y_floor) {
+    ay.lo = c.y_floor;
+    if (ay.hi <= ay.lo) ay.hi = ay.lo * 10;
+  }
   const int legend_h = static_cast<int>(c.series.size()) * kLegendRow + 24;
   const int plot_bottom = kTop + std::max(kPlotH, legend_h - 10);
   const int plot_h = plot_bottom - kTop;

@@ -31,6 +31,7 @@ struct LineChart {
   // the ticks' values are in the mapped space too.
   double (*x_map)(double) = nullptr;
   bool y_from_zero = false;  // linear y: start at 0
+  double y_floor = 0;        // log y: start no lower than this (> 0)
   // A shaded band from this x (mapped) to the right edge, with a label.
   bool shade = false;
   double shade_from = 0;

@@ -125,7 +125,7 @@ void RunEFrag(Make make, const ChildArgs& args) {
   std::vector<uint16_t> cur(live);
   Rng rng(0xF7A6);
   Probe& probe = TheProbe();
-  probe.Start(steps * kPhases / 400);
+  probe.Start(2 * steps * kPhases / 400);
   uint64_t acc = 0;
   for (size_t k = 0; k < live; ++k) {
     cur[k] = static_cast<uint16_t>(
@@ -142,6 +142,7 @@ void RunEFrag(Make make, const ChildArgs& args) {
       const uint16_t sz = static_cast<uint16_t>(rng.Between(lo, hi));
       a->dealloc(ptr[k], cur[k]);
       probe.Sub(cur[k]);
+      probe.Call();  // x counts calls: a free and an allocation per step
       void* p = a->alloc(sz);
       CheckAlloc(p);
       Touch(p, sz, s);

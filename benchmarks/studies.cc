@@ -222,15 +222,25 @@ SvgBlock LatencyChart(const RunInfo& run, size_t w) {
   c.y_label = "ns per operation (log scale)";
   c.y_log = true;
   c.x_map = QuantileX;
-  c.x_ticks = {{QuantileX(0.5), "P50"},       {QuantileX(0.9), "P90"},
-               {QuantileX(0.99), "P99"},      {QuantileX(0.999), "P99.9"},
-               {QuantileX(0.9999), "P99.99"}, {QuantileX(0.99999), "P99.999"}};
-  const std::vector<double> xs(q.begin(), q.end() - 1);  // max: in the table
+  c.x_ticks = {{QuantileX(0.5), "P50"},
+               {QuantileX(0.9), "P90"},
+               {QuantileX(0.99), "P99"},
+               {QuantileX(0.999), "P99.9"},
+               {QuantileX(0.9999), "P99.99"}};
+  // Up to P99.99: beyond it (P99.999, max) the few samples left are the
+  // machine's preemptions, milliseconds that would squash the scale; the
+  // table has the max, the JSON every quantile.
+  const std::vector<double> xs(q.begin(), q.end() - 2);
+  // Below the timer's resolution (~10 ns) the curves say nothing.
+  double resolution = 0;
+  for (const Cell& cell : run.cells[w])
+    if (!(resolution > 0)) resolution = Med(cell, "timer_resolution_ns");
+  c.y_floor = resolution > 0 ? resolution : 1;
   for (size_t a = 0; a < Allocators().size(); ++a) {
     std::vector<double> ys =
         MedianCurve(run.cells[w][a], "lat_curve_ns", q.size());
     if (ys.empty()) continue;
-    ys.pop_back();
+    ys.resize(xs.size());
     LineSeries s = Styled(a);
     s.x = xs;
     s.y = ys;
@@ -240,8 +250,9 @@ SvgBlock LatencyChart(const RunInfo& run, size_t w) {
   c.notes = {
       "Solid: pmr-c resources; dashed: the others. A point at P99.9 is the "
       "time 1 sampled operation in 1,000 took or exceeded.",
-      "Far right (P99.99 and beyond) rests on few samples: few at --quick "
-      "size. max per allocator: see the table."};
+      "The curve stops at P99.99 (beyond: preemptions of the shared "
+      "machine, ms); max per allocator: see the table. Floor: the timer's "
+      "resolution."};
   c.footer = Footer(run);
   return DrawLineChart(c);
 }
@@ -263,7 +274,7 @@ SvgBlock ScalingChart(const RunInfo& run, size_t w) {
   for (int t : {1, 2, 4, 8, 16})
     if (!f || t >= 2) c.x_ticks.emplace_back(Log2(t), std::to_string(t));
   c.shade = true;
-  c.shade_from = Log2(Cores());
+  c.shade_from = Log2(Cores()) + 0.5;  // between the core count and 2x
   c.shade_label = absl::StrFormat(
       "oversubscribed: more threads than the %d cores", Cores());
   for (size_t a = 0; a < Allocators().size(); ++a) {
