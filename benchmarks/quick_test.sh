@@ -175,6 +175,49 @@ done
 grep -q "mode quick+custom, scale 0.01" "$svg/A.svg" || fail "chart A does not say its mode"
 grep -q "[0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9] UTC" "$svg/A.svg" || fail "chart A has no date"
 
+# ---- the studies: latency percentiles, thread scaling, fragmentation ---------
+studies="A-lat C-lat E-lat G-lat B-scale F-scale E-frag R-frag Q-frag"
+study_metrics() {
+  case $1 in
+    *-lat) echo "p50_ns p90_ns p99_ns p999_ns max_ns" ;;
+    B-scale) echo "mops_t1 mops_t2 mops_t4 mops_t8 mops_t16" ;;
+    F-scale) echo "mops_p1 mops_p2 mops_p4 mops_p8" ;;
+    *-frag) echo "rss_per_live peak_rss_kib peak_live_kib" ;;
+  esac
+}
+for w in $studies; do
+  grep -q "^== $w: " "$out/stdout.txt" || fail "no table for study $w"
+  for a in $allocators; do
+    for m in $(study_metrics "$w"); do
+      n=$(grep -c "^{\"workload\": \"$w\", \"allocator\": \"$a\", \"metric\": \"$m\"," "$json")
+      [ "$n" = 1 ] || fail "$w/$a/$m: $n records (want 1)"
+    done
+  done
+  for a in glibc_malloc pmr_sync_pool pmr_thread_cache; do
+    ran "$w" "$a" || fail "study $w/$a did not run"
+  done
+  head -c 5 "$svg/$w.svg" 2>/dev/null | grep -q '<svg' || fail "no chart $svg/$w.svg"
+  grep -q '<polyline' "$svg/$w.svg" || fail "chart $w.svg has no lines"
+  grep -q ">$w: " "$svg_file" || fail "$svg_file has no chart for $w"
+done
+# Latency percentiles for A: a number, and ordered P50 <= P99 <= max.
+lat=$(grep '^{"workload": "A-lat", "allocator": "pmr_unsync_pool", "metric": "p\(50\|99\)_ns",' "$json" |
+  grep -o '"median": [0-9.e+-]*' | awk '{print $2}' | tr '\n' ' ')
+awk -v l="$lat" 'BEGIN { split(l, v, " "); exit !(v[1] != "" && v[2] != "" && v[1] + 0 <= v[2] + 0) }' ||
+  fail "A-lat/pmr_unsync_pool: P50, P99 missing or out of order ($lat)"
+grep -q '^   pmr_thread_cache  .* shared  *[0-9.]*  *[0-9.]*  *[0-9.]*  *[0-9.]*  *[0-9.]*  *[0-9.]*x$' \
+  <(sed -n '/^== B-scale: /,/^$/p' "$out/stdout.txt") || fail "B-scale has no thread-cache row with 5 figures"
+grep -q 'OVERSUBSCRIBED' "$out/stdout.txt" || fail "the scaling table does not name oversubscription"
+grep -q '"studies": {"cores": [0-9]' "$json" || fail "JSON: no studies.cores"
+grep -q '"kind": "latency_percentiles"' "$json" || fail "JSON: no latency curves"
+grep -q '"workload": "E-frag", "allocator": "glibc_malloc", "kind": "rss_over_run"' "$json" ||
+  fail "JSON: no E-frag series"
+grep -q '"workload": "Q-frag", "allocator": "glibc_malloc", "metric": "rss_per_live", .*"median": [0-9]' "$json" ||
+  fail "Q-frag/glibc_malloc: no fragmentation ratio"
+not_applicable E-frag pmr_monotonic || fail "E-frag/pmr_monotonic should be not_applicable"
+sed -n '/^== Which resource/,$p' "$out/stdout.txt" | grep -q "^   A-lat " &&
+  fail "the summary should not list the studies"
+
 # ---- --filter keeps the references for the ratios ----------------------------
 fjson=$out/filter.json
 "$bin" --quick --scale=0.01 --rounds=1 --filter='^E/pmr_unsync' --json="$fjson" >/dev/null 2>&1 ||

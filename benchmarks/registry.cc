@@ -140,6 +140,10 @@ bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
           "would keep every block SQLite frees";
     return false;
   }
+  if (w.no_bump && a.bump) {
+    if (why) *why = "a bump resource would keep every block of the churn";
+    return false;
+  }
   if (w.thread_safe_only && !a.thread_safe) {
     if (why) *why = "not thread-safe (F frees on another thread)";
     return false;

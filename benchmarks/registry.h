@@ -134,6 +134,12 @@ struct WorkloadInfo {
   TextFn params_json = nullptr;  // the same as a JSON object
   TextFn phase_note = nullptr;   // replaces the generic note on phase columns
   TextFn notes = nullptr;        // extra lines under the table
+  // The studies of latency, scaling and fragmentation (studies.cc tables,
+  // charts and JSON them): "latency", "scaling", "fragmentation"; and the
+  // workload they repeat ("A", "B", ...).
+  const char* study = nullptr;
+  const char* study_of = nullptr;
+  bool no_bump = false;  // E-frag: bump resources would keep every block
   RunFn run = nullptr;
 };
 

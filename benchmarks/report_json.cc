@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "benchmarks/json.h"
 #include "benchmarks/report_common.h"
+#include "benchmarks/studies.h"
 
 namespace bench {
 
@@ -114,7 +115,7 @@ bool WriteJson(const RunInfo& run, const std::string& path, std::string* err) {
       }
     }
   }
-  absl::FPrintF(f, "\n]\n}\n");
+  absl::FPrintF(f, "\n]%s\n}\n", StudiesJson(run));
   const bool ok = std::fflush(f) == 0 && !std::ferror(f);
   if (std::fclose(f) != 0 || !ok) {
     *err = path + ": write failed";

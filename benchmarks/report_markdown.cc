@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "benchmarks/report_common.h"
+#include "benchmarks/studies.h"
 #include "benchmarks/system.h"
 
 namespace bench {
@@ -38,7 +39,8 @@ bool WriteMarkdown(const RunInfo& run, const std::string& path,
   PrintHeader(run, mem);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
-    if (run.selected_workload[w]) PrintTable(run, w, mem);
+    if (run.selected_workload[w])
+      (wls[w].study ? PrintStudyTable : PrintTable)(run, w, mem);
   PrintSystemTable(run, mem);
   absl::FPrintF(mem, "```\n");
   std::fclose(mem);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "benchmarks/report_common.h"
+#include "benchmarks/studies.h"
 
 namespace bench {
 
@@ -87,6 +88,10 @@ constexpr double kMemorySpread = 10;
 
 Chart ChartFor(const RunInfo& run, size_t w) {
   const WorkloadInfo& wl = Workloads()[w];
+  if (wl.study) {  // line charts: studies.cc
+    SvgBlock b = StudyChart(run, w);
+    return {std::move(b.body), b.width, b.height};
+  }
   const auto& all = Allocators();
   struct Bar {
     std::string name, note;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "benchmarks/report_common.h"
+#include "benchmarks/studies.h"
 #include "benchmarks/system.h"
 
 namespace bench {
@@ -201,6 +202,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
 void PrintSummary(const RunInfo& run, FILE* out) {
   const auto& all = Allocators();
   const auto& wls = Workloads();
+  bool any = false;  // the studies have no summary (studies.cc)
+  for (size_t w = 0; w < wls.size(); ++w)
+    any = any || (run.selected_workload[w] && !wls[w].study);
+  if (!any) return;
   absl::FPrintF(out,
                 "\n== Which resource for which workload (pmr-c pick = fastest "
                 "pmr-c resource whose peak memory "
@@ -209,7 +214,7 @@ void PrintSummary(const RunInfo& run, FILE* out) {
                 "pmr-c pick", "median", "vs glibc", "vs best drop-in",
                 "vs std::pmr counterpart", "mem vs g", "best of all");
   for (size_t w = 0; w < wls.size(); ++w) {
-    if (!run.selected_workload[w]) continue;
+    if (!run.selected_workload[w] || wls[w].study) continue;  // studies.cc
     const WorkloadInfo& wl = wls[w];
     const size_t pick = Pick(run, w);
     if (pick >= all.size()) {
@@ -328,7 +333,8 @@ void PrintReport(const RunInfo& run, FILE* out) {
   PrintHeader(run, out);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w)
-    if (run.selected_workload[w]) PrintTable(run, w, out);
+    if (run.selected_workload[w])
+      (wls[w].study ? PrintStudyTable : PrintTable)(run, w, out);
   PrintSystemTable(run, out);
   PrintSummary(run, out);
   absl::FPrintF(out, "\nwall time %.1f s\n", run.wall_seconds);

@@ -27,10 +27,34 @@ uint64_t& Sink() {
 
 const std::vector<WorkloadInfo>& Workloads() {
   static const std::vector<WorkloadInfo> kAll = {
-      WorkloadA(),     WorkloadB(1), WorkloadB(2), WorkloadB(8),   WorkloadP(),
-      WorkloadC(),     WorkloadD(),  WorkloadE(),  WorkloadF(),    WorkloadG(),
-      WorkloadV(),     WorkloadH(),  WorkloadS(),  WorkloadHStr(), WorkloadW(),
-      WorkloadSChar(), WorkloadR(),  WorkloadQ(),
+      WorkloadA(),
+      WorkloadB(1),
+      WorkloadB(2),
+      WorkloadB(8),
+      WorkloadP(),
+      WorkloadC(),
+      WorkloadD(),
+      WorkloadE(),
+      WorkloadF(),
+      WorkloadG(),
+      WorkloadV(),
+      WorkloadH(),
+      WorkloadS(),
+      WorkloadHStr(),
+      WorkloadW(),
+      WorkloadSChar(),
+      WorkloadR(),
+      WorkloadQ(),
+      // The studies (latency.cc, scaling.cc, fragmentation.cc).
+      WorkloadALat(),
+      WorkloadCLat(),
+      WorkloadELat(),
+      WorkloadGLat(),
+      WorkloadBScale(),
+      WorkloadFScale(),
+      WorkloadEFrag(),
+      WorkloadRFrag(),
+      WorkloadQFrag(),
   };
   static const std::vector<WorkloadInfo> kWithSystem = [] {
     std::vector<WorkloadInfo> v = kAll;

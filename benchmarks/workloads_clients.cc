@@ -126,6 +126,7 @@ void RunR(Make make, const ChildArgs& args) {
     const uint64_t t0 = NowNs();
     lua_State* L = lua_newstate(fn, fn_ud);
     if (L == nullptr) Fail("lua_newstate failed");
+    if (TheClientHooks().lua_state) TheClientHooks().lua_state(L);
     luaL_openlibs(L);
     if (luaL_loadstring(L, script.c_str()) != LUA_OK ||
         lua_pcall(L, 0, 1, 0) != LUA_OK)
@@ -178,6 +179,7 @@ void RunQ(Make make, const ChildArgs& args) {
   } else {
     Fail("sqlite: no malloc-shaped hooks over this allocator");
   }
+  if (TheClientHooks().sqlite_configured) TheClientHooks().sqlite_configured();
   const long base = StatusKib("VmRSS");
   std::vector<double> ms;
   uint64_t first = 0;

@@ -197,6 +197,18 @@ inline WorkloadInfo Container(const char* id, const char* title,
   return w;
 }
 
+// The fragmentation study (fragmentation.cc) watches R's and Q's allocator:
+// when set, R calls lua_state(L) on each new lua_State, Q calls
+// sqlite_configured() once SQLite's allocator is configured.
+struct ClientHooks {
+  void (*lua_state)(void* L) = nullptr;
+  void (*sqlite_configured)() = nullptr;
+};
+inline ClientHooks& TheClientHooks() {
+  static ClientHooks hooks;
+  return hooks;
+}
+
 // The entries of Workloads(), one function each, in the files of their
 // families.
 WorkloadInfo WorkloadA();  // workloads_alloc.cc
@@ -215,6 +227,15 @@ WorkloadInfo WorkloadHStr();
 WorkloadInfo WorkloadW();  // workloads_wordcount.cc
 WorkloadInfo WorkloadR();  // workloads_clients.cc
 WorkloadInfo WorkloadQ();
+WorkloadInfo WorkloadALat();  // latency.cc
+WorkloadInfo WorkloadCLat();
+WorkloadInfo WorkloadELat();
+WorkloadInfo WorkloadGLat();
+WorkloadInfo WorkloadBScale();  // scaling.cc
+WorkloadInfo WorkloadFScale();
+WorkloadInfo WorkloadEFrag();  // fragmentation.cc
+WorkloadInfo WorkloadRFrag();
+WorkloadInfo WorkloadQFrag();
 
 }  // namespace bench
 
