@@ -67,9 +67,10 @@ std::vector<double> FirstSeries(const Cell& c, const char* metric) {
   return std::vector<double>(s->values.begin(), s->values.begin() + k);
 }
 
-std::string Fmt(double v, const char* f = "%.0f") {
+// v with `decimals` digits after the point, "-" when it is not finite.
+std::string Fmt(double v, int decimals = 0) {
   if (!std::isfinite(v)) return "-";
-  return absl::StrFormat(f, v);
+  return absl::StrFormat("%.*f", decimals, v);
 }
 
 // theirs / mine as "1.23x", "-" when either is missing.
@@ -97,8 +98,7 @@ void PrintLatency(const RunInfo& run, size_t w, FILE* out) {
                 "rounds pooled), median over %d process(es);\n   timer rdtsc "
                 "(x86) / clock_gettime, resolution %s ns, its own cost (%s "
                 "ns) subtracted\n",
-                run.rounds, run.passes, Fmt(resolution, "%.1f"),
-                Fmt(timer, "%.1f"));
+                run.rounds, run.passes, Fmt(resolution, 1), Fmt(timer, 1));
   absl::FPrintF(out, "   %-22s %-8s %8s %8s %8s %8s %9s %10s %12s %8s\n",
                 "allocator", "call", "P50", "P90", "P99", "P99.9", "max",
                 "P99 vs mi", "P99.9 vs mi", "samples");
@@ -153,7 +153,7 @@ void PrintScaling(const RunInfo& run, size_t w, FILE* out) {
     std::string line = absl::StrFormat("   %-22s %-8s %-10s", name,
                                        all[a].iface, Sharing(wl, all[a]));
     for (const MetricInfo& m : wl.metrics)
-      line += absl::StrFormat(" %9s", Fmt(Med(c, m.id), "%.1f"));
+      line += absl::StrFormat(" %9s", Fmt(Med(c, m.id), 1));
     const double one = Med(c, wl.metrics[0].id), two = Med(c, wl.metrics[1].id);
     line += absl::StrFormat(" %8s", Vs(two, one));
     absl::FPrintF(out, "%s\n", line);
@@ -185,9 +185,9 @@ void PrintFragmentation(const RunInfo& run, size_t w, FILE* out) {
     }
     const double r = Med(c, "rss_per_live");
     absl::FPrintF(out, "   %-22s %-8s %13s %14s %9s %9s %12s\n", name,
-                  all[a].iface, Fmt(Med(c, "peak_rss_kib") / 1024, "%.1f"),
-                  Fmt(Med(c, "peak_live_kib") / 1024, "%.1f"), Fmt(r, "%.2f"),
-                  Vs(g, r), Vs(m, r));
+                  all[a].iface, Fmt(Med(c, "peak_rss_kib") / 1024, 1),
+                  Fmt(Med(c, "peak_live_kib") / 1024, 1), Fmt(r, 2), Vs(g, r),
+                  Vs(m, r));
   }
 }
 
@@ -332,7 +332,7 @@ SvgBlock FragmentationChart(const RunInfo& run, size_t w) {
     LineSeries s = Styled(a);
     s.x = x;
     s.y = y;
-    s.note = "peak/live " + Fmt(Med(cell, "rss_per_live"), "%.2f") + "x";
+    s.note = "peak/live " + Fmt(Med(cell, "rss_per_live"), 2) + "x";
     c.series.push_back(s);
   }
   if (!live.x.empty()) {
