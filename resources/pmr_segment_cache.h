@@ -20,7 +20,9 @@
  * for `delay_ms` (default PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS) with no use gives
  * its physical memory back to the OS (its address range stays reserved, and
  * reads as zeros when a pool takes it again); this happens when the cache is
- * next used, by any thread, or at once with pmr_segment_cache_trim. Pools over
+ * next used, by any thread, or from an allocation slow path of a pool that
+ * gave segments to it (so a pool that stops needing segments still gets
+ * their memory back), or at once with pmr_segment_cache_trim. Pools over
  * any other upstream never use the cache: their segments go back to their
  * upstream.
  *

@@ -53,6 +53,8 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   memset(src, 0, sizeof *src);
   atomic_init(&src->lock, 0);
   atomic_init(&src->shrink_wanted, false);
+  atomic_init(&src->trim_wanted, false);
+  atomic_init(&src->cache_wait, false);
   atomic_init(&src->purge_wanted, false);
   atomic_init(&src->last_grow_ns, 0);
   atomic_init(&src->resident, 0);
@@ -164,11 +166,22 @@ static void segment_unlink(pmr_impl_page_source *src, pmr_impl_page *seg) {
   src->released_bytes += segment_bytes(seg);
 }
 
+/* Sets one of the reasons (trim_wanted, cache_wait) for the slow paths to
+ * call pmr_impl_source_shrink, then the flag they read; shrink clears the
+ * flag before it reads the reasons, so none is lost. */
+static void want_shrink(atomic_bool *reason, pmr_impl_page_source *src) {
+  atomic_store(reason, true);
+  atomic_store(&src->shrink_wanted, true);
+}
+
 /* Gives the memory of a segment (unlinked, or never linked) back. */
 static void segment_memory_free(pmr_impl_page_source *src, char *mem,
                                 size_t bytes) {
   if (src->os) {
-    if (!pmr_impl_segcache_put(mem, bytes)) pmr_impl_os_unmap(mem, bytes);
+    if (pmr_impl_segcache_put(mem, bytes))
+      want_shrink(&src->cache_wait, src);
+    else
+      pmr_impl_os_unmap(mem, bytes);
   } else
     pmr_deallocate(src->upstream, mem, bytes, PMR_IMPL_PAGE_SIZE);
 }
@@ -349,7 +362,7 @@ static void purge_finish(pmr_impl_page_source *src, pmr_impl_page *list) {
     pmr_impl_page *seg = list->segment;
     if (seg->seg_free == seg->seg_pages &&
         src->free_count >= src->retain_pages + seg->seg_pages)
-      atomic_store_explicit(&src->shrink_wanted, true, memory_order_relaxed);
+      want_shrink(&src->trim_wanted, src);
     list = next;
   }
   pmr_impl_source_unlock(src);
@@ -476,7 +489,7 @@ void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
   bool release = seg->seg_free == seg->seg_pages &&
                  src->free_count >= src->retain_pages + seg->seg_pages;
   if (release && (!give_back || !quiet_since_grow(src))) {
-    atomic_store_explicit(&src->shrink_wanted, true, memory_order_relaxed);
+    want_shrink(&src->trim_wanted, src);
     release = false;
   }
   if (release) segment_unlink(src, seg);
@@ -499,15 +512,28 @@ void pmr_impl_source_shrink(pmr_impl_page_source *src) {
     }
   }
   if (!atomic_load_explicit(&src->shrink_wanted, memory_order_relaxed)) return;
+  if (atomic_load(&src->cache_wait) && !pmr_impl_segcache_tick()) {
+    atomic_store(&src->cache_wait, false);
+    /* A segment put meanwhile by another thread, whose flag the store
+     * above may have cleared. */
+    if (pmr_impl_segcache_tick()) atomic_store(&src->cache_wait, true);
+  }
   /* Not yet: no lock (allocation slow paths of every thread come here
    * while the give-back waits for its delay). */
-  if (!quiet_since_grow(src)) return;
-  pmr_impl_source_lock(src);
-  bool due = quiet_since_grow(src);
-  if (due)
-    atomic_store_explicit(&src->shrink_wanted, false, memory_order_relaxed);
-  pmr_impl_source_unlock(src);
-  if (due) pmr_impl_source_trim(src, src->retain_pages);
+  if (atomic_load(&src->trim_wanted) && quiet_since_grow(src)) {
+    pmr_impl_source_lock(src);
+    bool due = quiet_since_grow(src);
+    if (due) atomic_store(&src->trim_wanted, false);
+    pmr_impl_source_unlock(src);
+    if (due) pmr_impl_source_trim(src, src->retain_pages);
+  }
+  /* Nothing left to wait for: the slow paths stop coming, unless a reason
+   * was set meanwhile (its setter stores the flag after it). */
+  if (!atomic_load(&src->trim_wanted) && !atomic_load(&src->cache_wait)) {
+    atomic_store(&src->shrink_wanted, false);
+    if (atomic_load(&src->trim_wanted) || atomic_load(&src->cache_wait))
+      atomic_store(&src->shrink_wanted, true);
+  }
 }
 
 void pmr_impl_source_release(pmr_impl_page_source *src) {

@@ -117,11 +117,19 @@ typedef struct pmr_impl_page_source {
   void *before_grow_arg;
   unsigned char apart[PMR_IMPL_CACHE_LINE];
   pmr_impl_spin lock; /* taken only when shared */
+  /* Set while pmr_impl_source_shrink has work (trim_wanted, cache_wait);
+   * allocation slow paths then call it. */
+  atomic_bool shrink_wanted;
   /* Set when a segment became all free beyond the retention bound while
    * it could not go back (deallocation of a shared source, or a segment
-   * taken less than PMR_IMPL_GIVE_BACK_DELAY_NS ago); allocation slow paths
-   * then call pmr_impl_source_shrink. */
-  atomic_bool shrink_wanted;
+   * taken less than PMR_IMPL_GIVE_BACK_DELAY_NS ago). */
+  atomic_bool trim_wanted;
+  /* Set when the source gave a segment to the process-wide segment cache
+   * (segment_cache.h), whose memory stays resident there until its delay
+   * has passed and something uses the cache: the slow paths tell the cache
+   * (pmr_impl_segcache_tick) until none of its memory is resident, so a
+   * program that stops needing segments still gets its memory back. */
+  atomic_bool cache_wait;
   /* Set, for a shared decommit source, when a free page became due to give its
    * memory to the OS under a lock that must not be held through system
    * calls (a heap's); the slow paths that check shrink_wanted then call
@@ -164,9 +172,9 @@ void pmr_impl_source_before_grow(pmr_impl_page_source *src,
  * blocks went back: nothing is held resident then). */
 void pmr_impl_source_release(pmr_impl_page_source *src);
 /* Gives segments beyond the retention bound back to upstream if no segment
- * was taken for PMR_IMPL_GIVE_BACK_DELAY_NS, and the OS the memory of the
- * pages due (call with no lock held, when shrink_wanted or purge_wanted is
- * set). */
+ * was taken for PMR_IMPL_GIVE_BACK_DELAY_NS, the OS the memory of the
+ * pages due, and the segment cache its due memory (call with no lock held,
+ * when shrink_wanted or purge_wanted is set). */
 void pmr_impl_source_shrink(pmr_impl_page_source *src);
 /* Adds a segment from upstream to the free pages; call with no lock held
  * (upstream may take locks of its own, or wait). False when upstream

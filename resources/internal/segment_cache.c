@@ -7,6 +7,7 @@
 #include "resources/internal/segment_cache.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "resources/internal/clock.h"
@@ -36,6 +37,9 @@ static entry entries[MAX_ENTRIES];
 static size_t count, cached, resident;
 /* resident, readable without the lock (a hint: no lock when 0). */
 static atomic_size_t resident_hint;
+/* When the oldest resident entry's delay ends (UINT64_MAX: none), readable
+ * without the lock: pmr_impl_segcache_tick takes it only then. */
+static _Atomic uint64_t due_hint = UINT64_MAX;
 static size_t hits, misses;
 static size_t max_bytes = PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES;
 static uint64_t delay_ns =
@@ -53,6 +57,13 @@ static void lock_cache(void) {
 
 static void unlock_cache(void) {
   atomic_store_explicit(&resident_hint, resident, memory_order_relaxed);
+  uint64_t due = UINT64_MAX;
+  for (size_t i = 0; i < count && resident != 0; ++i)
+    if (entries[i].resident) {
+      due = entries[i].since + delay_ns;
+      break;
+    }
+  atomic_store_explicit(&due_hint, due, memory_order_relaxed);
   pmr_impl_spin_unlock(&lock);
 }
 
@@ -136,6 +147,17 @@ bool pmr_impl_segcache_put(void *p, size_t bytes) {
     pmr_impl_os_lsan_root(p, bytes, true);
   }
   return kept;
+}
+
+bool pmr_impl_segcache_tick(void) {
+  if (atomic_load_explicit(&resident_hint, memory_order_relaxed) == 0)
+    return false;
+  uint64_t now = pmr_impl_coarse_ns();
+  if (now < atomic_load_explicit(&due_hint, memory_order_relaxed)) return true;
+  lock_cache();
+  purge_due(now, 0);
+  unlock_cache();
+  return atomic_load_explicit(&resident_hint, memory_order_relaxed) != 0;
 }
 
 pmr_segment_cache_stats pmr_segment_cache_get_stats(void) {

@@ -30,4 +30,12 @@ void pmr_impl_segcache_make_room(size_t bytes);
  * next pool; false when the cache is full or off: the caller unmaps it. */
 bool pmr_impl_segcache_put(void *p, size_t bytes);
 
+/* For the allocation slow paths of a pool that put segments here: the
+ * memory of cached blocks whose delay has passed goes back to the OS now
+ * (a few per call), as it would when the cache is next used; true while
+ * some cached memory is still resident (the caller should come back).
+ * Without a lock or a clock read when nothing is resident, and without the
+ * lock until the oldest is due. */
+bool pmr_impl_segcache_tick(void);
+
 #endif /* PMR_IMPL_SEGMENT_CACHE_H */

@@ -165,6 +165,49 @@ TEST_P(SegmentCacheTest, ASegmentUnusedForTheDelayGivesItsMemoryBack) {
   d.Use(3000);  // the cached segments serve, reading as written
 }
 
+// A pool that gave segments to the cache and then needs no more (no use of
+// the cache follows) still gets their memory back to the OS after the
+// delay: its own allocation slow paths tell the cache.
+TEST_P(SegmentCacheTest, APoolThatNeedsNoMoreSegmentsLetsTheCacheGiveBack) {
+  pmrtest::FakeClock clock;
+  AnyPool a(GetParam());
+  pmr_mem_resource* r = a.r();
+  // 4 MiB of 64-byte blocks, then all freed: segments beyond the pool's
+  // retention (1 MiB) are free, but the pool grew just now, so they wait.
+  std::vector<void*> v;
+  for (int i = 0; i < 65536; ++i) {
+    v.push_back(pmr_allocate(r, 64, 8));
+    ASSERT_NE(v.back(), nullptr);
+  }
+  for (void* p : v) pmr_deallocate(r, p, 64, 8);
+  v.clear();
+  // Slow paths of other classes: 128 KiB of blocks each, pages from the
+  // free pages the pool keeps (no segment).
+  auto churn = [&](size_t size) {
+    for (size_t i = 0; i < (size_t{128} << 10) / size; ++i) {
+      v.push_back(pmr_allocate(r, size, 8));
+      ASSERT_NE(v.back(), nullptr);
+      std::memset(v.back(), 1, size);
+    }
+    for (void* p : v) pmr_deallocate(r, p, size, 8);
+    v.clear();
+  };
+  const size_t cached0 = pmr_segment_cache_get_stats().cached_bytes;
+  clock.AdvanceMs(1100);  // past the pool's give-back delay
+  churn(128);
+  const pmr_segment_cache_stats s1 = pmr_segment_cache_get_stats();
+  ASSERT_GT(s1.cached_bytes, cached0);  // the pool gave segments
+  EXPECT_EQ(s1.resident_bytes, s1.cached_bytes);
+  clock.AdvanceMs(PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS + 100);
+  for (size_t size : {256, 512, 1024, 2048}) churn(size);
+  const pmr_segment_cache_stats s2 = pmr_segment_cache_get_stats();
+  EXPECT_EQ(s2.hits, s1.hits);  // the cache was not used meanwhile
+  EXPECT_EQ(s2.misses, s1.misses);
+  EXPECT_EQ(s2.cached_bytes, s1.cached_bytes);
+  EXPECT_EQ(s2.resident_bytes, 0u);  // yet its memory went back
+  churn(64);                         // and the pool still serves
+}
+
 TEST_P(SegmentCacheTest, TheBoundHoldsUnderManyThreadsMakingPools) {
   const size_t kMax = size_t{3} << 20;
   pmr_segment_cache_set_limits(kMax, PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS);
