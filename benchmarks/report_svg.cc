@@ -232,9 +232,7 @@ SvgBlock ChartFor(const RunInfo& run, size_t w) {
   }
   s += absl::StrFormat(
       "<text x=\"10\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s</text>\n",
-      chart.height - 10,
-      XmlText(absl::StrFormat("%s; %s; mode %s, scale %g", run.machine,
-                              run.date, run.mode, run.scale)));
+      chart.height - 10, XmlText(ChartFooter(run)));
   chart.body = std::move(s);
   return chart;
 }
