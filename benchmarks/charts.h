@@ -52,7 +52,8 @@ SvgBlock DrawLineChart(const LineChart& c);
 // of distinguishable colours.
 const char* SeriesColour(size_t i);
 
-// XML-escaped text.
+// s escaped for XML text and attribute values (& < > "): every SVG the
+// report writes (these charts, report_svg.cc's bars) escapes with it.
 std::string XmlText(const std::string& s);
 
 }  // namespace bench

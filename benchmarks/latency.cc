@@ -143,15 +143,9 @@ void RunALat(Make make, const ChildArgs& args) {
 template <class Make>
 void RunCLat(Make make, const ChildArgs& args) {
   const size_t n = args.sizes.c_allocs;
-  static const uint16_t kBySlot[10] = {64,  64,  64,  64,  128,
-                                       128, 128, 256, 256, 512};
-  Rng rng(0xC0FFEE);  // C's sequence
-  std::vector<uint16_t> size(n);
-  for (size_t i = 0; i < n; ++i) size[i] = kBySlot[rng.Below(10)];
-  std::vector<uint32_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-  for (size_t i = n - 1; i > 0; --i)
-    std::swap(order[i], order[rng.Below(static_cast<uint32_t>(i + 1))]);
+  const CInput in = MakeCInput(n);
+  const std::vector<uint16_t>& size = in.size;
+  const std::vector<uint32_t>& order = in.order;
   const TickCalibration cal = CalibrateTicks();
   auto a = make();
   std::vector<void*> ptrs(n, nullptr);
@@ -185,16 +179,10 @@ void RunCLat(Make make, const ChildArgs& args) {
 template <class Make>
 void RunELat(Make make, const ChildArgs& args) {
   const size_t live = args.sizes.e_live, steps = args.sizes.e_steps;
-  Rng rng(0xE0E0);  // E's sequence
-  std::vector<uint16_t> init_size(live);
-  for (auto& s : init_size)
-    s = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
-  std::vector<uint32_t> idx(steps);
-  std::vector<uint16_t> size(steps);
-  for (size_t s = 0; s < steps; ++s) {
-    idx[s] = rng.Below(static_cast<uint32_t>(live));
-    size[s] = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
-  }
+  const EInput in = MakeEInput(live, steps);
+  const std::vector<uint16_t>& init_size = in.init_size;
+  const std::vector<uint32_t>& idx = in.idx;
+  const std::vector<uint16_t>& size = in.size;
   const TickCalibration cal = CalibrateTicks();
   auto a = make();
   std::vector<void*> ptr(live, nullptr);
@@ -234,19 +222,7 @@ void RunELat(Make make, const ChildArgs& args) {
 template <class Make>
 void RunGLat(Make make, const ChildArgs& args) {
   const size_t requests = args.sizes.g_requests;
-  Rng rng(0x6A7E);  // G's sequence
-  std::vector<uint8_t> count(requests);
-  std::vector<uint16_t> size;
-  std::vector<uint8_t> piece;
-  for (size_t r = 0; r < requests; ++r) {
-    count[r] = static_cast<uint8_t>(rng.Between(kGMinAllocs, kGMaxAllocs));
-    for (size_t j = 0; j < count[r]; ++j) {
-      size.push_back(static_cast<uint16_t>(rng.Between(kGMin, kGMax)));
-      piece.push_back(static_cast<uint8_t>(rng.Between(1, kGPieceMax)));
-    }
-  }
-  static const char kText[] =
-      "GET /api/v1/items?id=42&fields=name,price HTTP/1.1 Host: example";
+  const GInput in = MakeGInput(requests);
   const TickCalibration cal = CalibrateTicks();
   auto a = make();
   const bool bulk = a->bump();
@@ -258,36 +234,8 @@ void RunGLat(Make make, const ChildArgs& args) {
     for (size_t r = 0; r < requests; ++r) {
       const bool timed = round >= 0 && r % kGStride == 0;
       const uint64_t t0 = timed ? Tick() : 0;
-      const size_t c = count[r];
-      size_t cap = kGStringStart, len = 0;
-      char* s = static_cast<char*>(a->alloc(cap));
-      CheckAlloc(s);
-      for (size_t j = 0; j < c; ++j) {
-        const size_t sz = size[off + j];
-        void* p = a->alloc(sz);
-        CheckAlloc(p);
-        Touch(p, sz, j);
-        blocks[j] = p;
-        const size_t pc = piece[off + j];
-        if (len + pc + 1 > cap) {
-          char* ns = static_cast<char*>(a->alloc(cap * 2));
-          CheckAlloc(ns);
-          std::memcpy(ns, s, len);
-          a->dealloc(s, cap);
-          s = ns;
-          cap *= 2;
-        }
-        std::memcpy(s + len, kText + (j & 31), pc);
-        len += pc;
-      }
-      s[len] = '\0';
-      acc += static_cast<unsigned char>(s[len / 2]) + len;
-      if (bulk) {
-        a->drop();
-      } else {
-        for (size_t j = 0; j < c; ++j) a->dealloc(blocks[j], size[off + j]);
-        a->dealloc(s, cap);
-      }
+      const size_t c = in.count[r];
+      acc += GRequest(*a, bulk, c, &in.size[off], &in.piece[off], blocks);
       if (timed) samples.Add(t0, Tick());
       off += c;
     }

@@ -130,6 +130,11 @@ std::string ShortStd(const char* id) {
   return std::strncmp(id, "std_", 4) == 0 ? id + 4 : id;
 }
 
+std::string ChartFooter(const RunInfo& run) {
+  return absl::StrFormat("%s; %s; mode %s, scale %g", run.machine, run.date,
+                         run.mode, run.scale);
+}
+
 std::string Mib(double kib) { return absl::StrFormat("%.1f", kib / 1024.0); }
 
 std::string NotOkText(const Cell& c) {

@@ -1,5 +1,5 @@
-// Internal to the report_*.cc files: the helpers they share (report.cc
-// defines them). The report's interface is report.h.
+// Internal to the report (the report_*.cc files and studies.cc): the helpers
+// they share (report.cc defines them). The report's interface is report.h.
 #ifndef PMR_BENCHMARKS_REPORT_COMMON_H_
 #define PMR_BENCHMARKS_REPORT_COMMON_H_
 
@@ -33,6 +33,8 @@ std::string Ratio(double r);
 std::string Compare(double r, bool memory);
 std::string ShortStd(const char* id);
 std::string Mib(double kib);
+// The line under every chart: machine, date, mode and scale.
+std::string ChartFooter(const RunInfo& run);
 std::string NotOkText(const Cell& c);
 // Workload w's peak memory under allocator a (KiB); -1 when not measured.
 double MemoryOf(const RunInfo& run, size_t w, size_t a);

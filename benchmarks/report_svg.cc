@@ -9,35 +9,13 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "benchmarks/charts.h"
 #include "benchmarks/report_common.h"
 #include "benchmarks/studies.h"
 
 namespace bench {
 
 namespace {
-
-std::string Xml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 const char* FamilyColour(Family f) {
   switch (f) {
@@ -77,21 +55,13 @@ std::vector<std::string> Wrap(const std::string& text, size_t width) {
   return lines;
 }
 
-struct Chart {
-  std::string body;  // SVG elements, drawn from (0, 0)
-  int width = 0, height = 0;
-};
-
 // Time charts also show each row's memory (RSS+, log scale) when it differs
 // by an order of magnitude or more between rows.
 constexpr double kMemorySpread = 10;
 
-Chart ChartFor(const RunInfo& run, size_t w) {
+SvgBlock ChartFor(const RunInfo& run, size_t w) {
   const WorkloadInfo& wl = Workloads()[w];
-  if (wl.study) {  // line charts: studies.cc
-    SvgBlock b = StudyChart(run, w);
-    return {std::move(b.body), b.width, b.height};
-  }
+  if (wl.study) return StudyChart(run, w);  // line charts: studies.cc
   const auto& all = Allocators();
   struct Bar {
     std::string name, note;
@@ -150,7 +120,7 @@ Chart ChartFor(const RunInfo& run, size_t w) {
   const int top_px = 64 + 13 * static_cast<int>(desc_lines.size() - 1) + 12 +
                      (show_memory ? 14 : 0);
   const int rows_px = static_cast<int>(bars.size()) * row_h;
-  Chart chart;
+  SvgBlock chart;
   chart.width = (show_memory ? mem_left + mem_width + 70 : left + width + 150);
   chart.height = top_px + rows_px + 72;
   std::string s =
@@ -159,18 +129,18 @@ Chart ChartFor(const RunInfo& run, size_t w) {
   s += absl::StrFormat(
       "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s: "
       "%s</text>\n",
-      Xml(wl.id), Xml(wl.title));
+      XmlText(wl.id), XmlText(wl.title));
   s += absl::StrFormat(
       "<text x=\"10\" y=\"38\" fill=\"#444\">%s, median of %d %s (whisker: "
       "min-max); %s</text>\n",
-      Xml(wl.unit_label), wl.memory ? run.d_runs : run.rounds * run.passes,
+      XmlText(wl.unit_label), wl.memory ? run.d_runs : run.rounds * run.passes,
       wl.memory ? "fresh processes" : "rounds",
       wl.memory ? "lower is leaner" : "lower is faster");
   int text_y = 54;
   for (const std::string& line : desc_lines) {
     s += absl::StrFormat(
         "<text x=\"10\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s</text>\n",
-        text_y, Xml(line));
+        text_y, XmlText(line));
     text_y += 13;
   }
   auto x_of = [&](double v) {
@@ -207,10 +177,10 @@ Chart ChartFor(const RunInfo& run, size_t w) {
     const int y = top_px + static_cast<int>(i) * row_h;
     s += absl::StrFormat(
         "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left - 8,
-        y + 14, Xml(b.name));
+        y + 14, XmlText(b.name));
     if (!b.ok) {
       s += absl::StrFormat("<text x=\"%d\" y=\"%d\" fill=\"#a00\">%s</text>\n",
-                           left + 4, y + 14, Xml(b.note));
+                           left + 4, y + 14, XmlText(b.note));
       continue;
     }
     s += absl::StrFormat(
@@ -218,7 +188,8 @@ Chart ChartFor(const RunInfo& run, size_t w) {
         "fill=\"%s\"><title>%s: %s (min %s, max %s)</title>"
         "</rect>\n",
         left, y + 3, std::max(1, x_of(b.med) - left), row_h - 6,
-        FamilyColour(b.family), Xml(b.name), Num(b.med), Num(b.lo), Num(b.hi));
+        FamilyColour(b.family), XmlText(b.name), Num(b.med), Num(b.lo),
+        Num(b.hi));
     s += absl::StrFormat(
         "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#222\"/>\n",
         x_of(b.lo), y + row_h / 2, x_of(b.hi), y + row_h / 2);
@@ -256,14 +227,12 @@ Chart ChartFor(const RunInfo& run, size_t w) {
     s += absl::StrFormat(
         "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
         "<text x=\"%d\" y=\"%d\">%s</text>\n",
-        lx, ly - 10, FamilyColour(f), lx + 16, ly, Xml(FamilyName(f)));
+        lx, ly - 10, FamilyColour(f), lx + 16, ly, XmlText(FamilyName(f)));
     lx += 130;
   }
   s += absl::StrFormat(
       "<text x=\"10\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s</text>\n",
-      chart.height - 10,
-      Xml(absl::StrFormat("%s; %s; mode %s, scale %g", run.machine, run.date,
-                          run.mode, run.scale)));
+      chart.height - 10, XmlText(ChartFooter(run)));
   chart.body = std::move(s);
   return chart;
 }
@@ -278,7 +247,7 @@ std::string SvgOpen(int width, int height) {
 }  // namespace
 
 bool WriteSvg(const RunInfo& run, const std::string& path, std::string* err) {
-  std::vector<Chart> charts;
+  std::vector<SvgBlock> charts;
   int width = 0, height = 0;
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w) {
@@ -291,7 +260,7 @@ bool WriteSvg(const RunInfo& run, const std::string& path, std::string* err) {
   svg += absl::StrFormat("<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
                          width, height);
   int y = 0;
-  for (const Chart& c : charts) {
+  for (const SvgBlock& c : charts) {
     svg += absl::StrFormat("<g transform=\"translate(0,%d)\">\n%s</g>\n", y,
                            c.body);
     y += c.height;
@@ -310,19 +279,19 @@ bool WriteSvgDir(const RunInfo& run, const std::string& dir, std::string* err) {
       "allocator comparison</title></head>"
       "<body style=\"font-family:sans-serif\">\n<h1>pmr-c allocator "
       "comparison</h1>\n<p>" +
-      Xml(run.machine) +
+      XmlText(run.machine) +
       absl::StrFormat(" &mdash; %s &mdash; mode %s, scale %g</p>\n",
-                      Xml(run.date), Xml(run.mode), run.scale);
+                      XmlText(run.date), XmlText(run.mode), run.scale);
   const auto& wls = Workloads();
   for (size_t w = 0; w < wls.size(); ++w) {
     if (!run.selected_workload[w]) continue;
     const std::string name = std::string(wls[w].id) + ".svg";
-    const Chart c = ChartFor(run, w);
+    const SvgBlock c = ChartFor(run, w);
     if (!WriteFile(dir + "/" + name,
                    SvgOpen(c.width, c.height) + c.body + "</svg>\n", err))
       return false;
-    index +=
-        "<p><img src=\"" + name + "\" alt=\"" + Xml(wls[w].title) + "\"></p>\n";
+    index += "<p><img src=\"" + name + "\" alt=\"" + XmlText(wls[w].title) +
+             "\"></p>\n";
   }
   index += "</body></html>\n";
   return WriteFile(dir + "/index.html", index, err);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "benchmarks/json.h"
 #include "benchmarks/latency.h"
+#include "benchmarks/report_common.h"
 
 namespace bench {
 
@@ -22,28 +23,14 @@ bool Is(const WorkloadInfo& w, const char* kind) {
 
 int Cores() { return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)); }
 
-const Stat* Get(const Cell& c, const char* metric) {
-  if (c.status != Status::kOk) return nullptr;
-  auto it = c.metrics.find(metric);
-  return it == c.metrics.end() || it->second.values.empty() ? nullptr
-                                                            : &it->second;
-}
-
 double Med(const Cell& c, const char* metric) {
-  const Stat* s = Get(c, metric);
+  const Stat* s = Find(c, metric);
   return s ? s->median : NAN;
-}
-
-size_t Index(const char* id) {
-  const auto& all = Allocators();
-  for (size_t a = 0; a < all.size(); ++a)
-    if (std::strcmp(all[a].id, id) == 0) return a;
-  return all.size();
 }
 
 // The median over processes of a per-process array of k values.
 std::vector<double> MedianCurve(const Cell& c, const char* metric, size_t k) {
-  const Stat* s = Get(c, metric);
+  const Stat* s = Find(c, metric);
   std::vector<double> out;
   if (s == nullptr || k == 0 || s->values.size() % k != 0) return out;
   const size_t procs = s->values.size() / k;
@@ -59,8 +46,8 @@ std::vector<double> MedianCurve(const Cell& c, const char* metric, size_t k) {
 
 // The first process's series of a fragmentation run.
 std::vector<double> FirstSeries(const Cell& c, const char* metric) {
-  const Stat* n = Get(c, "frag_points");
-  const Stat* s = Get(c, metric);
+  const Stat* n = Find(c, "frag_points");
+  const Stat* s = Find(c, metric);
   if (n == nullptr || s == nullptr) return {};
   const size_t k =
       std::min(s->values.size(), static_cast<size_t>(n->values.front()));
@@ -87,7 +74,7 @@ std::string NotOk(const Cell& c) {
 void PrintLatency(const RunInfo& run, size_t w, FILE* out) {
   const auto& all = Allocators();
   const auto& row = run.cells[w];
-  const size_t mi = Index("mimalloc");
+  const size_t mi = AllocIndex("mimalloc");
   double timer = NAN, resolution = NAN;
   for (const Cell& c : row) {
     if (std::isnan(timer)) timer = Med(c, "timer_cost_ns");
@@ -108,7 +95,7 @@ void PrintLatency(const RunInfo& run, size_t w, FILE* out) {
     const Cell& c = row[a];
     if (c.status == Status::kNotRun) continue;
     const std::string name = std::string(all[a].id) + (c.reference ? "*" : "");
-    if (Get(c, "p99_ns") == nullptr) {
+    if (Find(c, "p99_ns") == nullptr) {
       absl::FPrintF(out, "   %-22s %-8s -- %s\n", name, all[a].iface, NotOk(c));
       continue;
     }
@@ -163,7 +150,7 @@ void PrintScaling(const RunInfo& run, size_t w, FILE* out) {
 void PrintFragmentation(const RunInfo& run, size_t w, FILE* out) {
   const auto& all = Allocators();
   const auto& row = run.cells[w];
-  const size_t gi = Index("glibc_malloc"), mi = Index("mimalloc");
+  const size_t gi = AllocIndex("glibc_malloc"), mi = AllocIndex("mimalloc");
   absl::FPrintF(
       out,
       "   peak RSS = VmHWM - VmRSS before the run; live = bytes asked "
@@ -179,7 +166,7 @@ void PrintFragmentation(const RunInfo& run, size_t w, FILE* out) {
     const Cell& c = row[a];
     if (c.status == Status::kNotRun) continue;
     const std::string name = std::string(all[a].id) + (c.reference ? "*" : "");
-    if (Get(c, "rss_per_live") == nullptr) {
+    if (Find(c, "rss_per_live") == nullptr) {
       absl::FPrintF(out, "   %-22s %-8s -- %s\n", name, all[a].iface, NotOk(c));
       continue;
     }
@@ -189,11 +176,6 @@ void PrintFragmentation(const RunInfo& run, size_t w, FILE* out) {
                   Fmt(Med(c, "peak_live_kib") / 1024, 1), Fmt(r, 2), Vs(g, r),
                   Vs(m, r));
   }
-}
-
-std::string Footer(const RunInfo& run) {
-  return absl::StrFormat("%s; %s; mode %s, scale %g", run.machine, run.date,
-                         run.mode, run.scale);
 }
 
 LineSeries Styled(size_t a) {
@@ -253,7 +235,7 @@ SvgBlock LatencyChart(const RunInfo& run, size_t w) {
       "The curve stops at P99.99 (beyond: preemptions of the shared "
       "machine, ms); max per allocator: see the table. Floor: the timer's "
       "resolution."};
-  c.footer = Footer(run);
+  c.footer = ChartFooter(run);
   return DrawLineChart(c);
 }
 
@@ -299,7 +281,7 @@ SvgBlock ScalingChart(const RunInfo& run, size_t w) {
       "shared by all threads, the others have one instance per thread.",
       "On a machine with more cores the shaded band moves right; the JSON "
       "records the core count (studies.cores)."};
-  c.footer = Footer(run);
+  c.footer = ChartFooter(run);
   return DrawLineChart(c);
 }
 
@@ -348,7 +330,7 @@ SvgBlock FragmentationChart(const RunInfo& run, size_t w) {
       "peak/live = peak RSS growth (VmHWM) / peak live bytes, median over "
       "processes; the curve is the first process's, sampled up to 512 "
       "times."};
-  c.footer = Footer(run);
+  c.footer = ChartFooter(run);
   return DrawLineChart(c);
 }
 

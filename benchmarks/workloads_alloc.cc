@@ -74,15 +74,9 @@ void RunD(Make make, const ChildArgs& args) {
 template <class Make>
 void RunC(Make make, const ChildArgs& args) {
   const size_t n = args.sizes.c_allocs;
-  static const uint16_t kBySlot[10] = {64,  64,  64,  64,  128,
-                                       128, 128, 256, 256, 512};
-  Rng rng(0xC0FFEE);
-  std::vector<uint16_t> size(n);
-  for (size_t i = 0; i < n; ++i) size[i] = kBySlot[rng.Below(10)];
-  std::vector<uint32_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-  for (size_t i = n - 1; i > 0; --i)
-    std::swap(order[i], order[rng.Below(static_cast<uint32_t>(i + 1))]);
+  const CInput in = MakeCInput(n);
+  const std::vector<uint16_t>& size = in.size;
+  const std::vector<uint32_t>& order = in.order;
   auto a = make();
   std::vector<void*> ptrs(n, nullptr);
   const long base = StatusKib("VmRSS");
@@ -115,16 +109,10 @@ void RunC(Make make, const ChildArgs& args) {
 template <class Make>
 void RunE(Make make, const ChildArgs& args) {
   const size_t live = args.sizes.e_live, steps = args.sizes.e_steps;
-  Rng rng(0xE0E0);
-  std::vector<uint16_t> init_size(live);
-  for (auto& s : init_size)
-    s = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
-  std::vector<uint32_t> idx(steps);
-  std::vector<uint16_t> size(steps);
-  for (size_t s = 0; s < steps; ++s) {
-    idx[s] = rng.Below(static_cast<uint32_t>(live));
-    size[s] = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
-  }
+  const EInput in = MakeEInput(live, steps);
+  const std::vector<uint16_t>& init_size = in.init_size;
+  const std::vector<uint32_t>& idx = in.idx;
+  const std::vector<uint16_t>& size = in.size;
   auto a = make();
   std::vector<void*> ptr(live, nullptr);
   std::vector<uint16_t> cur(live);
@@ -166,21 +154,7 @@ void RunE(Make make, const ChildArgs& args) {
 template <class Make>
 void RunG(Make make, const ChildArgs& args) {
   const size_t requests = args.sizes.g_requests;
-  Rng rng(0x6A7E);
-  std::vector<uint8_t> count(requests);
-  std::vector<uint16_t> size;
-  std::vector<uint8_t> piece;
-  size.reserve(requests * (kGMinAllocs + kGMaxAllocs) / 2 + 64);
-  piece.reserve(size.capacity());
-  for (size_t r = 0; r < requests; ++r) {
-    count[r] = static_cast<uint8_t>(rng.Between(kGMinAllocs, kGMaxAllocs));
-    for (size_t j = 0; j < count[r]; ++j) {
-      size.push_back(static_cast<uint16_t>(rng.Between(kGMin, kGMax)));
-      piece.push_back(static_cast<uint8_t>(rng.Between(1, kGPieceMax)));
-    }
-  }
-  static const char kText[] =
-      "GET /api/v1/items?id=42&fields=name,price HTTP/1.1 Host: example";
+  const GInput in = MakeGInput(requests);
   auto a = make();
   const bool bulk = a->bump();
   void* blocks[kGMaxAllocs];
@@ -191,38 +165,8 @@ void RunG(Make make, const ChildArgs& args) {
     const uint64_t t0 = NowNs();
     size_t off = 0;
     for (size_t r = 0; r < requests; ++r) {
-      const size_t c = count[r];
-      size_t cap = kGStringStart, len = 0;
-      char* s = static_cast<char*>(a->alloc(cap));
-      CheckAlloc(s);
-      for (size_t j = 0; j < c; ++j) {
-        const size_t sz = size[off + j];
-        void* p = a->alloc(sz);
-        CheckAlloc(p);
-        Touch(p, sz, j);
-        blocks[j] = p;
-        const size_t pc = piece[off + j];
-        if (len + pc + 1 >
-            cap) {  // realloc-style doubling through the resource
-          const size_t ncap = cap * 2;
-          char* ns = static_cast<char*>(a->alloc(ncap));
-          CheckAlloc(ns);
-          std::memcpy(ns, s, len);
-          a->dealloc(s, cap);
-          s = ns;
-          cap = ncap;
-        }
-        std::memcpy(s + len, kText + (j & 31), pc);
-        len += pc;
-      }
-      s[len] = '\0';
-      acc += static_cast<unsigned char>(s[len / 2]) + len;
-      if (bulk) {
-        a->drop();
-      } else {
-        for (size_t j = 0; j < c; ++j) a->dealloc(blocks[j], size[off + j]);
-        a->dealloc(s, cap);
-      }
+      const size_t c = in.count[r];
+      acc += GRequest(*a, bulk, c, &in.size[off], &in.piece[off], blocks);
       off += c;
     }
     const uint64_t t1 = NowNs();
@@ -235,6 +179,51 @@ void RunG(Make make, const ChildArgs& args) {
 }
 
 }  // namespace
+
+CInput MakeCInput(size_t n) {
+  static const uint16_t kBySlot[10] = {64,  64,  64,  64,  128,
+                                       128, 128, 256, 256, 512};
+  Rng rng(0xC0FFEE);
+  CInput in;
+  in.size.resize(n);
+  for (size_t i = 0; i < n; ++i) in.size[i] = kBySlot[rng.Below(10)];
+  in.order.resize(n);
+  for (size_t i = 0; i < n; ++i) in.order[i] = static_cast<uint32_t>(i);
+  for (size_t i = n - 1; i > 0; --i)
+    std::swap(in.order[i], in.order[rng.Below(static_cast<uint32_t>(i + 1))]);
+  return in;
+}
+
+EInput MakeEInput(size_t live, size_t steps) {
+  Rng rng(0xE0E0);
+  EInput in;
+  in.init_size.resize(live);
+  for (auto& s : in.init_size)
+    s = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
+  in.idx.resize(steps);
+  in.size.resize(steps);
+  for (size_t s = 0; s < steps; ++s) {
+    in.idx[s] = rng.Below(static_cast<uint32_t>(live));
+    in.size[s] = static_cast<uint16_t>(rng.Between(kEMin, kEMax));
+  }
+  return in;
+}
+
+GInput MakeGInput(size_t requests) {
+  Rng rng(0x6A7E);
+  GInput in;
+  in.count.resize(requests);
+  in.size.reserve(requests * (kGMinAllocs + kGMaxAllocs) / 2 + 64);
+  in.piece.reserve(in.size.capacity());
+  for (size_t r = 0; r < requests; ++r) {
+    in.count[r] = static_cast<uint8_t>(rng.Between(kGMinAllocs, kGMaxAllocs));
+    for (size_t j = 0; j < in.count[r]; ++j) {
+      in.size.push_back(static_cast<uint16_t>(rng.Between(kGMin, kGMax)));
+      in.piece.push_back(static_cast<uint8_t>(rng.Between(1, kGPieceMax)));
+    }
+  }
+  return in;
+}
 
 WorkloadInfo WorkloadA() {
   WorkloadInfo w = AllocFree(

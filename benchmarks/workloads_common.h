@@ -121,6 +121,68 @@ inline void EmitRssGrowth(long baseline_kib) {
              {static_cast<double>(std::max(0L, hwm - baseline_kib))});
 }
 
+// The inputs of C, E and G (fixed seeds): the latency study (latency.cc)
+// repeats those loops on the same sequences. workloads_alloc.cc builds them.
+struct CInput {
+  std::vector<uint16_t> size;   // allocation i: 64/128/256/512 B (4:3:2:1)
+  std::vector<uint32_t> order;  // the frees: a shuffle of 0 .. n-1
+};
+CInput MakeCInput(size_t n);
+struct EInput {
+  std::vector<uint16_t> init_size;  // the live blocks' sizes before the churn
+  std::vector<uint32_t> idx;        // step s frees live block idx[s]
+  std::vector<uint16_t> size;       // and allocates size[s] in its place
+};
+EInput MakeEInput(size_t live, size_t steps);
+struct GInput {
+  std::vector<uint8_t> count;  // request r's blocks
+  std::vector<uint16_t> size;  // the blocks' sizes, request after request
+  std::vector<uint8_t> piece;  // the chars appended after each block
+};
+GInput MakeGInput(size_t requests);
+
+// One G request over adapter a: its c blocks (sizes size[0 .. c-1], each
+// written), a string grown by piece[j] chars after block j (capacity from
+// kGStringStart, doubling: allocate new, memcpy, deallocate old), then all
+// dropped at once (bulk: a bump resource) or freed one by one. blocks: room
+// for kGMaxAllocs pointers. Returns what the checksum takes of the string.
+template <class Adapter>
+inline uint64_t GRequest(Adapter& a, bool bulk, size_t c, const uint16_t* size,
+                         const uint8_t* piece, void** blocks) {
+  static const char kText[] =
+      "GET /api/v1/items?id=42&fields=name,price HTTP/1.1 Host: example";
+  size_t cap = kGStringStart, len = 0;
+  char* s = static_cast<char*>(a.alloc(cap));
+  CheckAlloc(s);
+  for (size_t j = 0; j < c; ++j) {
+    const size_t sz = size[j];
+    void* p = a.alloc(sz);
+    CheckAlloc(p);
+    Touch(p, sz, j);
+    blocks[j] = p;
+    const size_t pc = piece[j];
+    if (len + pc + 1 > cap) {
+      char* ns = static_cast<char*>(a.alloc(cap * 2));
+      CheckAlloc(ns);
+      std::memcpy(ns, s, len);
+      a.dealloc(s, cap);
+      s = ns;
+      cap *= 2;
+    }
+    std::memcpy(s + len, kText + (j & 31), pc);
+    len += pc;
+  }
+  s[len] = '\0';
+  const uint64_t sum = static_cast<unsigned char>(s[len / 2]) + len;
+  if (bulk) {
+    a.drop();
+  } else {
+    for (size_t j = 0; j < c; ++j) a.dealloc(blocks[j], size[j]);
+    a.dealloc(s, cap);
+  }
+  return sum;
+}
+
 struct Phases {
   std::vector<double> alloc, free, total;
   void Add(uint64_t t0, uint64_t t1, uint64_t t2, double ops) {
