@@ -12,8 +12,9 @@
  *
  * Bounds: the cache holds at most `max_bytes` of segments (default
  * PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES); beyond, segments go back to the OS
- * at once. When a pool maps new memory because no cached segment fits,
- * cached segments give back at least as much physical memory first, so
+ * at once. When a pool maps new memory because no cached segment fits, or
+ * takes one whose memory went back already (it faults it in again), cached
+ * segments give back at least as much physical memory first, so
  * the cache does not make the process hold more than it would without it.
  * A pool that takes a warm segment treats its pages as used memory: free
  * ones give their memory back after the delay, as its own do. A segment cached

@@ -69,8 +69,9 @@ static void unlock_cache(void) {
 
 /* Under the lock: the memory of up to PURGE_BATCH segments cached for the
  * delay goes back to the OS, oldest first; and, oldest first whatever
- * their age, at least `room` bytes of it (a miss: the caller maps that
- * much anew, and the process should not hold both). */
+ * their age, at least `room` bytes of it (a miss, or a hit whose memory
+ * was given back: the caller touches that much anew, and the process
+ * should not hold both). */
 static void purge_due(uint64_t now, size_t room) {
   size_t done = 0;
   for (size_t i = 0; i < count && (done < PURGE_BATCH || room > 0); ++i) {
@@ -111,7 +112,9 @@ void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
     ++hits;
   else
     ++misses;
-  purge_due(now, p != NULL ? 0 : bytes);
+  /* A miss maps `bytes` anew, and a cold hit faults its memory in again:
+   * as much resident memory goes back first. */
+  purge_due(now, p == NULL ? bytes : *warm ? 0 : *got);
   unlock_cache();
   if (p != NULL) {
     pmr_impl_os_lsan_root(p, *got, true);
