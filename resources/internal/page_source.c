@@ -499,28 +499,29 @@ void pmr_impl_source_give_page(pmr_impl_page_source *src, pmr_impl_page *pg,
   if (purge != NULL) purge_finish(src, purge);
 }
 
-void pmr_impl_source_shrink(pmr_impl_page_source *src) {
-  if (atomic_load_explicit(&src->purge_wanted, memory_order_relaxed)) {
-    atomic_store_explicit(&src->purge_wanted, false, memory_order_relaxed);
-    uint64_t now = pmr_impl_coarse_ns();
-    for (;;) {
-      pmr_impl_source_lock(src);
-      pmr_impl_page *purge = purge_take(src, now, false, PURGE_BATCH);
-      pmr_impl_source_unlock(src);
-      if (purge == NULL) break;
-      purge_finish(src, purge);
-    }
+/* The memory of the free pages due goes to the OS (purge_wanted). */
+PMR_NOINLINE static void purge_wanted_now(pmr_impl_page_source *src) {
+  atomic_store_explicit(&src->purge_wanted, false, memory_order_relaxed);
+  uint64_t now = pmr_impl_coarse_ns();
+  for (;;) {
+    pmr_impl_source_lock(src);
+    pmr_impl_page *purge = purge_take(src, now, false, PURGE_BATCH);
+    pmr_impl_source_unlock(src);
+    if (purge == NULL) break;
+    purge_finish(src, purge);
   }
-  if (!atomic_load_explicit(&src->shrink_wanted, memory_order_relaxed)) return;
+}
+
+/* shrink_wanted's reasons (trim_wanted, cache_wait), once one may be due:
+ * quiet, whether no segment was taken for the give-back delay. */
+PMR_NOINLINE static void shrink_now(pmr_impl_page_source *src, bool quiet) {
   if (atomic_load(&src->cache_wait) && !pmr_impl_segcache_tick()) {
     atomic_store(&src->cache_wait, false);
     /* A segment put meanwhile by another thread, whose flag the store
      * above may have cleared. */
     if (pmr_impl_segcache_tick()) atomic_store(&src->cache_wait, true);
   }
-  /* Not yet: no lock (allocation slow paths of every thread come here
-   * while the give-back waits for its delay). */
-  if (atomic_load(&src->trim_wanted) && quiet_since_grow(src)) {
+  if (quiet && atomic_load(&src->trim_wanted)) {
     pmr_impl_source_lock(src);
     bool due = quiet_since_grow(src);
     if (due) atomic_store(&src->trim_wanted, false);
@@ -534,6 +535,18 @@ void pmr_impl_source_shrink(pmr_impl_page_source *src) {
     if (atomic_load(&src->trim_wanted) || atomic_load(&src->cache_wait))
       atomic_store(&src->shrink_wanted, true);
   }
+}
+
+void pmr_impl_source_shrink(pmr_impl_page_source *src) {
+  if (atomic_load_explicit(&src->purge_wanted, memory_order_relaxed))
+    purge_wanted_now(src);
+  if (!atomic_load_explicit(&src->shrink_wanted, memory_order_relaxed)) return;
+  bool quiet = quiet_since_grow(src);
+  /* Not yet: no lock, nothing written (allocation slow paths of every
+   * thread come here while the give-back waits for its delay). */
+  if (!quiet && !atomic_load_explicit(&src->cache_wait, memory_order_relaxed))
+    return;
+  shrink_now(src, quiet);
 }
 
 void pmr_impl_source_release(pmr_impl_page_source *src) {
