@@ -33,7 +33,7 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   pmr_pool_options o = pmr_impl_heap_options(opts);
   bool ok = pmr_impl_hres_init(&s->core, &o, upstream, "synchronized_pool");
   s->opts = o;
-  p->base.ops = ok ? &pmr_impl_hres_ops : &destroyed_ops;
+  p->base.ops = ok ? pmr_impl_hres_ops_of(&s->core) : &destroyed_ops;
   return ok;
 }
 

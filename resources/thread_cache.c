@@ -45,7 +45,7 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
       o.max_cached_bytes, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES, SIZE_MAX);
   bool ok = pmr_impl_hres_init(&s->core, &o.pool, upstream, "thread_cache");
   s->opts = o;
-  tc->base.ops = ok ? &pmr_impl_hres_ops : &destroyed_ops;
+  tc->base.ops = ok ? pmr_impl_hres_ops_of(&s->core) : &destroyed_ops;
   return ok;
 }
 

@@ -104,8 +104,10 @@ PMR_NOINLINE static void unsync_deallocate_slow(pmr_mem_resource *self, void *p,
     pmr_impl_big_free(&s->big, NULL, s->src.upstream, p, bytes, alignment);
 }
 
-static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                              size_t alignment) {
+/* os: the source maps its segments, so its geometry is known
+ * (pmr_impl_page_of_os) and not read. */
+static inline void deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                              size_t alignment, bool os) {
   state *s = state_of(self);
 #ifdef PMR_DEBUG
   bool pooled =
@@ -114,10 +116,23 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                                 alignment, pooled))
     return;
 #endif
-  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit))
-    pmr_impl_heap_free(&s->src, p);
-  else
+  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
+    pmr_impl_page *pg =
+        os ? pmr_impl_page_of_os(p) : pmr_impl_page_of(&s->src, p);
+    if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
+  } else {
     unsync_deallocate_slow(self, p, bytes, alignment);
+  }
+}
+
+static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                              size_t alignment) {
+  deallocate(self, p, bytes, alignment, false);
+}
+
+static void unsync_deallocate_os(pmr_mem_resource *self, void *p, size_t bytes,
+                                 size_t alignment) {
+  deallocate(self, p, bytes, alignment, true);
 }
 
 /* In place when the new size stays in the block's class, or both sizes
@@ -170,6 +185,15 @@ static const pmr_mem_resource_ops unsync_ops = {
     .usable_size = unsync_usable_size,
 };
 
+/* For a source that maps its segments. */
+static const pmr_mem_resource_ops unsync_ops_os = {
+    .allocate = unsync_allocate,
+    .deallocate = unsync_deallocate_os,
+    .try_resize = unsync_try_resize,
+    .traits = unsync_traits,
+    .usable_size = unsync_usable_size,
+};
+
 /* A destroyed pool's: every call fails (live_registry.h). */
 PMR_IMPL_DESTROYED_OPS(destroyed_ops, "unsynchronized_pool");
 
@@ -184,6 +208,7 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
   s->opts = pmr_impl_heap_options(opts);
   pmr_impl_source_init(&s->src, upstream, s->opts.max_blocks_per_chunk,
                        s->opts.max_free_bytes, false);
+  if (s->src.os) p->base.ops = &unsync_ops_os;
   pmr_impl_heap_init(&s->heap, &s->src, s->opts.largest_required_pool_block,
                      true);
   s->small_limit =

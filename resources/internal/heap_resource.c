@@ -188,12 +188,15 @@ void *pmr_impl_hres_allocate(pmr_mem_resource *self, size_t bytes,
   return hres_allocate_slow(self, bytes, alignment);
 }
 
-void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                              size_t alignment) {
+/* The deallocation fast path; os: the source maps its segments, so its
+ * geometry is known (pmr_impl_page_of_os) and not read. */
+static inline void hres_deallocate(pmr_mem_resource *self, void *p,
+                                   size_t bytes, size_t alignment, bool os) {
 #ifndef PMR_DEBUG
   const pmr_impl_hres *s = state_of(self);
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
-    pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
+    pmr_impl_page *pg =
+        os ? pmr_impl_page_of_os(p) : pmr_impl_page_of(&s->heaps.src, p);
     /* The heap first: the page's is then read by the comparison itself. */
     void *mine = pmr_impl_slots_mine(&s->slots);
     if (PMR_LIKELY((void *)pg->heap == mine)) {
@@ -209,8 +212,20 @@ void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
       return;
     }
   }
+#else
+  (void)os;
 #endif
   hres_deallocate_slow(self, p, bytes, alignment);
+}
+
+void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                              size_t alignment) {
+  hres_deallocate(self, p, bytes, alignment, false);
+}
+
+static void hres_deallocate_os(pmr_mem_resource *self, void *p, size_t bytes,
+                               size_t alignment) {
+  hres_deallocate(self, p, bytes, alignment, true);
 }
 
 size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p) {
@@ -277,13 +292,25 @@ static size_t hres_usable_size(const pmr_mem_resource *self, const void *p,
   return cls < 0 ? 0 : pmr_impl_pool_class_size((unsigned)cls);
 }
 
-const pmr_mem_resource_ops pmr_impl_hres_ops = {
+static const pmr_mem_resource_ops hres_ops = {
     .allocate = pmr_impl_hres_allocate,
     .deallocate = pmr_impl_hres_deallocate,
     .try_resize = hres_try_resize,
     .traits = hres_traits,
     .usable_size = hres_usable_size,
 };
+
+static const pmr_mem_resource_ops hres_ops_os = {
+    .allocate = pmr_impl_hres_allocate,
+    .deallocate = hres_deallocate_os,
+    .try_resize = hres_try_resize,
+    .traits = hres_traits,
+    .usable_size = hres_usable_size,
+};
+
+const pmr_mem_resource_ops *pmr_impl_hres_ops_of(const pmr_impl_hres *s) {
+  return s->heaps.src.os ? &hres_ops_os : &hres_ops;
+}
 
 bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
                         pmr_mem_resource *upstream, const char *kind_name) {

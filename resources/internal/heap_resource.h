@@ -35,8 +35,10 @@ typedef struct pmr_impl_hres {
  * then PMR_IMPL_STATE). */
 #define PMR_IMPL_HRES_OFFSET sizeof(pmr_mem_resource)
 
-/* The operations of a live instance. */
-extern const pmr_mem_resource_ops pmr_impl_hres_ops;
+/* The operations of the live instance s (after pmr_impl_hres_init): for a
+ * source that maps its segments, a deallocation that does not read the
+ * source's geometry (page_source.h: pmr_impl_page_of_os). */
+const pmr_mem_resource_ops *pmr_impl_hres_ops_of(const pmr_impl_hres *s);
 
 /* Its allocate and deallocate, for a caller that knows the resource at
  * `self` is one of these (the drop-in malloc): no indirect call. */

@@ -5,6 +5,7 @@
 #define PMR_IMPL_PAGE_GEOMETRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define PMR_IMPL_PAGE_SHIFT 16
 #define PMR_IMPL_PAGE_SIZE ((size_t)1 << PMR_IMPL_PAGE_SHIFT)
@@ -26,6 +27,17 @@
 /* pmr_impl_page_of shifts an address right by this: a page's index in its
  * frame then lands on multiples of a descriptor's size. */
 #define PMR_IMPL_PAGE_OF_SHIFT (PMR_IMPL_PAGE_SHIFT - PMR_IMPL_PAGE_SLOT_SHIFT)
+/* A source's frame geometry (page_source.h: frame_mask, color_mask) for
+ * frames of `shift` bits: the frame's start, and the bits of (address >>
+ * PMR_IMPL_PAGE_OF_SHIFT) that give a descriptor its offset in the frame
+ * (the page's index in the table, then the table's colour). */
+#define PMR_IMPL_FRAME_MASK(shift) (~(((uintptr_t)1 << (shift)) - 1))
+#define PMR_IMPL_COLOR_MASK(shift)                                  \
+  ((uint32_t)(((((uint32_t)1 << ((shift)-PMR_IMPL_PAGE_SHIFT)) - 1) \
+               << PMR_IMPL_PAGE_SLOT_SHIFT) |                       \
+              ((PMR_IMPL_PAGE_COLORS - 1)                           \
+               << (PMR_IMPL_PAGE_SLOT_SHIFT +                       \
+                   ((shift)-PMR_IMPL_PAGE_SHIFT)))))
 _Static_assert(PMR_IMPL_PAGE_OF_SHIFT + PMR_IMPL_PAGE_SLOT_SHIFT +
                        (PMR_IMPL_OS_FRAME_SHIFT - PMR_IMPL_PAGE_SHIFT) +
                        PMR_IMPL_PAGE_COLOR_BITS <=

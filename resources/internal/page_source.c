@@ -64,17 +64,12 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   src->os = pmr_impl_os_direct(src->upstream);
   src->decommit =
       src->os || pmr_impl_os_backed(src->upstream, PMR_IMPL_OS_BIG_MIN);
-  unsigned frame_shift =
-      src->os ? PMR_IMPL_OS_FRAME_SHIFT : PMR_IMPL_PAGE_SHIFT;
-  unsigned index_bits = frame_shift - PMR_IMPL_PAGE_SHIFT;
-  src->frame_mask = ~(((uintptr_t)1 << frame_shift) - 1);
-  /* (address >> PMR_IMPL_PAGE_OF_SHIFT): page index bits land on multiples
-   * of PMR_IMPL_PAGE_SLOT, and the colour bits above them on multiples of
-   * the table's size. */
-  src->color_mask = (uint32_t)(((((uintptr_t)1 << index_bits) - 1)
-                                << PMR_IMPL_PAGE_SLOT_SHIFT) |
-                               ((uintptr_t)(PMR_IMPL_PAGE_COLORS - 1)
-                                << (PMR_IMPL_PAGE_SLOT_SHIFT + index_bits)));
+  /* pmr_impl_page_of_os assumes an os source's geometry without reading
+   * it: both come from the same macros. */
+  src->frame_mask = src->os ? PMR_IMPL_FRAME_MASK(PMR_IMPL_OS_FRAME_SHIFT)
+                            : PMR_IMPL_FRAME_MASK(PMR_IMPL_PAGE_SHIFT);
+  src->color_mask = src->os ? PMR_IMPL_COLOR_MASK(PMR_IMPL_OS_FRAME_SHIFT)
+                            : PMR_IMPL_COLOR_MASK(PMR_IMPL_PAGE_SHIFT);
   src->max_blocks = max_blocks > UINT32_MAX ? UINT32_MAX : (unsigned)max_blocks;
   if (retained_bytes == 0) retained_bytes = PMR_IMPL_DEFAULT_RETAINED_BYTES;
   src->retain_pages = retained_bytes / PMR_IMPL_PAGE_SIZE;

@@ -214,6 +214,20 @@ static inline pmr_impl_page *pmr_impl_page_of(const pmr_impl_page_source *src,
   return (pmr_impl_page *)((a & src->frame_mask) + slot);
 }
 
+/* pmr_impl_page_of for a source whose `os` is set, from constants: its
+ * deallocation fast path reads nothing but the block's descriptor. In
+ * benchmark C (blocks freed in shuffled order over more memory than the
+ * caches hold) a free's time is set by how many frees overlap their cache
+ * misses, and each load besides the descriptor's, even of a line in L1,
+ * makes that fewer (benchmarks/README.md, "C's free phase"). */
+static inline pmr_impl_page *pmr_impl_page_of_os(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  uint32_t slot = ((uint32_t)a >> PMR_IMPL_PAGE_OF_SHIFT) &
+                  PMR_IMPL_COLOR_MASK(PMR_IMPL_OS_FRAME_SHIFT);
+  return (pmr_impl_page *)((a & PMR_IMPL_FRAME_MASK(PMR_IMPL_OS_FRAME_SHIFT)) +
+                           slot);
+}
+
 /* The block size of p when it lies in one of src's pages serving a class
  * (a pooled block in use), else 0 (an oversize block, in a run or not: its
  * size is the caller's to know). Any thread. */

@@ -1,0 +1,210 @@
+/* Benchmark C's free phase, taken apart (benchmarks/README.md, "C's free
+ * phase: what the pools' path costs"). One process allocates n blocks of
+ * 64 bytes from each row's allocator, writes each, then frees them all in
+ * one fixed shuffled order; rows take turns round after round (the order
+ * reversed every other round), so a change of the host's speed falls on all
+ * of them. It prints each row's median free time per block and the median,
+ * over rounds, of its time divided by mimalloc's in the same round.
+ *
+ * Rows: mimalloc (mi_malloc / mi_free, found with dlopen; absent: the ratios
+ * are to the synchronized pool); the synchronized and unsynchronized pools
+ * through pmr_allocate / pmr_deallocate; and three rows that free a
+ * synchronized pool's blocks without its deallocate: the descriptor found
+ * from the block's address with the geometry held in registers, then the
+ * owner's push (page_heap.h) and, when the page needs it, its slow path.
+ * "bare push" is that alone, in the loop; "called" puts it in a function of
+ * its own, called once per block as mi_free is; "+ a global load" adds to
+ * that function one load of a global whose value nothing uses.
+ * They use the pool's memory, descriptors and page life; only the path
+ * differs. Single-threaded: the calling thread owns every page.
+ *
+ *   bazel run -c opt //benchmarks:free_probe -- [blocks [rounds]]
+ */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "resources/internal/page_heap.h"
+#include "resources/internal/page_map.h"
+#include "resources/internal/page_source.h"
+#include "resources/pmr_synchronized_pool.h"
+#include "resources/pmr_unsynchronized_pool.h"
+
+enum { BLOCK = 64, ALIGN = 16, MAX_ROUNDS = 1000 };
+enum { MIMALLOC, SYNC, UNSYNC, BARE, BARE_CALL, BARE_CALL_GLOBAL, ROWS };
+
+static const char *const kNames[ROWS] = {
+    "mimalloc (mi_free)",      "pmr_synchronized_pool",
+    "pmr_unsynchronized_pool", "sync pool pages, bare push",
+    "  the same, called",      "  called, + a global load",
+};
+
+static void *(*mi_malloc_fn)(size_t);
+static void (*mi_free_fn)(void *);
+static pmr_synchronized_pool sync_pool, bare_pool;
+static pmr_unsynchronized_pool unsync_pool;
+/* Read once per block by "called, + a global load". */
+volatile size_t probe_global = 1;
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, by_value);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void *alloc_row(int row) {
+  switch (row) {
+    case MIMALLOC:
+      return mi_malloc_fn(BLOCK);
+    case SYNC:
+      return pmr_allocate(&sync_pool.base, BLOCK, ALIGN);
+    case UNSYNC:
+      return pmr_allocate(&unsync_pool.base, BLOCK, ALIGN);
+    default:
+      return pmr_allocate(&bare_pool.base, BLOCK, ALIGN);
+  }
+}
+
+/* The bare rows' free: the descriptor from the address (the geometry in
+ * registers), the push, the page's slow path when it needs one. */
+static inline void bare_free(uintptr_t frame_mask, uint32_t color_mask,
+                             void *p) {
+  uintptr_t a = (uintptr_t)p;
+  uint32_t slot = ((uint32_t)a >> PMR_IMPL_PAGE_OF_SHIFT) & color_mask;
+  pmr_impl_page *pg = (pmr_impl_page *)((a & frame_mask) + slot);
+  if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
+}
+
+/* bare_free as a function of its own, as a free called per block is. */
+__attribute__((noinline)) static void bare_free_called(uintptr_t frame_mask,
+                                                       uint32_t color_mask,
+                                                       void *p) {
+  bare_free(frame_mask, color_mask, p);
+}
+
+__attribute__((noinline)) static void bare_free_called_load(
+    uintptr_t frame_mask, uint32_t color_mask, void *p) {
+  size_t v = probe_global;
+  __asm__ volatile("" : "+r"(v));
+  bare_free(frame_mask, color_mask, p);
+}
+
+/* Frees blocks[order[j]] for every j; returns ns per block. */
+static double free_row(int row, void **blocks, const uint32_t *order,
+                       size_t n) {
+  uintptr_t frame_mask = 0;
+  uint32_t color_mask = 0;
+  if (row >= BARE) {
+    const pmr_impl_page_source *src = pmr_impl_page_map_get(blocks[0]);
+    frame_mask = src->frame_mask;
+    color_mask = src->color_mask;
+  }
+  uint64_t t0 = now_ns();
+  switch (row) {
+    case MIMALLOC:
+      for (size_t j = 0; j < n; ++j) mi_free_fn(blocks[order[j]]);
+      break;
+    case SYNC:
+      for (size_t j = 0; j < n; ++j)
+        pmr_deallocate(&sync_pool.base, blocks[order[j]], BLOCK, ALIGN);
+      break;
+    case UNSYNC:
+      for (size_t j = 0; j < n; ++j)
+        pmr_deallocate(&unsync_pool.base, blocks[order[j]], BLOCK, ALIGN);
+      break;
+    case BARE:
+      for (size_t j = 0; j < n; ++j)
+        bare_free(frame_mask, color_mask, blocks[order[j]]);
+      break;
+    case BARE_CALL:
+      for (size_t j = 0; j < n; ++j)
+        bare_free_called(frame_mask, color_mask, blocks[order[j]]);
+      break;
+    case BARE_CALL_GLOBAL:
+      for (size_t j = 0; j < n; ++j)
+        bare_free_called_load(frame_mask, color_mask, blocks[order[j]]);
+      break;
+  }
+  return (double)(now_ns() - t0) / (double)n;
+}
+
+int main(int argc, char **argv) {
+  size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 1000000;
+  int rounds = argc > 2 ? atoi(argv[2]) : 15;
+  if (n < 2 || rounds < 1 || rounds > MAX_ROUNDS) {
+    fprintf(stderr, "usage: free_probe [blocks >= 2 [rounds 1..%d]]\n",
+            MAX_ROUNDS);
+    return 2;
+  }
+  void *lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (lib != NULL) { /* POSIX: a function's address through void * */
+    void *m = dlsym(lib, "mi_malloc"), *f = dlsym(lib, "mi_free");
+    memcpy(&mi_malloc_fn, &m, sizeof m);
+    memcpy(&mi_free_fn, &f, sizeof f);
+  }
+  const bool have_mi = mi_malloc_fn != NULL && mi_free_fn != NULL;
+  pmr_synchronized_pool_init(&sync_pool, NULL, NULL);
+  pmr_synchronized_pool_init(&bare_pool, NULL, NULL);
+  pmr_unsynchronized_pool_init(&unsync_pool, NULL, NULL);
+
+  void **blocks = malloc(n * sizeof *blocks);
+  uint32_t *order = malloc(n * sizeof *order);
+  static double ns[ROWS][MAX_ROUNDS], ratio[ROWS][MAX_ROUNDS];
+  if (blocks == NULL || order == NULL) return 1;
+  uint64_t x = 0xC0FFEEu; /* xorshift: the same order in every run */
+  for (size_t i = 0; i < n; ++i) order[i] = (uint32_t)i;
+  for (size_t i = n - 1; i > 0; --i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t j = (size_t)(x % (i + 1));
+    uint32_t t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  const int first = have_mi ? MIMALLOC : SYNC;
+  for (int r = -1; r < rounds; ++r) { /* round -1 warms up */
+    for (int k = 0; k < ROWS - first; ++k) {
+      int row = r % 2 ? ROWS - 1 - k : first + k;
+      for (size_t i = 0; i < n; ++i) {
+        void *p = alloc_row(row);
+        if (p == NULL) return 1;
+        memcpy(p, &i, sizeof i);
+        blocks[i] = p;
+      }
+      double t = free_row(row, blocks, order, n);
+      if (r >= 0) ns[row][r] = t;
+    }
+  }
+  const int ref = first; /* mimalloc, else the synchronized pool */
+  printf(
+      "free phase: %zu blocks of %d B, freed in a shuffled order; "
+      "%d rounds, rows in turn\n",
+      n, BLOCK, rounds);
+  printf("%-28s %10s   %s\n", "row", "ns/block",
+         have_mi ? "vs mimalloc (median of the rounds' ratios)"
+                 : "vs pmr_synchronized_pool (mimalloc not installed)");
+  for (int row = first; row < ROWS; ++row) {
+    for (int r = 0; r < rounds; ++r) ratio[row][r] = ns[row][r] / ns[ref][r];
+    double q = median(ratio[row], rounds);
+    printf("%-28s %10.1f   %.2f\n", kNames[row], median(ns[row], rounds), q);
+  }
+  pmr_unsynchronized_pool_destroy(&unsync_pool);
+  pmr_synchronized_pool_destroy(&bare_pool);
+  pmr_synchronized_pool_destroy(&sync_pool);
+  free(order);
+  free(blocks);
+  return 0;
+}
