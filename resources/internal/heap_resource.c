@@ -111,13 +111,11 @@ PMR_NOINLINE static void *hres_allocate_slow(pmr_mem_resource *self,
   return p;
 }
 
-/* A pooled block p whose page's heap is not the calling thread's (or the
- * thread's slot is beyond the direct ones): pushed locally if it is the
- * thread's after all, else onto the page's remote list. */
+/* A pooled block p (debug builds: checked): pushed locally when its page's
+ * heap is the calling thread's, else onto the page's remote list. */
 static void free_pooled(pmr_impl_hres *s, void *p) {
   pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
-  pmr_impl_theap *t = find_heap(s);
-  if (t != NULL && pg->heap == &t->heap) {
+  if (pmr_impl_theap_mine(pg)) {
     if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
     return;
   }
@@ -188,32 +186,30 @@ void *pmr_impl_hres_allocate(pmr_mem_resource *self, size_t bytes,
   return hres_allocate_slow(self, bytes, alignment);
 }
 
-/* The deallocation fast path; os: the source maps its segments, so its
- * geometry is known (pmr_impl_page_of_os) and not read. */
+/* The deallocation fast path: the block's page's heap is the calling
+ * thread's (pmr_impl_theap_mine: no load of the thread's heap), else one
+ * push onto the page's remote list, which leaves errno alone. fixed: the
+ * source maps its segments and the fast path serves every size up to
+ * PMR_IMPL_POOL_TABLE_LIMIT (pmr_impl_hres_ops_of), so neither the geometry
+ * (pmr_impl_page_of_os) nor the size bound is read: the free reads nothing
+ * of the resource. */
 static inline void hres_deallocate(pmr_mem_resource *self, void *p,
-                                   size_t bytes, size_t alignment, bool os) {
+                                   size_t bytes, size_t alignment, bool fixed) {
 #ifndef PMR_DEBUG
   const pmr_impl_hres *s = state_of(self);
-  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
+  size_t limit = fixed ? PMR_IMPL_POOL_TABLE_LIMIT : s->small_limit;
+  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < limit)) {
     pmr_impl_page *pg =
-        os ? pmr_impl_page_of_os(p) : pmr_impl_page_of(&s->heaps.src, p);
-    /* The heap first: the page's is then read by the comparison itself. */
-    void *mine = pmr_impl_slots_mine(&s->slots);
-    if (PMR_LIKELY((void *)pg->heap == mine)) {
+        fixed ? pmr_impl_page_of_os(p) : pmr_impl_page_of(&s->heaps.src, p);
+    if (PMR_LIKELY(pmr_impl_theap_mine(pg))) {
       if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
-      return;
-    }
-    /* Another thread's block: with a direct slot, the calling thread's
-     * entry holds its heap (or the stand-in when it has none), so a page of
-     * another heap is not its own. One push onto the page's remote list,
-     * which leaves errno alone. */
-    if (PMR_LIKELY(s->slots.slot < PMR_IMPL_DIRECT_SLOTS)) {
+    } else {
       pmr_impl_heap_free_remote(pg, p);
-      return;
     }
+    return;
   }
 #else
-  (void)os;
+  (void)fixed;
 #endif
   hres_deallocate_slow(self, p, bytes, alignment);
 }
@@ -223,8 +219,8 @@ void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   hres_deallocate(self, p, bytes, alignment, false);
 }
 
-static void hres_deallocate_os(pmr_mem_resource *self, void *p, size_t bytes,
-                               size_t alignment) {
+static void hres_deallocate_fixed(pmr_mem_resource *self, void *p, size_t bytes,
+                                  size_t alignment) {
   hres_deallocate(self, p, bytes, alignment, true);
 }
 
@@ -232,21 +228,21 @@ size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p) {
   pmr_impl_hres *s = state_of(self);
   if (pmr_impl_page_map_get(p) != &s->heaps.src) return 0;
   pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
-  size_t block = pg->block;                    /* fixed while p is in use */
-  if (block > PMR_IMPL_HEAP_LARGEST) return 0; /* a run: oversize */
+  size_t block = pg->block; /* fixed while p is in use */
+  /* A run (oversize), or a page that serves no class (p is not in use):
+   * neither has a heap. */
+  if (block - 1 >= PMR_IMPL_HEAP_LARGEST) return 0;
 #ifndef PMR_DEBUG
-  if (PMR_LIKELY((void *)pg->heap == pmr_impl_slots_mine(&s->slots))) {
+  if (PMR_LIKELY(pmr_impl_theap_mine(pg))) {
     if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
-    return block;
-  }
-  if (PMR_LIKELY(s->slots.slot < PMR_IMPL_DIRECT_SLOTS)) {
+  } else {
     pmr_impl_heap_free_remote(pg, p);
-    return block;
   }
-#endif
+#else
   /* Alignment 1: the block's size is its class's, a multiple of any
    * alignment it was asked with, so it names the same class. */
   hres_deallocate_slow(self, p, block, 1);
+#endif
   return block;
 }
 
@@ -300,16 +296,18 @@ static const pmr_mem_resource_ops hres_ops = {
     .usable_size = hres_usable_size,
 };
 
-static const pmr_mem_resource_ops hres_ops_os = {
+static const pmr_mem_resource_ops hres_ops_fixed = {
     .allocate = pmr_impl_hres_allocate,
-    .deallocate = hres_deallocate_os,
+    .deallocate = hres_deallocate_fixed,
     .try_resize = hres_try_resize,
     .traits = hres_traits,
     .usable_size = hres_usable_size,
 };
 
 const pmr_mem_resource_ops *pmr_impl_hres_ops_of(const pmr_impl_hres *s) {
-  return s->heaps.src.os ? &hres_ops_os : &hres_ops;
+  return s->heaps.src.os && s->small_limit == PMR_IMPL_POOL_TABLE_LIMIT
+             ? &hres_ops_fixed
+             : &hres_ops;
 }
 
 bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,

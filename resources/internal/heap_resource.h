@@ -85,10 +85,11 @@ static inline bool pmr_impl_hres_free_fast(pmr_impl_hres *s, void *p) {
 #ifndef PMR_DEBUG
   if (PMR_UNLIKELY(pmr_impl_page_map_get(p) != &s->heaps.src)) return false;
   pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
-  /* A run's pages (oversize) have a block above any class's and belong to
-   * no heap: the comparison with the calling thread's heap tells them. */
-  if (PMR_UNLIKELY((void *)pg->heap != pmr_impl_slots_mine(&s->slots) ||
-                   pg->block > PMR_IMPL_HEAP_LARGEST))
+  /* A run's pages (oversize) have a block above any class's, a page that
+   * serves no class a block of 0, and neither a heap: told first, so that
+   * only a class's page's heap is read. */
+  if (PMR_UNLIKELY(pg->block - 1 >= PMR_IMPL_HEAP_LARGEST ||
+                   !pmr_impl_theap_mine(pg)))
     return false;
   if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
   return true;

@@ -11,6 +11,10 @@
 _Static_assert(sizeof(pmr_impl_theap) <= PMR_IMPL_SLOT_NONE_BYTES,
                "the stand-in heap fits pmr_impl_slot_none");
 
+#if !PMR_IMPL_TLS_FS
+_Thread_local char pmr_impl_theap_mark PMR_IMPL_TLS_MODEL;
+#endif
+
 void pmr_impl_theaps_init(pmr_impl_theaps *hs, pmr_mem_resource *up,
                           const pmr_pool_options *opts) {
   pmr_impl_source_init(&hs->src, up, opts->max_blocks_per_chunk,
@@ -40,6 +44,8 @@ pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
   if (t != NULL) {
     atomic_store_explicit(&hs->abandoned, t->next_abandoned,
                           memory_order_relaxed);
+    atomic_store_explicit(&t->owner, pmr_impl_theap_owner_id(),
+                          memory_order_relaxed);
     hs->owned++;
   }
   pmr_impl_spin_unlock(&hs->lock);
@@ -49,6 +55,7 @@ pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
   t = (pmr_impl_theap *)pmr_impl_meta_alloc(sizeof *t);
   if (t == NULL) return NULL;
   t->hs = hs;
+  atomic_init(&t->owner, pmr_impl_theap_owner_id());
   pmr_impl_heap_init(&t->heap, &hs->src, hs->largest, false);
   pmr_impl_spin_lock(&hs->lock);
   t->next_all = hs->all;
@@ -61,6 +68,8 @@ pmr_impl_theap *pmr_impl_theap_acquire(pmr_impl_theaps *hs) {
 void pmr_impl_theap_abandon(pmr_impl_theap *t) {
   pmr_impl_theaps *hs = t->hs;
   pmr_impl_heap_trim(&t->heap); /* still its owner's */
+  /* Before the thread's id can be another's (its thread exits). */
+  atomic_store_explicit(&t->owner, 0, memory_order_relaxed);
   pmr_impl_spin_lock(&hs->lock);
   t->next_abandoned =
       atomic_load_explicit(&hs->abandoned, memory_order_relaxed);
@@ -71,6 +80,8 @@ void pmr_impl_theap_abandon(pmr_impl_theap *t) {
 
 void pmr_impl_theap_lose(pmr_impl_theap *t) {
   pmr_impl_theaps *hs = t->hs;
+  /* A thread made in the child may get the vanished thread's id. */
+  atomic_store_explicit(&t->owner, 0, memory_order_relaxed);
   hs->owned--; /* fork's child: one thread, no lock needed */
 }
 

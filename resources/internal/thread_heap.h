@@ -32,6 +32,7 @@
 
 #include "resources/internal/page_heap.h"
 #include "resources/internal/spin_lock.h"
+#include "resources/internal/tls.h"
 
 struct pmr_impl_theaps;
 
@@ -40,7 +41,34 @@ typedef struct pmr_impl_theap {
   struct pmr_impl_theaps *hs;
   struct pmr_impl_theap *next_all;       /* every heap of the instance */
   struct pmr_impl_theap *next_abandoned; /* while abandoned */
+  /* The owning thread's pmr_impl_theap_owner_id, 0 while the heap has no
+   * owner (abandoned, lost): a thread tells its own pages by it, with no
+   * load of its own heap. Written only by the thread that takes or gives
+   * up the heap; a thread reads its own id only in the heaps it owns. */
+  _Atomic(uintptr_t) owner;
 } pmr_impl_theap;
+
+/* The calling thread's id for pmr_impl_theap.owner: never 0, and no two
+ * live threads share one. On x86-64 Linux (tls.h: PMR_IMPL_TLS_FS) the
+ * thread pointer, one load; elsewhere the address of a thread-local. */
+#if PMR_IMPL_TLS_FS
+static inline uintptr_t pmr_impl_theap_owner_id(void) {
+  return pmr_impl_thread_ptr();
+}
+#else
+extern _Thread_local char pmr_impl_theap_mark PMR_IMPL_TLS_MODEL;
+static inline uintptr_t pmr_impl_theap_owner_id(void) {
+  return (uintptr_t)&pmr_impl_theap_mark;
+}
+#endif
+
+/* Whether the calling thread owns the heap of page pg, a page that serves
+ * a class and holds a block in use. */
+static inline bool pmr_impl_theap_mine(const pmr_impl_page *pg) {
+  const pmr_impl_theap *t = (const pmr_impl_theap *)(const void *)pg->heap;
+  return atomic_load_explicit(&t->owner, memory_order_relaxed) ==
+         pmr_impl_theap_owner_id();
+}
 
 typedef struct pmr_impl_theaps {
   pmr_impl_page_source src;

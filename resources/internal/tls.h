@@ -1,8 +1,10 @@
 /* PRIVATE: thread-local storage, the library's one platform layer.
  *
- * The hot paths of the thread cache and the synchronized pool read one
- * thread-local: the calling thread's heap in a per-thread table
- * (thread_slots.h). They use:
+ * The allocation fast paths of the thread cache and the synchronized pool
+ * read one thread-local: the calling thread's heap in a per-thread table
+ * (thread_slots.h); their deallocation reads none, and tells the calling
+ * thread's own pages by comparing the thread pointer (pmr_impl_thread_ptr)
+ * with the id the page's heap keeps of its owner (thread_heap.h). They use:
  *   - PMR_IMPL_TLS_MODEL on their _Thread_local objects: the initial-exec
  *     model, so that a read is one load at a fixed offset from the thread
  *     pointer rather than a call to __tls_get_addr (what a shared library's
@@ -38,12 +40,19 @@
     (defined(__GNUC__) || defined(__clang__)) && !defined(PMR_PORTABLE_TLS)
 #define PMR_IMPL_TLS_FS 1
 
+/* The calling thread's thread pointer: a value no other live thread has,
+ * and never 0. The x86-64 TLS ABI keeps it at %fs:0:
+ * one load of a line the thread always has at hand. */
+static inline uintptr_t pmr_impl_thread_ptr(void) {
+  uintptr_t tp;
+  __asm__("movq %%fs:0, %0" : "=r"(tp));
+  return tp;
+}
+
 /* The offset of the calling thread's copy of an initial-exec thread-local
  * from the thread pointer: the same in every thread. */
 static inline uintptr_t pmr_impl_tls_offset(const void *addr) {
-  uintptr_t tp; /* the x86-64 TLS ABI keeps the thread pointer at %fs:0 */
-  __asm__("movq %%fs:0, %0" : "=r"(tp));
-  return (uintptr_t)addr - tp;
+  return (uintptr_t)addr - pmr_impl_thread_ptr();
 }
 
 /* The pointer stored at `offset` (from pmr_impl_tls_offset) in the calling

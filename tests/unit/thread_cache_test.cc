@@ -576,6 +576,42 @@ TEST(ThreadCache, AnExitedThreadsHeapIsAdoptedByTheNextThread) {
   for (void* p : kept) pmr_deallocate(t.r(), p, 64, 8);
 }
 
+// A thread started after another was joined gets, from glibc, the joined
+// thread's stack and with it its thread pointer, which the pools' free takes
+// for a thread's identity. Freeing the exited thread's blocks, it is still
+// another thread: they go to their pages' remote lists and wait there for
+// the heap's next owner or a trim; no page of the heap, which no thread
+// owns, moves. Over the default upstream (whose free is the pools' fixed
+// one) and over another.
+TEST(ThreadCache, AThreadGivenAnExitedThreadsIdentityFreesItsBlocksRemotely) {
+  for (bool over_default : {true, false}) {
+    SCOPED_TRACE(over_default ? "default upstream" : "counting upstream");
+    CountingResource up;
+    TC t(over_default ? nullptr : up.get());
+    std::vector<void*> v;
+    uintptr_t first = 0, second = 0;
+    std::thread([&] {
+      first = (uintptr_t)pthread_self();
+      for (int i = 0; i < 4096; ++i) v.push_back(pmr_allocate(t.r(), 64, 8));
+    }).join();
+    const pmr_thread_cache_stats before = t.stats();
+    ASSERT_GE(before.thread_page_bytes, 4u * (64u << 10));
+    std::thread([&] {
+      second = (uintptr_t)pthread_self();
+      for (void* p : v) pmr_deallocate(t.r(), p, 64, 8);
+    }).join();
+    EXPECT_EQ(second, first) << "glibc reuses the joined thread's stack; "
+                                "without that this test shows less";
+    const pmr_thread_cache_stats after = t.stats();
+    EXPECT_EQ(after.thread_page_bytes, before.thread_page_bytes);
+    EXPECT_EQ(after.free_page_bytes, before.free_page_bytes);
+    EXPECT_EQ(after.pages_returned, before.pages_returned);
+    // The trim collects them: the pages empty and leave the heap.
+    pmr_thread_cache_trim(&t.tc);
+    EXPECT_LT(t.stats().thread_page_bytes, 64u << 10);
+  }
+}
+
 TEST(ThreadCache, ThreadsComingAndGoingDoNotGrowMemory) {
   CountingResource up;
   TC t(up.get());
