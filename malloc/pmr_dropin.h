@@ -22,8 +22,9 @@
  * one that is not a power of two. Blocks are aligned to 16 (8 for requests
  * of at most 8 bytes), and to any power of two asked, the page size and
  * beyond. A pointer this library did not hand out (one from before it took
- * over) is ignored by free and refused by realloc (NULL, ENOMEM), never
- * written. Success leaves errno as it was.
+ * over), or one into a page of its own that holds no block (a small block
+ * freed twice after its page emptied), is ignored by free and refused by
+ * realloc (NULL, ENOMEM), never written. Success leaves errno as it was.
  *
  * Environment, read once at the first allocation:
  *   PMR_MALLOC=thread_cache (default) or pool: the engine, a pmr_thread_cache

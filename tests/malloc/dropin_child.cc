@@ -718,8 +718,9 @@ void scenario_resources() {
 }
 
 // A pointer the drop-in did not hand out (glibc's own malloc, reached past
-// the drop-in): free ignores it, malloc_usable_size says 0, realloc refuses
-// it. Nothing is written to it.
+// the drop-in; a pointer into a page of ours that holds no block): free
+// ignores it, malloc_usable_size says 0, realloc refuses it. Nothing is
+// written to it.
 void scenario_foreign() {
   using MallocFn = void* (*)(size_t);
   MallocFn libc_malloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "malloc"));
@@ -740,6 +741,21 @@ void scenario_foreign() {
   void* p = malloc(300000);
   CHECK(!owns(static_cast<char*>(p) + 4096));
   free(p);
+  // Nor is a pointer into a page that serves no class: here a block freed
+  // already, whose page emptied and went back to the engine's free pages
+  // (the pages filled first are no longer the class's current one).
+  constexpr int kBlocks = 5000;  // about five 64 KiB pages of 64 B blocks
+  std::vector<void*> v(kBlocks);
+  for (void*& b : v) CHECK((b = malloc(64)) != nullptr);
+  for (void* b : v) free(b);
+  CHECK(malloc_usable_size(v[0]) == 0);
+  CHECK(!owns(v[0]));
+  errno = kMarker;
+  free(v[0]);
+  CHECK(errno == kMarker);
+  void* q = malloc(64);  // the engine still works
+  CHECK(q != nullptr && malloc_usable_size(q) >= 64);
+  free(q);
 }
 
 // Threads allocating, freeing and reallocating across threads with contents
