@@ -14,14 +14,13 @@
  *
  *   bazel run -c opt //benchmarks:churn_probe -- [steps [rounds]]
  */
-#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "benchmarks/probe.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 #include "resources/pmr_unsynchronized_pool.h"
@@ -64,22 +63,6 @@ static pmr_mem_resource *resource_of(int row) {
   }
 }
 
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, by_value);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void *alloc_row(int row, pmr_mem_resource *r, size_t size) {
   void *p = row == MIMALLOC ? mi_malloc_fn(size) : pmr_allocate(r, size, ALIGN);
   if (p == NULL) {
@@ -97,7 +80,7 @@ static double run_row(int row, size_t steps) {
     memset(p, (int)k, 16);
     live[k] = (held){p, live_size[k]};
   }
-  uint64_t t0 = now_ns();
+  uint64_t t0 = probe_now_ns();
   if (row == MIMALLOC) {
     for (size_t s = 0; s < steps; ++s) {
       held *b = &live[step_index[s]];
@@ -115,7 +98,7 @@ static double run_row(int row, size_t steps) {
       *b = (held){p, step_size[s]};
     }
   }
-  double t = (double)(now_ns() - t0) / (double)steps;
+  double t = (double)(probe_now_ns() - t0) / (double)steps;
   uint64_t acc = 0;
   for (size_t k = 0; k < LIVE; ++k) {
     acc += *(const unsigned char *)live[k].p;
@@ -141,13 +124,7 @@ int main(int argc, char **argv) {
             MAX_ROUNDS);
     return 2;
   }
-  void *lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (lib != NULL) { /* POSIX: a function's address through void * */
-    void *m = dlsym(lib, "mi_malloc"), *f = dlsym(lib, "mi_free");
-    memcpy(&mi_malloc_fn, &m, sizeof m);
-    memcpy(&mi_free_fn, &f, sizeof f);
-  }
-  const bool have_mi = mi_malloc_fn != NULL && mi_free_fn != NULL;
+  const bool have_mi = probe_find_mimalloc(&mi_malloc_fn, &mi_free_fn);
   if (!pmr_synchronized_pool_init(&sync_pool, NULL, NULL) ||
       !pmr_thread_cache_init(&tcache, NULL, NULL) ||
       !pmr_unsynchronized_pool_init(&unsync_pool, NULL, NULL))
@@ -180,8 +157,8 @@ int main(int argc, char **argv) {
                  : "vs pmr_synchronized_pool (mimalloc not installed)");
   for (int row = first; row < ROWS; ++row) {
     for (int r = 0; r < rounds; ++r) ratio[row][r] = ns[row][r] / ns[first][r];
-    printf("%-30s %8.1f   %.2f\n", kNames[row], median(ns[row], rounds),
-           median(ratio[row], rounds));
+    printf("%-30s %8.1f   %.2f\n", kNames[row], probe_median(ns[row], rounds),
+           probe_median(ratio[row], rounds));
   }
   pmr_unsynchronized_pool_destroy(&unsync_pool);
   pmr_thread_cache_destroy(&tcache);

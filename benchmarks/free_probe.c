@@ -30,14 +30,13 @@
  *   bazel run -c opt //benchmarks:free_probe -- [blocks [rounds [64|mixed
  *       [rows, e.g. 1,3]]]]
  */
-#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "benchmarks/probe.h"
 #include "resources/internal/page_heap.h"
 #include "resources/internal/page_map.h"
 #include "resources/internal/page_source.h"
@@ -77,22 +76,6 @@ static pmr_unsynchronized_pool unsync_pool;
 static pmr_thread_cache tcache;
 /* Read once per block by "called, + a global load". */
 volatile size_t probe_global = 1;
-
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, by_value);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static pmr_mem_resource *resource_of(int row) {
   switch (row) {
@@ -147,7 +130,7 @@ static double free_row(int row, const held *blocks, const uint32_t *order,
     color_mask = src->color_mask;
   }
   pmr_mem_resource *r = resource_of(row);
-  uint64_t t0 = now_ns();
+  uint64_t t0 = probe_now_ns();
   switch (row) {
     case MIMALLOC:
       for (size_t j = 0; j < n; ++j) mi_free_fn(blocks[order[j]].p);
@@ -173,7 +156,7 @@ static double free_row(int row, const held *blocks, const uint32_t *order,
         bare_free_called_load(frame_mask, color_mask, blocks[order[j]].p);
       break;
   }
-  return (double)(now_ns() - t0) / (double)n;
+  return (double)(probe_now_ns() - t0) / (double)n;
 }
 
 static uint64_t next(uint64_t *x) { /* xorshift: the same in every run */
@@ -199,13 +182,7 @@ int main(int argc, char **argv) {
         MAX_ROUNDS);
     return 2;
   }
-  void *lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (lib != NULL) { /* POSIX: a function's address through void * */
-    void *m = dlsym(lib, "mi_malloc"), *f = dlsym(lib, "mi_free");
-    memcpy(&mi_malloc_fn, &m, sizeof m);
-    memcpy(&mi_free_fn, &f, sizeof f);
-  }
-  const bool have_mi = mi_malloc_fn != NULL && mi_free_fn != NULL;
+  const bool have_mi = probe_find_mimalloc(&mi_malloc_fn, &mi_free_fn);
   pmr_synchronized_pool_init(&sync_pool, NULL, NULL);
   pmr_synchronized_pool_init(&bare_pool, NULL, NULL);
   pmr_unsynchronized_pool_init(&unsync_pool, NULL, NULL);
@@ -255,8 +232,9 @@ int main(int argc, char **argv) {
   for (int row = first; row < ROWS; ++row) {
     if (!run[row]) continue;
     for (int r = 0; r < rounds; ++r) ratio[row][r] = ns[row][r] / ns[ref][r];
-    double q = median(ratio[row], rounds);
-    printf("%-28s %10.1f   %.2f\n", kNames[row], median(ns[row], rounds), q);
+    double q = probe_median(ratio[row], rounds);
+    printf("%-28s %10.1f   %.2f\n", kNames[row], probe_median(ns[row], rounds),
+           q);
   }
   pmr_thread_cache_destroy(&tcache);
   pmr_unsynchronized_pool_destroy(&unsync_pool);
