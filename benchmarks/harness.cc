@@ -161,6 +161,14 @@ ChildResult RunChild(const std::string& exe,
   return res;
 }
 
+// The LD_PRELOAD peer that allocator a's children of workload w run under:
+// a's own, or, in the paired study, the malloc its rounds take turns with.
+const char* PeerOf(const WorkloadInfo& w, const AllocatorInfo& a) {
+  if (w.study != nullptr && std::strcmp(w.study, "paired") == 0)
+    return "mimalloc";
+  return a.peer;
+}
+
 std::string Str(const std::map<std::string, JsonValue>& m, const char* key) {
   auto it = m.find(key);
   return it != m.end() && it->second.kind == JsonValue::kString ? it->second.str
@@ -293,8 +301,8 @@ int Measure(const Options& o, RunInfo* out) {
     bool needed = false;
     for (size_t w = 0; w < wls.size(); ++w)
       for (size_t a = 0; a < all.size(); ++a)
-        needed = needed || (all[a].peer != nullptr &&
-                            peer.name == std::string(all[a].peer) &&
+        needed = needed || (PeerOf(wls[w], all[a]) != nullptr &&
+                            peer.name == std::string(PeerOf(wls[w], all[a])) &&
                             run.cells[w][a].status != Status::kNotRun);
     if (!needed) continue;
     PeerStatus ps;
@@ -354,9 +362,9 @@ int Measure(const Options& o, RunInfo* out) {
       if (!Applicable(wls[w], all[a], &why)) {
         c.status = Status::kNotApplicable;
         c.detail = why;
-      } else if (all[a].peer != nullptr &&
-                 run.peers[all[a].peer].status != Status::kOk) {
-        const PeerStatus& ps = run.peers[all[a].peer];
+      } else if (PeerOf(wls[w], all[a]) != nullptr &&
+                 run.peers[PeerOf(wls[w], all[a])].status != Status::kOk) {
+        const PeerStatus& ps = run.peers[PeerOf(wls[w], all[a])];
         c.status = ps.status;
         c.detail = ps.detail;
       } else if (wls[w].missing != nullptr &&
@@ -396,9 +404,9 @@ int Measure(const Options& o, RunInfo* out) {
             absl::StrFormat("--warmup=%d", once ? 0 : run.warmup),
             absl::StrFormat("--timeout=%d", timeout)};
         std::string preload;
-        if (ai.peer != nullptr) {
-          args.push_back(std::string("--expect-peer=") + ai.peer);
-          preload = run.peers[ai.peer].lib;
+        if (const char* peer = PeerOf(wl, ai)) {
+          args.push_back(std::string("--expect-peer=") + peer);
+          preload = run.peers[peer].lib;
         }
         const int procs = wl.memory ? run.d_runs : 1;
         for (int p = 0; p < procs && c.status == Status::kOk; ++p) {
@@ -425,7 +433,7 @@ int Measure(const Options& o, RunInfo* out) {
                 c.output = "varies";
             } else if (type == "error") {
               child_error = Str(line, "detail");
-            } else if (type == "malloc" && ai.peer != nullptr) {
+            } else if (type == "malloc" && PeerOf(wl, ai) != nullptr) {
               auto act = line.find("active");
               if (act == line.end() || !act->second.b) {
                 c.status = Status::kPreloadFailed;

@@ -6,8 +6,8 @@
 # in H and H-str, glib in W); the SYS programs that are installed ran under
 # glibc and pmr-c's drop-in with the same output (a mismatch is status
 # output_mismatch, which fails here); the drop-in also ran the latency
-# study. The
-# measured values are not asserted. Also checks the charts, the --filter
+# study; the paired study ran each pmr-c pool beside mimalloc (or says why
+# not). The measured values are not asserted. Also checks the charts, the --filter
 # references, and that a missing or non-working LD_PRELOAD peer is reported
 # ("not_installed", "preload_failed"), never an error, and that the text
 # report and --help fit a 160-column terminal.
@@ -229,6 +229,41 @@ grep -q '"workload": "Q-frag", "allocator": "glibc_malloc", "metric": "rss_per_l
 not_applicable E-frag pmr_monotonic || fail "E-frag/pmr_monotonic should be not_applicable"
 sed -n '/^== Which resource/,$p' "$out/stdout.txt" | grep -q "^   A-lat " &&
   fail "the summary should not list the studies"
+
+# ---- the paired study: each pmr-c pool and mimalloc in one process ----------
+# Its children run under mimalloc (LD_PRELOAD): skipped in sanitizer builds,
+# not installed without it; the other rows are not applicable.
+mimalloc_ok=false
+grep -q '^{"workload": "A", "allocator": "mimalloc", .*"status": "ok"' "$json" && mimalloc_ok=true
+for w in A-pair C-pair E-pair; do
+  grep -q "^== $w: " "$out/stdout.txt" || fail "no table for study $w"
+  metrics="ratio row_ns mimalloc_ns"
+  [ "$w" = E-pair ] || metrics="$metrics alloc_ratio free_ratio"
+  for a in $allocators; do
+    for m in $metrics; do
+      n=$(grep -c "^{\"workload\": \"$w\", \"allocator\": \"$a\", \"metric\": \"$m\"," "$json")
+      [ "$n" = 1 ] || fail "$w/$a/$m: $n records (want 1)"
+    done
+  done
+  for a in glibc_malloc mimalloc pmr_malloc pmr_monotonic pmr_dropin std_sync_pool; do
+    not_applicable "$w" "$a" || fail "$w/$a should be not_applicable"
+  done
+  if $mimalloc_ok; then
+    for a in pmr_unsync_pool pmr_sync_pool pmr_thread_cache pmr_thread_cache_pool; do
+      ran "$w" "$a" || fail "$w/$a did not run"
+    done
+    grep -q "^{\"workload\": \"$w\", \"allocator\": \"pmr_sync_pool\", \"metric\": \"ratio\", .*\"median\": [0-9]" "$json" ||
+      fail "$w/pmr_sync_pool: no ratio"
+    sed -n "/^== $w: /,/^\$/p" "$out/stdout.txt" |
+      grep -q '^   pmr_thread_cache  *abstract  *[0-9.]*  *[0-9.]*  *[0-9.]*  *\[[0-9.]*, [0-9.]*\]  *[0-9.]*' ||
+      fail "table $w has no thread-cache row with figures"
+    grep -q '<polyline' "$svg/$w.svg" || fail "chart $w.svg has no lines"
+  else
+    grep -q "^{\"workload\": \"$w\", \"allocator\": \"pmr_sync_pool\", .*\"status\": \"\(skipped\|not_installed\)\"" "$json" ||
+      fail "$w/pmr_sync_pool: neither ran nor says why (mimalloc skipped or not installed)"
+  fi
+  head -c 5 "$svg/$w.svg" 2>/dev/null | grep -q '<svg' || fail "no chart $svg/$w.svg"
+done
 
 # ---- --filter keeps the references for the ratios ----------------------------
 fjson=$out/filter.json

@@ -140,6 +140,15 @@ bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
           "would keep every block SQLite frees";
     return false;
   }
+  if (w.study != nullptr && std::strcmp(w.study, "paired") == 0 &&
+      !(a.family == Family::kPmr && !a.bump && a.peer == nullptr &&
+        std::strcmp(a.id, "pmr_malloc") != 0)) {
+    if (why)
+      *why =
+          "the paired study runs pmr-c's pools beside mimalloc (the "
+          "process's malloc); the others have rows of their own in A, C, E";
+    return false;
+  }
   if (w.no_bump && a.bump) {
     if (why) *why = "a bump resource would keep every block of the churn";
     return false;

@@ -90,6 +90,11 @@ constexpr size_t kSMinLen = 8, kSMaxLen = 64;  // S: string lengths, uniform
 constexpr size_t kSPieceMax =
     16;  // S: bytes per append (1..16; the last one cut to the length)
 
+// The paired study (paired.cc) runs this many pairs of rounds per --rounds
+// in each process: its ratios are its figures, and they need more samples
+// than a table's medians of times.
+constexpr int kPairedRounds = 2;
+
 struct MetricInfo {
   const char* id;
   const char* unit;  // "ns" or "KiB"

@@ -111,6 +111,50 @@ void PrintLatency(const RunInfo& run, size_t w, FILE* out) {
                 "tail than mimalloc's)\n");
 }
 
+void PrintPaired(const RunInfo& run, size_t w, FILE* out) {
+  const auto& all = Allocators();
+  const auto& row = run.cells[w];
+  const size_t sp = AllocIndex("pmr_sync_pool");
+  absl::FPrintF(out,
+                "   ratio = the row's time / mimalloc's, both in one process "
+                "(mimalloc its malloc), in pairs of rounds (row first, then "
+                "mimalloc first; geometric mean);\n   median of %d pairs (%d "
+                "process(es) x %d); spread = min-max of the pairs' ratios; "
+                "<1: faster than mimalloc\n",
+                kPairedRounds * run.rounds * run.passes, run.passes,
+                kPairedRounds * run.rounds);
+  const bool phases = Workloads()[w].metrics.size() > 3;
+  absl::FPrintF(out, "   %-22s %-8s %9s %12s %8s %16s %14s%s\n", "allocator",
+                "call", "row ns", "mimalloc ns", "ratio", "spread (ratio)",
+                "vs sync_pool", phases ? "   alloc ratio  free ratio" : "");
+  const double sync = sp < all.size() ? Med(row[sp], "ratio") : NAN;
+  for (size_t a = 0; a < all.size(); ++a) {
+    const Cell& c = row[a];
+    if (c.status == Status::kNotRun || c.status == Status::kNotApplicable)
+      continue;
+    const std::string name = std::string(all[a].id) + (c.reference ? "*" : "");
+    const Stat* r = Find(c, "ratio");
+    if (r == nullptr) {
+      absl::FPrintF(out, "   %-22s %-8s -- %s\n", name, all[a].iface, NotOk(c));
+      continue;
+    }
+    absl::FPrintF(
+        out, "   %-22s %-8s %9s %12s %8s %16s %14s%s\n", name, all[a].iface,
+        Fmt(Med(c, "row_ns"), 1), Fmt(Med(c, "mimalloc_ns"), 1),
+        Fmt(r->median, 3), "[" + Fmt(r->min, 2) + ", " + Fmt(r->max, 2) + "]",
+        a == sp ? std::string("-") : Fmt(r->median / sync, 3),
+        phases ? absl::StrFormat("   %11s %11s", Fmt(Med(c, "alloc_ratio"), 3),
+                                 Fmt(Med(c, "free_ratio"), 3))
+               : std::string());
+  }
+  absl::FPrintF(out,
+                "   vs sync_pool = this ratio / pmr_sync_pool's (the same "
+                "engine: how far apart the two resources are)%s\n",
+                phases ? "; alloc, free ratio: each phase's own, median of "
+                         "the pairs"
+                       : "");
+}
+
 void PrintScaling(const RunInfo& run, size_t w, FILE* out) {
   const WorkloadInfo& wl = Workloads()[w];
   const auto& all = Allocators();
@@ -285,6 +329,49 @@ SvgBlock ScalingChart(const RunInfo& run, size_t w) {
   return DrawLineChart(c);
 }
 
+SvgBlock PairedChart(const RunInfo& run, size_t w) {
+  const WorkloadInfo& wl = Workloads()[w];
+  LineChart c;
+  c.title = std::string(wl.id) + ": " + wl.title;
+  c.subtitle = absl::StrFormat(
+      "%s, pair of rounds by pair (%d process(es) x %d pairs, in run "
+      "order); below 1: faster than mimalloc",
+      wl.unit_label, run.passes, kPairedRounds * run.rounds);
+  c.x_label = "pair of rounds";
+  c.y_label = "ratio to mimalloc";
+  c.y_from_zero = true;
+  LineSeries one;
+  for (size_t a = 0; a < Allocators().size(); ++a) {
+    const Cell& cell = run.cells[w][a];
+    const Stat* r = Find(cell, "ratio");
+    if (cell.status != Status::kOk || r == nullptr) continue;
+    LineSeries s = Styled(a);
+    s.markers = true;
+    for (size_t i = 0; i < r->values.size(); ++i) {
+      s.x.push_back(static_cast<double>(i + 1));
+      s.y.push_back(r->values[i]);
+    }
+    s.note = "median " + Fmt(r->median, 2);
+    if (one.x.empty() && !s.x.empty()) one.x = {1, s.x.back()};
+    c.series.push_back(s);
+  }
+  if (!one.x.empty()) {
+    one.name = "mimalloc (= 1)";
+    one.colour = "#000000";
+    one.width = 1.2;
+    one.y = {1, 1};
+    c.series.insert(c.series.begin(), one);
+  }
+  c.notes = {
+      "Each point compares runs of the same loop a fraction of a second "
+      "apart in one process: a change of the machine's speed falls on both.",
+      "The main table of the workload measures each allocator in processes "
+      "of its own (its ratios also carry the machine's drift between "
+      "them)."};
+  c.footer = ChartFooter(run);
+  return DrawLineChart(c);
+}
+
 SvgBlock FragmentationChart(const RunInfo& run, size_t w) {
   const WorkloadInfo& wl = Workloads()[w];
   LineChart c;
@@ -361,6 +448,8 @@ void PrintStudyTable(const RunInfo& run, size_t w, FILE* out) {
     PrintLatency(run, w, out);
   else if (Is(wl, "scaling"))
     PrintScaling(run, w, out);
+  else if (Is(wl, "paired"))
+    PrintPaired(run, w, out);
   else
     PrintFragmentation(run, w, out);
   bool any_reference = false;
@@ -375,6 +464,7 @@ SvgBlock StudyChart(const RunInfo& run, size_t w) {
   const WorkloadInfo& wl = Workloads()[w];
   if (Is(wl, "latency")) return LatencyChart(run, w);
   if (Is(wl, "scaling")) return ScalingChart(run, w);
+  if (Is(wl, "paired")) return PairedChart(run, w);
   return FragmentationChart(run, w);
 }
 
@@ -405,7 +495,7 @@ std::string StudiesJson(const RunInfo& run) {
             Array(x), Array(FirstSeries(c, "frag_rss_kib")),
             Array(FirstSeries(c, "frag_live_kib")));
       } else {
-        continue;  // scaling: every point is a result record already
+        continue;  // scaling, paired: every point is a result record already
       }
       s += absl::StrFormat("%s\n  {\"workload\": %s, \"allocator\": %s, %s}",
                            first ? "" : ",", JsonString(wls[w].id),

@@ -45,7 +45,7 @@ const std::vector<WorkloadInfo>& Workloads() {
       WorkloadSChar(),
       WorkloadR(),
       WorkloadQ(),
-      // The studies (latency.cc, scaling.cc, fragmentation.cc).
+      // The studies (latency.cc, scaling.cc, fragmentation.cc, paired.cc).
       WorkloadALat(),
       WorkloadCLat(),
       WorkloadELat(),
@@ -55,6 +55,9 @@ const std::vector<WorkloadInfo>& Workloads() {
       WorkloadEFrag(),
       WorkloadRFrag(),
       WorkloadQFrag(),
+      WorkloadAPair(),
+      WorkloadCPair(),
+      WorkloadEPair(),
   };
   static const std::vector<WorkloadInfo> kWithSystem = [] {
     std::vector<WorkloadInfo> v = kAll;

@@ -18,27 +18,15 @@ namespace {
 // ---- A: one thread, n x 64 B, each written, then free all ------------------
 template <class Make>
 void RunA(Make make, const ChildArgs& args) {
-  const size_t n = args.sizes.a_blocks;
   auto a = make();
-  std::vector<void*> ptrs(n, nullptr);
+  std::vector<void*> ptrs(args.sizes.a_blocks, nullptr);
   const long base = StatusKib("VmRSS");
   Phases ph;
   uint64_t acc = 0;
   for (int r = -args.warmup; r < args.rounds; ++r) {
-    const uint64_t t0 = NowNs();
-    for (size_t i = 0; i < n; ++i) {
-      void* p = a->alloc(kBlock);
-      CheckAlloc(p);
-      std::memset(p, static_cast<int>(i), kBlock);
-      ptrs[i] = p;
-    }
-    const uint64_t t1 = NowNs();
-    acc += *static_cast<unsigned char*>(ptrs[n / 2]) +
-           reinterpret_cast<uintptr_t>(ptrs[n - 1]);
-    for (size_t i = 0; i < n; ++i) a->dealloc(ptrs[i], kBlock);
-    a->drop();
-    const uint64_t t2 = NowNs();
-    if (r >= 0) ph.Add(t0, t1, t2, static_cast<double>(n));
+    uint64_t t[3];
+    ARound(*a, ptrs, &acc, t);
+    if (r >= 0) ph.Add(t[0], t[1], t[2], static_cast<double>(ptrs.size()));
   }
   Sink() += acc;
   ph.Emit();
@@ -73,32 +61,16 @@ void RunD(Make make, const ChildArgs& args) {
 // ---- C: mixed sizes 64/128/256/512 (4:3:2:1), freed shuffled ----------------
 template <class Make>
 void RunC(Make make, const ChildArgs& args) {
-  const size_t n = args.sizes.c_allocs;
-  const CInput in = MakeCInput(n);
-  const std::vector<uint16_t>& size = in.size;
-  const std::vector<uint32_t>& order = in.order;
+  const CInput in = MakeCInput(args.sizes.c_allocs);
   auto a = make();
-  std::vector<void*> ptrs(n, nullptr);
+  std::vector<void*> ptrs(in.size.size(), nullptr);
   const long base = StatusKib("VmRSS");
   Phases ph;
   uint64_t acc = 0;
   for (int r = -args.warmup; r < args.rounds; ++r) {
-    const uint64_t t0 = NowNs();
-    for (size_t i = 0; i < n; ++i) {
-      void* p = a->alloc(size[i]);
-      CheckAlloc(p);
-      Touch(p, size[i], i);
-      ptrs[i] = p;
-    }
-    const uint64_t t1 = NowNs();
-    acc += *static_cast<unsigned char*>(ptrs[n / 2]);
-    for (size_t j = 0; j < n; ++j) {
-      const uint32_t k = order[j];
-      a->dealloc(ptrs[k], size[k]);
-    }
-    a->drop();
-    const uint64_t t2 = NowNs();
-    if (r >= 0) ph.Add(t0, t1, t2, static_cast<double>(n));
+    uint64_t t[3];
+    CRound(*a, in, ptrs, &acc, t);
+    if (r >= 0) ph.Add(t[0], t[1], t[2], static_cast<double>(ptrs.size()));
   }
   Sink() += acc;
   ph.Emit();
@@ -108,41 +80,18 @@ void RunC(Make make, const ChildArgs& args) {
 // ---- E: churn ---------------------------------------------------------------
 template <class Make>
 void RunE(Make make, const ChildArgs& args) {
-  const size_t live = args.sizes.e_live, steps = args.sizes.e_steps;
-  const EInput in = MakeEInput(live, steps);
-  const std::vector<uint16_t>& init_size = in.init_size;
-  const std::vector<uint32_t>& idx = in.idx;
-  const std::vector<uint16_t>& size = in.size;
+  const EInput in = MakeEInput(args.sizes.e_live, args.sizes.e_steps);
   auto a = make();
-  std::vector<void*> ptr(live, nullptr);
-  std::vector<uint16_t> cur(live);
+  std::vector<void*> ptr(in.init_size.size(), nullptr);
+  std::vector<uint16_t> cur(in.init_size.size());
   const long base = StatusKib("VmRSS");
   std::vector<double> per_step;
   uint64_t acc = 0;
   for (int r = -args.warmup; r < args.rounds; ++r) {
-    for (size_t k = 0; k < live; ++k) {  // untimed fill
-      ptr[k] = a->alloc(init_size[k]);
-      CheckAlloc(ptr[k]);
-      Touch(ptr[k], init_size[k], k);
-      cur[k] = init_size[k];
-    }
-    const uint64_t t0 = NowNs();
-    for (size_t s = 0; s < steps; ++s) {
-      const uint32_t k = idx[s];
-      a->dealloc(ptr[k], cur[k]);
-      void* p = a->alloc(size[s]);
-      CheckAlloc(p);
-      Touch(p, size[s], s);
-      ptr[k] = p;
-      cur[k] = size[s];
-    }
-    const uint64_t t1 = NowNs();
-    for (size_t k = 0; k < live; ++k) {  // untimed drain
-      acc += *static_cast<unsigned char*>(ptr[k]);
-      a->dealloc(ptr[k], cur[k]);
-    }
-    a->drop();
-    if (r >= 0) per_step.push_back((t1 - t0) / static_cast<double>(steps));
+    uint64_t t[2];
+    ERound(*a, in, ptr, cur, &acc, t);
+    if (r >= 0)
+      per_step.push_back((t[1] - t[0]) / static_cast<double>(in.idx.size()));
   }
   Sink() += acc;
   EmitMetric("ns_per_step", per_step);

@@ -134,6 +134,85 @@ struct EInput {
   std::vector<uint16_t> size;       // and allocates size[s] in its place
 };
 EInput MakeEInput(size_t live, size_t steps);
+
+// One round of A, C or E on adapter `a`: the workloads' timed loops, shared
+// by their run functions and the paired study (paired.cc). t[] gets the
+// round's timestamps; *acc what it read, for Sink().
+//
+// A: n = ptrs.size() blocks of kBlock bytes allocated (each memset), then
+// freed in order. t: start, allocations done, frees done.
+template <class Adapter>
+void ARound(Adapter& a, std::vector<void*>& ptrs, uint64_t* acc,
+            uint64_t t[3]) {
+  const size_t n = ptrs.size();
+  t[0] = NowNs();
+  for (size_t i = 0; i < n; ++i) {
+    void* p = a.alloc(kBlock);
+    CheckAlloc(p);
+    std::memset(p, static_cast<int>(i), kBlock);
+    ptrs[i] = p;
+  }
+  t[1] = NowNs();
+  *acc += *static_cast<unsigned char*>(ptrs[n / 2]) +
+          reinterpret_cast<uintptr_t>(ptrs[n - 1]);
+  for (size_t i = 0; i < n; ++i) a.dealloc(ptrs[i], kBlock);
+  a.drop();
+  t[2] = NowNs();
+}
+
+// C: in.size.size() blocks of in.size[i] bytes allocated (16 B written
+// each), then freed in in.order. ptrs: that many entries. t as A's.
+template <class Adapter>
+void CRound(Adapter& a, const CInput& in, std::vector<void*>& ptrs,
+            uint64_t* acc, uint64_t t[3]) {
+  const size_t n = in.size.size();
+  t[0] = NowNs();
+  for (size_t i = 0; i < n; ++i) {
+    void* p = a.alloc(in.size[i]);
+    CheckAlloc(p);
+    Touch(p, in.size[i], i);
+    ptrs[i] = p;
+  }
+  t[1] = NowNs();
+  *acc += *static_cast<unsigned char*>(ptrs[n / 2]);
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t k = in.order[j];
+    a.dealloc(ptrs[k], in.size[k]);
+  }
+  a.drop();
+  t[2] = NowNs();
+}
+
+// E: the live blocks allocated (untimed), in.idx.size() steps timed (t[0],
+// t[1]), the live blocks freed (untimed). ptr, cur: in.init_size.size()
+// entries each.
+template <class Adapter>
+void ERound(Adapter& a, const EInput& in, std::vector<void*>& ptr,
+            std::vector<uint16_t>& cur, uint64_t* acc, uint64_t t[2]) {
+  const size_t live = in.init_size.size(), steps = in.idx.size();
+  for (size_t k = 0; k < live; ++k) {
+    ptr[k] = a.alloc(in.init_size[k]);
+    CheckAlloc(ptr[k]);
+    Touch(ptr[k], in.init_size[k], k);
+    cur[k] = in.init_size[k];
+  }
+  t[0] = NowNs();
+  for (size_t s = 0; s < steps; ++s) {
+    const uint32_t k = in.idx[s];
+    a.dealloc(ptr[k], cur[k]);
+    void* p = a.alloc(in.size[s]);
+    CheckAlloc(p);
+    Touch(p, in.size[s], s);
+    ptr[k] = p;
+    cur[k] = in.size[s];
+  }
+  t[1] = NowNs();
+  for (size_t k = 0; k < live; ++k) {
+    *acc += *static_cast<unsigned char*>(ptr[k]);
+    a.dealloc(ptr[k], cur[k]);
+  }
+  a.drop();
+}
 struct GInput {
   std::vector<uint8_t> count;  // request r's blocks
   std::vector<uint16_t> size;  // the blocks' sizes, request after request
@@ -298,6 +377,9 @@ WorkloadInfo WorkloadFScale();
 WorkloadInfo WorkloadEFrag();  // fragmentation.cc
 WorkloadInfo WorkloadRFrag();
 WorkloadInfo WorkloadQFrag();
+WorkloadInfo WorkloadAPair();  // paired.cc
+WorkloadInfo WorkloadCPair();
+WorkloadInfo WorkloadEPair();
 
 }  // namespace bench
 
