@@ -173,11 +173,22 @@ static inline pmr_impl_page_class *pmr_impl_heap_small(pmr_impl_page_heap *h,
 void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);
 
 /* A free block of k's list (its current page's), or NULL when the list is
- * empty. No call: the pools' fast paths inline it and stay leaves. */
+ * empty. No call: the pools' fast paths inline it and stay leaves.
+ *
+ * The next block's line is prefetched: the next pop of the class reads its
+ * link, and a list that frees built in random order (a churn, frees
+ * shuffled) makes those reads a chain of cache misses, one per pop, that
+ * the prefetch starts a whole allocation early. A list carved in address
+ * order costs nothing more (the line is on its way already); the end of
+ * the list prefetches NULL, which never faults. */
 static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
   void *b = k->free;
   if (PMR_LIKELY(b != NULL)) {
-    k->free = pmr_impl_link_get(b);
+    void *next = pmr_impl_link_get(b);
+    k->free = next;
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(next);
+#endif
     PMR_IMPL_UNDEFINED(b, k->block);
   }
   return b;
