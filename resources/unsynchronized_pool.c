@@ -105,9 +105,11 @@ PMR_NOINLINE static void unsync_deallocate_slow(pmr_mem_resource *self, void *p,
 }
 
 /* os: the source maps its segments, so its geometry is known
- * (pmr_impl_page_of_os) and not read. */
+ * (pmr_impl_page_of_os) and not read. fixed (with os): the fast path
+ * serves every size up to PMR_IMPL_POOL_TABLE_LIMIT, so the size bound is
+ * a constant too and the free reads nothing of the pool. */
 static inline void deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                              size_t alignment, bool os) {
+                              size_t alignment, bool os, bool fixed) {
   state *s = state_of(self);
 #ifdef PMR_DEBUG
   bool pooled =
@@ -116,7 +118,8 @@ static inline void deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                                 alignment, pooled))
     return;
 #endif
-  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < s->small_limit)) {
+  size_t limit = fixed ? PMR_IMPL_POOL_TABLE_LIMIT : s->small_limit;
+  if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < limit)) {
     pmr_impl_page *pg =
         os ? pmr_impl_page_of_os(p) : pmr_impl_page_of(&s->src, p);
     if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
@@ -127,12 +130,17 @@ static inline void deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 
 static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
                               size_t alignment) {
-  deallocate(self, p, bytes, alignment, false);
+  deallocate(self, p, bytes, alignment, false, false);
 }
 
 static void unsync_deallocate_os(pmr_mem_resource *self, void *p, size_t bytes,
                                  size_t alignment) {
-  deallocate(self, p, bytes, alignment, true);
+  deallocate(self, p, bytes, alignment, true, false);
+}
+
+static void unsync_deallocate_fixed(pmr_mem_resource *self, void *p,
+                                    size_t bytes, size_t alignment) {
+  deallocate(self, p, bytes, alignment, true, true);
 }
 
 /* In place when the new size stays in the block's class, or both sizes
@@ -194,6 +202,15 @@ static const pmr_mem_resource_ops unsync_ops_os = {
     .usable_size = unsync_usable_size,
 };
 
+/* The same, with a fast path up to PMR_IMPL_POOL_TABLE_LIMIT. */
+static const pmr_mem_resource_ops unsync_ops_fixed = {
+    .allocate = unsync_allocate,
+    .deallocate = unsync_deallocate_fixed,
+    .try_resize = unsync_try_resize,
+    .traits = unsync_traits,
+    .usable_size = unsync_usable_size,
+};
+
 /* A destroyed pool's: every call fails (live_registry.h). */
 PMR_IMPL_DESTROYED_OPS(destroyed_ops, "unsynchronized_pool");
 
@@ -208,11 +225,14 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
   s->opts = pmr_impl_heap_options(opts);
   pmr_impl_source_init(&s->src, upstream, s->opts.max_blocks_per_chunk,
                        s->opts.max_free_bytes, false);
-  if (s->src.os) p->base.ops = &unsync_ops_os;
   pmr_impl_heap_init(&s->heap, &s->src, s->opts.largest_required_pool_block,
                      true);
   s->small_limit =
       pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
+  if (s->src.os)
+    p->base.ops = s->small_limit == PMR_IMPL_POOL_TABLE_LIMIT
+                      ? &unsync_ops_fixed
+                      : &unsync_ops_os;
   pmr_impl_heap_small_map(s->small, s->small_limit);
   pmr_impl_big_init(&s->big, s->src.upstream, s->opts.max_free_bytes);
   pmr_impl_big_attach(&s->big, NULL, &s->src);

@@ -822,6 +822,45 @@ TEST_P(PoolTest, BlocksDoNotOverlapUnderRandomChurn) {
   for (const B& b : live) pmr_deallocate(p->get(), b.p, b.n, b.a);
 }
 
+// Over the default upstream a pool maps its segments, and its free takes
+// the pooled sizes' bound as a constant only when it pools every size up to
+// the lookup table's limit (1 KiB). With a smaller largest block, the sizes
+// between are oversize blocks (from upstream, not in a page) and are freed
+// as such: were the constant bound used, their free would take them for
+// blocks of a page.
+TEST_P(PoolTest,
+       OverTheDefaultUpstreamSizesAboveASmallLargestBlockFreeAsOversize) {
+  pmr_pool_options o = {0, 100, 0};
+  std::unique_ptr<Pool> p;
+  if (GetParam())
+    p.reset(new pmrtest::SyncPool(&o, nullptr));
+  else
+    p.reset(new pmrtest::UnsyncPool(&o, nullptr));
+  const size_t largest = p->options().largest_required_pool_block;
+  ASSERT_LT(largest, size_t{1024});
+  std::vector<std::pair<void*, size_t>> v;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t n = 8; n <= 1024; n += 29) {
+      void* b = pmr_allocate(p->get(), n, 8);
+      ASSERT_NE(b, nullptr);
+      std::memset(b, 0x5a, n);
+      v.emplace_back(b, n);
+    }
+  }
+  EXPECT_GT(p->stats().oversize_bytes, 0u);
+  std::shuffle(v.begin(), v.end(), std::mt19937(7));
+  for (auto& [b, n] : v) pmr_deallocate(p->get(), b, n, 8);
+  EXPECT_EQ(p->stats().oversize_bytes, 0u);
+  // The pool still serves both kinds.
+  void* a = pmr_allocate(p->get(), largest, 8);
+  void* c = pmr_allocate(p->get(), largest + 1, 8);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(c, nullptr);
+  pmr_deallocate(p->get(), a, largest, 8);
+  pmr_deallocate(p->get(), c, largest + 1, 8);
+  EXPECT_EQ(p->stats().oversize_bytes, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Pools, PoolTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "synchronized"
