@@ -97,7 +97,7 @@ constexpr int kPairedRounds = 2;
 
 struct MetricInfo {
   const char* id;
-  const char* unit;  // "ns" or "KiB"
+  const char* unit;  // "ns", "KiB", or "x" (a ratio)
 };
 
 struct ChildArgs;     // child.h
