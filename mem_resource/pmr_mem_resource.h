@@ -156,7 +156,10 @@ typedef struct pmr_mem_resource_ops {
  *     gives is memory of its own mapping from the OS, which it neither reads
  *     nor writes while the block is lent out: a pool over it may give the
  *     physical memory of free pages in such blocks back to the OS
- *     (madvise), and touch it again later.
+ *     (madvise), and touch it again later. Such blocks must come at any
+ *     power-of-two alignment up to 1 MiB: a pool over it asks that of its
+ *     segments, so that a block's page descriptor is found in one table
+ *     per MiB.
  *   PMR_TRAIT_SYSTEM_MEMORY: it hands out the process's ordinary memory
  *     (the system allocator's) and keeps no account of it, so a resource
  *     over it may take memory from the OS itself instead of asking it: the

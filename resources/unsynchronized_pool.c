@@ -104,12 +104,13 @@ PMR_NOINLINE static void unsync_deallocate_slow(pmr_mem_resource *self, void *p,
     pmr_impl_big_free(&s->big, NULL, s->src.upstream, p, bytes, alignment);
 }
 
-/* os: the source maps its segments, so its geometry is known
- * (pmr_impl_page_of_os) and not read. fixed (with os): the fast path
- * serves every size up to PMR_IMPL_POOL_TABLE_LIMIT, so the size bound is
- * a constant too and the free reads nothing of the pool. */
+/* seg: the source's frames are segments (page_source.h: seg_frames), so
+ * its geometry is known (pmr_impl_page_of_seg) and not read. fixed (with
+ * seg): the fast path serves every size up to PMR_IMPL_POOL_TABLE_LIMIT,
+ * so the size bound is a constant too and the free reads nothing of the
+ * pool. */
 static inline void deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                              size_t alignment, bool os, bool fixed) {
+                              size_t alignment, bool seg, bool fixed) {
   state *s = state_of(self);
 #ifdef PMR_DEBUG
   bool pooled =
@@ -121,7 +122,7 @@ static inline void deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   size_t limit = fixed ? PMR_IMPL_POOL_TABLE_LIMIT : s->small_limit;
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < limit)) {
     pmr_impl_page *pg =
-        os ? pmr_impl_page_of_os(p) : pmr_impl_page_of(&s->src, p);
+        seg ? pmr_impl_page_of_seg(p) : pmr_impl_page_of(&s->src, p);
     if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
   } else {
     unsync_deallocate_slow(self, p, bytes, alignment);
@@ -133,8 +134,8 @@ static void unsync_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
   deallocate(self, p, bytes, alignment, false, false);
 }
 
-static void unsync_deallocate_os(pmr_mem_resource *self, void *p, size_t bytes,
-                                 size_t alignment) {
+static void unsync_deallocate_seg(pmr_mem_resource *self, void *p, size_t bytes,
+                                  size_t alignment) {
   deallocate(self, p, bytes, alignment, true, false);
 }
 
@@ -194,9 +195,9 @@ static const pmr_mem_resource_ops unsync_ops = {
 };
 
 /* For a source that maps its segments. */
-static const pmr_mem_resource_ops unsync_ops_os = {
+static const pmr_mem_resource_ops unsync_ops_seg = {
     .allocate = unsync_allocate,
-    .deallocate = unsync_deallocate_os,
+    .deallocate = unsync_deallocate_seg,
     .try_resize = unsync_try_resize,
     .traits = unsync_traits,
     .usable_size = unsync_usable_size,
@@ -229,10 +230,10 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                      true);
   s->small_limit =
       pmr_impl_pool_small_limit(s->opts.largest_required_pool_block);
-  if (s->src.os)
+  if (s->src.seg_frames)
     p->base.ops = s->small_limit == PMR_IMPL_POOL_TABLE_LIMIT
                       ? &unsync_ops_fixed
-                      : &unsync_ops_os;
+                      : &unsync_ops_seg;
   pmr_impl_heap_small_map(s->small, s->small_limit);
   pmr_impl_big_init(&s->big, s->src.upstream, s->opts.max_free_bytes);
   pmr_impl_big_attach(&s->big, NULL, &s->src);

@@ -141,12 +141,12 @@ static bool big_mapped(const pmr_mem_resource *upstream, size_t size) {
 }
 
 /* Mapped blocks that are the segments of a pool over this one (aligned to
- * a page, up to twice a segment's size with the trailer) are mapped
- * aligned as segments, and go to the segment cache (for the next pool that
- * needs one) rather than back to the OS. Other large blocks (an
+ * a page or a frame, up to twice a segment's size with the trailer) are
+ * mapped aligned as segments, and go to the segment cache (for the next
+ * pool that needs one) rather than back to the OS. Other large blocks (an
  * interpreter's growing arrays) are not: a cached one would rarely fit the
- * next request, and would stay resident meanwhile (benchmark R: +3.6 MiB at
- * the peak). */
+ * next request, and would stay resident meanwhile (benchmark R: +3.6 MiB
+ * at the peak). */
 static bool big_cached(size_t size, size_t align) {
   return size <= 2 * PMR_IMPL_SEGCACHE_MAX && align >= PMR_IMPL_PAGE_SIZE &&
          align <= PMR_IMPL_SEGCACHE_MAX;

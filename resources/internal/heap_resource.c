@@ -189,10 +189,11 @@ void *pmr_impl_hres_allocate(pmr_mem_resource *self, size_t bytes,
 /* The deallocation fast path: the block's page's heap is the calling
  * thread's (pmr_impl_theap_mine: no load of the thread's heap), else one
  * push onto the page's remote list, which leaves errno alone. fixed: the
- * source maps its segments and the fast path serves every size up to
- * PMR_IMPL_POOL_TABLE_LIMIT (pmr_impl_hres_ops_of), so neither the geometry
- * (pmr_impl_page_of_os) nor the size bound is read: the free reads nothing
- * of the resource. */
+ * source's frames are segments (page_source.h: seg_frames, as over the
+ * malloc resource or a pool over it) and the fast path serves every size
+ * up to PMR_IMPL_POOL_TABLE_LIMIT (pmr_impl_hres_ops_of), so neither the
+ * geometry (pmr_impl_page_of_seg) nor the size bound is read: the free
+ * reads nothing of the resource. */
 static inline void hres_deallocate(pmr_mem_resource *self, void *p,
                                    size_t bytes, size_t alignment, bool fixed) {
 #ifndef PMR_DEBUG
@@ -200,7 +201,7 @@ static inline void hres_deallocate(pmr_mem_resource *self, void *p,
   size_t limit = fixed ? PMR_IMPL_POOL_TABLE_LIMIT : s->small_limit;
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < limit)) {
     pmr_impl_page *pg =
-        fixed ? pmr_impl_page_of_os(p) : pmr_impl_page_of(&s->heaps.src, p);
+        fixed ? pmr_impl_page_of_seg(p) : pmr_impl_page_of(&s->heaps.src, p);
     if (PMR_LIKELY(pmr_impl_theap_mine(pg))) {
       if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
     } else {
@@ -305,7 +306,7 @@ static const pmr_mem_resource_ops hres_ops_fixed = {
 };
 
 const pmr_mem_resource_ops *pmr_impl_hres_ops_of(const pmr_impl_hres *s) {
-  return s->heaps.src.os && s->small_limit == PMR_IMPL_POOL_TABLE_LIMIT
+  return s->heaps.src.seg_frames && s->small_limit == PMR_IMPL_POOL_TABLE_LIMIT
              ? &hres_ops_fixed
              : &hres_ops;
 }

@@ -36,9 +36,9 @@ typedef struct pmr_impl_hres {
 #define PMR_IMPL_HRES_OFFSET sizeof(pmr_mem_resource)
 
 /* The operations of the live instance s (after pmr_impl_hres_init): for a
- * source that maps its segments and a fast path up to
+ * source whose frames are segments and a fast path up to
  * PMR_IMPL_POOL_TABLE_LIMIT, a deallocation that reads neither the source's
- * geometry (page_source.h: pmr_impl_page_of_os) nor the size bound. */
+ * geometry (page_source.h: pmr_impl_page_of_seg) nor the size bound. */
 const pmr_mem_resource_ops *pmr_impl_hres_ops_of(const pmr_impl_hres *s);
 
 /* Its allocate and deallocate, for a caller that knows the resource at

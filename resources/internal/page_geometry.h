@@ -22,8 +22,9 @@
 #define PMR_IMPL_PAGE_COLORS (1u << PMR_IMPL_PAGE_COLOR_BITS)
 #define PMR_IMPL_PAGE_SLOT_SHIFT 7
 #define PMR_IMPL_PAGE_SLOT (1u << PMR_IMPL_PAGE_SLOT_SHIFT)
-/* Frames of a source that maps its segments: one segment. */
-#define PMR_IMPL_OS_FRAME_SHIFT 20
+/* Frames of a source with segment frames (page_source.h: seg_frames): one
+ * segment. */
+#define PMR_IMPL_SEG_FRAME_SHIFT 20
 /* pmr_impl_page_of shifts an address right by this: a page's index in its
  * frame then lands on multiples of a descriptor's size. */
 #define PMR_IMPL_PAGE_OF_SHIFT (PMR_IMPL_PAGE_SHIFT - PMR_IMPL_PAGE_SLOT_SHIFT)
@@ -39,7 +40,7 @@
                << (PMR_IMPL_PAGE_SLOT_SHIFT +                       \
                    ((shift)-PMR_IMPL_PAGE_SHIFT)))))
 _Static_assert(PMR_IMPL_PAGE_OF_SHIFT + PMR_IMPL_PAGE_SLOT_SHIFT +
-                       (PMR_IMPL_OS_FRAME_SHIFT - PMR_IMPL_PAGE_SHIFT) +
+                       (PMR_IMPL_SEG_FRAME_SHIFT - PMR_IMPL_PAGE_SHIFT) +
                        PMR_IMPL_PAGE_COLOR_BITS <=
                    32,
                "pmr_impl_page_of takes the mask's bits from the low 32 bits "

@@ -16,12 +16,15 @@
  * side by side in a table inside the frame's first page, at one of
  * PMR_IMPL_PAGE_COLORS offsets chosen by the frame's address, with blocks
  * before and after it; a frame's other pages are all blocks. A source whose
- * segments it maps itself (os_mem.h) uses frames of a whole segment
- * (PMR_IMPL_SEGMENT_PAGES pages, aligned to that): a program freeing blocks
- * across many pages touches one small table per MiB, not one OS page per
- * page (a TLB miss at every free in a shuffled free). Over any other
- * upstream a frame is one page (segments then need only page alignment, so
- * a pool works over a small buffer): its descriptor sits in the page. Tables
+ * segments it maps itself (os_mem.h), or whose upstream maps its large
+ * blocks (a pool over the malloc resource), uses frames of a whole segment
+ * (PMR_IMPL_SEGMENT_PAGES pages, aligned to that; page_source.h:
+ * seg_frames): a program freeing blocks across many pages touches one small
+ * table per MiB, not one OS page per page (a TLB miss at every free in a
+ * shuffled free), and the free finds the descriptor from constants. Over
+ * any other upstream a frame is one page (segments then need only page
+ * alignment, so a pool works over a small buffer): its descriptor sits in
+ * the page. Tables
  * all at frame starts would compete for one set of every cache level; a
  * program freeing into a few dozen pages would miss on the descriptor at
  * every free.

@@ -64,12 +64,13 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   src->os = pmr_impl_os_direct(src->upstream);
   src->decommit =
       src->os || pmr_impl_os_backed(src->upstream, PMR_IMPL_OS_BIG_MIN);
-  /* pmr_impl_page_of_os assumes an os source's geometry without reading
-   * it: both come from the same macros. */
-  src->frame_mask = src->os ? PMR_IMPL_FRAME_MASK(PMR_IMPL_OS_FRAME_SHIFT)
-                            : PMR_IMPL_FRAME_MASK(PMR_IMPL_PAGE_SHIFT);
-  src->color_mask = src->os ? PMR_IMPL_COLOR_MASK(PMR_IMPL_OS_FRAME_SHIFT)
-                            : PMR_IMPL_COLOR_MASK(PMR_IMPL_PAGE_SHIFT);
+  src->seg_frames = pmr_impl_os_maps_large(src->upstream);
+  /* pmr_impl_page_of_seg assumes this geometry without reading it: both
+   * come from the same macros. */
+  unsigned shift =
+      src->seg_frames ? PMR_IMPL_SEG_FRAME_SHIFT : PMR_IMPL_PAGE_SHIFT;
+  src->frame_mask = PMR_IMPL_FRAME_MASK(shift);
+  src->color_mask = PMR_IMPL_COLOR_MASK(shift);
   src->max_blocks = max_blocks > UINT32_MAX ? UINT32_MAX : (unsigned)max_blocks;
   if (retained_bytes == 0) retained_bytes = PMR_IMPL_DEFAULT_RETAINED_BYTES;
   src->retain_pages = retained_bytes / PMR_IMPL_PAGE_SIZE;
@@ -177,8 +178,8 @@ static void segment_memory_free(pmr_impl_page_source *src, char *mem,
       want_shrink(&src->cache_wait, src);
     else
       pmr_impl_os_unmap(mem, bytes);
-  } else
-    pmr_deallocate(src->upstream, mem, bytes, PMR_IMPL_PAGE_SIZE);
+  } else /* as segment_new asked for it */
+    pmr_deallocate(src->upstream, mem, bytes, ~src->frame_mask + 1);
 }
 
 static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
@@ -200,7 +201,7 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   if (src->os) {     /* a warm segment another pool gave back, if any */
     size_t got = 0;
     _Static_assert(
-        (size_t)1 << PMR_IMPL_OS_FRAME_SHIFT == PMR_IMPL_SEGCACHE_MAX,
+        (size_t)1 << PMR_IMPL_SEG_FRAME_SHIFT == PMR_IMPL_SEGCACHE_MAX,
         "cached blocks are aligned as the frames of mapped segments");
     mem = (char *)pmr_impl_segcache_take((size_t)n * PMR_IMPL_PAGE_SIZE,
                                          PMR_IMPL_SEGCACHE_MAX,
@@ -215,6 +216,20 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
     if (mem != NULL) break;
   }
   if (mem == NULL) return NULL; /* errno as the last attempt left it */
+  if (((uintptr_t)mem & ~src->frame_mask) != 0) {
+    /* An upstream that broke the contract of alignment (of
+     * PMR_TRAIT_MAPS_LARGE's blocks, for segment frames): its pages'
+     * descriptors would lie outside the memory. */
+    pmr_report_misuse(
+        "pool: upstream %p gave a block of %zu bytes at %p, not aligned to "
+        "the %zu bytes asked; the pool fails the request",
+        (void *)src->upstream, (size_t)n * PMR_IMPL_PAGE_SIZE, (void *)mem,
+        (size_t)(~src->frame_mask + 1));
+    pmr_deallocate(src->upstream, mem, (size_t)n * PMR_IMPL_PAGE_SIZE,
+                   ~src->frame_mask + 1);
+    errno = ENOMEM;
+    return NULL;
+  }
   if (!pmr_impl_page_map_set(mem, (size_t)n * PMR_IMPL_PAGE_SIZE, src)) {
     segment_memory_free(src, mem, (size_t)n * PMR_IMPL_PAGE_SIZE);
     errno = ENOMEM;

@@ -101,6 +101,11 @@ typedef struct pmr_impl_page_source {
   uint32_t color_mask;
   bool shared; /* the lock is taken */
   bool os;     /* maps its segments itself (pmr_impl_os_direct) */
+  /* Frames are whole segments (PMR_IMPL_SEG_FRAME_SHIFT), segments aligned
+   * to that: os, or upstream maps its large blocks
+   * (pmr_impl_os_maps_large: a pool over the malloc resource, which maps
+   * them at any alignment asked). Else frames are single pages. */
+  bool seg_frames;
   /* Gives the OS the memory of free pages: os, or upstream is a pool over
    * the malloc resource whose blocks as large as segments are mappings
    * (pmr_impl_os_backed: it says PMR_TRAIT_MAPS_LARGE; a segment of less than
@@ -214,17 +219,18 @@ static inline pmr_impl_page *pmr_impl_page_of(const pmr_impl_page_source *src,
   return (pmr_impl_page *)((a & src->frame_mask) + slot);
 }
 
-/* pmr_impl_page_of for a source whose `os` is set, from constants: its
- * deallocation fast path reads nothing but the block's descriptor. In
+/* pmr_impl_page_of for a source whose frames are segments (seg_frames),
+ * from constants: its deallocation fast path reads nothing but the
+ * block's descriptor. In
  * benchmark C (blocks freed in shuffled order over more memory than the
  * caches hold) a free's time is set by how many frees overlap their cache
  * misses, and each load besides the descriptor's, even of a line in L1,
  * makes that fewer (benchmarks/README.md, "C's free phase"). */
-static inline pmr_impl_page *pmr_impl_page_of_os(const void *p) {
+static inline pmr_impl_page *pmr_impl_page_of_seg(const void *p) {
   uintptr_t a = (uintptr_t)p;
   uint32_t slot = ((uint32_t)a >> PMR_IMPL_PAGE_OF_SHIFT) &
-                  PMR_IMPL_COLOR_MASK(PMR_IMPL_OS_FRAME_SHIFT);
-  return (pmr_impl_page *)((a & PMR_IMPL_FRAME_MASK(PMR_IMPL_OS_FRAME_SHIFT)) +
+                  PMR_IMPL_COLOR_MASK(PMR_IMPL_SEG_FRAME_SHIFT);
+  return (pmr_impl_page *)((a & PMR_IMPL_FRAME_MASK(PMR_IMPL_SEG_FRAME_SHIFT)) +
                            slot);
 }
 
@@ -242,8 +248,9 @@ static inline size_t pmr_impl_source_usable_size(
 
 /* Whether p is the start of one of src's runs (any thread). Asked of the
  * page map through p's frame's first page, never part of a run: a run's
- * own pages may be another source's meanwhile (a pool over this one takes
- * its segments from runs, and records them as its own). */
+ * own pages may be another source's meanwhile (a pool above with frames of
+ * one page, over a resource that hides this one's traits, may take its
+ * segments from runs, and records them as its own). */
 static inline bool pmr_impl_source_is_run(const pmr_impl_page_source *src,
                                           const void *p) {
   if (pmr_impl_page_map_get((const void *)((uintptr_t)p & src->frame_mask)) !=

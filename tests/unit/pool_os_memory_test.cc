@@ -7,12 +7,14 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -373,11 +375,13 @@ TEST_P(PoolOsMemoryTest, ARunOfFreePagesServesAnOversizeBlock) {
   EXPECT_EQ(pool->stats().oversize_bytes, 0u);
 }
 
-// A pool over this one takes its segments (256 KiB first) from runs of
-// this pool's free pages, records them as its own, and gives them back:
-// this pool then knows them as its own again (their blocks' usable size,
-// a run freed there), whatever the pool above did with them.
-TEST_P(PoolOsMemoryTest, APoolAboveTakesRunsAsSegmentsAndGivesThemBack) {
+// A pool over this one (it maps its large blocks) lays its pages out in
+// frames of 1 MiB, as this one does: it asks for its segments aligned to
+// that, so they are mappings this pool makes, not runs of its free pages,
+// and the pool above finds a block's descriptor from constants. Every block
+// of several segments is sized by address, freed, and the segments go
+// back; this pool's own pages then serve its small blocks, and runs, again.
+TEST_P(PoolOsMemoryTest, APoolAboveTakesFrameAlignedSegmentsAndGivesThemBack) {
   pmrtest::FakeClock clock;
   auto lower = Make(pmr_malloc_resource());
   pmr_mem_resource* r = lower->get();
@@ -397,11 +401,17 @@ TEST_P(PoolOsMemoryTest, APoolAboveTakesRunsAsSegmentsAndGivesThemBack) {
       ASSERT_TRUE(pmr_thread_cache_init(&tc, nullptr, r));
       u = &tc.base;
     }
-    std::vector<void*> v = Written(u, 1000, 64);
-    ASSERT_EQ(v.size(), 1000u);
-    EXPECT_EQ(pages.count(PageOf(v[0])), 1u) << "a run of the pool below";
-    EXPECT_GE(lower->stats().oversize_bytes, 4 * kPage);
-    EXPECT_EQ(pmr_usable_size(u, v[0], 8), 64u);
+    // 1.25 MiB of blocks: segments of 256 KiB, 512 KiB and 1 MiB.
+    std::vector<void*> v = Written(u, 20000, 64);
+    ASSERT_EQ(v.size(), 20000u);
+    std::set<uintptr_t> frames;
+    for (void* b : v) {
+      ASSERT_EQ(pages.count(PageOf(b)), 0u) << "a mapping, not a run";
+      ASSERT_EQ(pmr_usable_size(u, b, 8), 64u);
+      frames.insert(reinterpret_cast<uintptr_t>(b) >> 20);
+    }
+    EXPECT_LE(frames.size(), 3u) << "one frame per segment";
+    EXPECT_GE(lower->stats().oversize_bytes, 20000u * 64);
     FreeAll(u, v, 64);
     if (kind == 0) {
       upper->trim();
@@ -413,18 +423,78 @@ TEST_P(PoolOsMemoryTest, APoolAboveTakesRunsAsSegmentsAndGivesThemBack) {
     EXPECT_EQ(lower->stats().oversize_bytes, 0u);
     // The pages serve this pool's small blocks again, sized by address.
     std::vector<void*> w = Written(r, 32 * 1024, 64);
-    std::set<uintptr_t> used;
-    for (void* x : w) {
-      used.insert(PageOf(x));
-      ASSERT_EQ(pmr_usable_size(r, x, 8), 64u);
-    }
+    for (void* x : w) ASSERT_EQ(pmr_usable_size(r, x, 8), 64u);
     FreeAll(r, w, 64);
-    // And a run of them is a run of this pool's again.
+    // And a run of them is a run of this pool's.
     void* b = pmr_allocate(r, 4 * kPage, 8);
     ASSERT_NE(b, nullptr);
     EXPECT_EQ(pages.count(PageOf(b)), 1u);
     pmr_deallocate(r, b, 4 * kPage, 8);
   }
+}
+
+// An upstream that says PMR_TRAIT_MAPS_LARGE but does not align its large
+// blocks as asked (1 MiB): the pool reports it, gives the block back and
+// fails the request, rather than look for descriptors outside the memory.
+struct MisalignedUpstream {
+  pmr_mem_resource base;
+  size_t allocated = 0, freed = 0;
+  static MisalignedUpstream* Of(pmr_mem_resource* r) {
+    return reinterpret_cast<MisalignedUpstream*>(r);
+  }
+  // Aligned to 64 KiB, never to 128 KiB.
+  static void* Allocate(pmr_mem_resource* self, size_t bytes, size_t) {
+    char* m = static_cast<char*>(
+        pmr_allocate(pmr_malloc_resource(), bytes + 2 * kPage, 2 * kPage));
+    if (m == nullptr) return nullptr;
+    Of(self)->allocated++;
+    return m + kPage;
+  }
+  static void Deallocate(pmr_mem_resource* self, void* p, size_t bytes,
+                         size_t) {
+    Of(self)->freed++;
+    pmr_deallocate(pmr_malloc_resource(), static_cast<char*>(p) - kPage,
+                   bytes + 2 * kPage, 2 * kPage);
+  }
+  static unsigned Traits(const pmr_mem_resource*) {
+    return PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_MAPS_LARGE;
+  }
+};
+static_assert(offsetof(MisalignedUpstream, base) == 0, "cast from base");
+
+void CaptureReport(const char* message, void* context) {
+  static_cast<std::vector<std::string>*>(context)->push_back(message);
+}
+
+TEST_P(PoolOsMemoryTest, AnUpstreamThatIgnoresTheFrameAlignmentIsReported) {
+  static const pmr_mem_resource_ops ops = {MisalignedUpstream::Allocate,
+                                           MisalignedUpstream::Deallocate,
+                                           nullptr,
+                                           nullptr,
+                                           MisalignedUpstream::Traits,
+                                           nullptr};
+  MisalignedUpstream up;
+  up.base.ops = &ops;
+  std::vector<std::string> got;
+  pmr_misuse_handler prev = pmr_set_misuse_handler(CaptureReport, &got);
+  {
+    auto p = Make(&up.base);
+    errno = 0;
+    EXPECT_EQ(pmr_allocate(p->get(), 64, 8), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    // Oversize blocks do not need the frames: they still work.
+    void* big = pmr_allocate(p->get(), 3 * kMapped, 8);
+    EXPECT_NE(big, nullptr);
+    pmr_deallocate(p->get(), big, 3 * kMapped, 8);
+  }
+  pmr_set_misuse_handler(prev, nullptr);
+  ASSERT_GE(got.size(), 1u);
+  for (const std::string& m : got)
+    EXPECT_NE(m.find("not aligned to the 1048576 bytes asked"),
+              std::string::npos)
+        << m;
+  EXPECT_GE(up.allocated, 1u);
+  EXPECT_EQ(up.allocated, up.freed) << "every block given back";
 }
 
 TEST_P(PoolOsMemoryTest, MappingBelowThePoolsPeakKeepsFreePages) {
