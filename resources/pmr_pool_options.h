@@ -73,10 +73,11 @@ typedef struct pmr_pool_options {
  * just under 128 KiB, in two pages, by a few bytes), and gives them back
  * to the free pages when it is freed. Over a pool or thread
  * cache that is itself over the malloc resource (a stack such as a thread
- * cache over a synchronized pool), the segments it gives are such mappings
- * or runs, and the memory of free pages goes back to the OS in the same way
- * (all but the OS page of a page's descriptor, which sits in the page there);
- * such a pool maps nothing itself and takes no runs of its own.
+ * cache over a synchronized pool), the segments it gives are such mappings,
+ * aligned to 1 MiB as the pool above asks, and the memory of free pages
+ * goes back to the OS in the same way (all but the OS page of its
+ * segment's descriptors); such a pool maps nothing itself and takes no
+ * runs of its own.
  * Over any other upstream nothing goes to the OS (the pool cannot know what
  * that memory is: locked, registered with a device, a file); memory goes back
  * to upstream only as described above. See resources/README.md. */
