@@ -24,10 +24,9 @@
  * shuffled free), and the free finds the descriptor from constants. Over
  * any other upstream a frame is one page (segments then need only page
  * alignment, so a pool works over a small buffer): its descriptor sits in
- * the page. Tables
- * all at frame starts would compete for one set of every cache level; a
- * program freeing into a few dozen pages would miss on the descriptor at
- * every free.
+ * the page. Tables all at frame starts would compete for one set of every
+ * cache level; a program freeing into a few dozen pages would miss on the
+ * descriptor at every free.
  *
  * A page whose blocks are all free leaves its class for the source's set of
  * free pages, where any class (of any heap sharing the source) can take it;
