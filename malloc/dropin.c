@@ -155,6 +155,23 @@ static bool tag_of(const void *p, tag *t, size_t *alignment, unsigned *kind) {
   return true;
 }
 
+/* A freed tagged block's tag says so (until its memory is used again), so
+ * that a second free is told from a block never ours. */
+#define FREED_FLIP ((uintptr_t)0xa3c59ac2f1e04b00ull)
+
+static void tag_forget(void *p) {
+  uintptr_t w = check_of(p) ^ FREED_FLIP;
+  memcpy((unsigned char *)p - sizeof(tag) + offsetof(tag, word), &w, sizeof w);
+}
+
+static bool tag_freed(const void *p) {
+  if (((uintptr_t)p & (MIN_ALIGN - 1)) != 0) return false;
+  uintptr_t w;
+  memcpy(&w, (const unsigned char *)p - sizeof(tag) + offsetof(tag, word),
+         sizeof w);
+  return (w & ~(uintptr_t)0xff) == (check_of(p) ^ FREED_FLIP);
+}
+
 static void *map_alloc(size_t bytes, size_t alignment) {
   size_t front = front_of(alignment);
   if (bytes > SIZE_MAX / 2 - front) {
@@ -187,6 +204,9 @@ PMR_NOINLINE static pmr_mem_resource *engine_slow(void) {
     /* Before anything that takes records: malloc would come back here. */
     pmr_impl_meta_use_os();
     use_pool = env_is("PMR_MALLOC", "pool");
+    /* A double free or a bad pointer stops the process, as glibc's does,
+     * unless the program asks to go on (the bad call then does nothing). */
+    pmr_impl_misuse_set_stop(!env_is("PMR_MALLOC_MISUSE", "report"));
     stats_at_exit = env_is("PMR_MALLOC_STATS", "1");
     bool ok =
         use_pool ? pmr_synchronized_pool_init(&engine.pool, NULL,
@@ -256,30 +276,46 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
   return tag_block(m, front + bytes, alignment, KIND_ENGINE);
 }
 
-static inline size_t align_for(size_t bytes) {
-  return bytes <= 8 ? 8 : MIN_ALIGN;
-}
-
+/* Every block is 16-aligned and at least 16 bytes, as glibc's: a block
+ * then has a second word, where a free block holds the mark that tells a
+ * double free (page_heap.h). */
 void *malloc(size_t bytes) {
-  /* pmr_impl_heap_key(bytes, align_for(bytes)); 0 bytes: SIZE_MAX. */
-  size_t key = (bytes - 1) | (bytes <= 8 ? 7 : 15);
+  /* pmr_impl_heap_key(bytes, MIN_ALIGN); 0 bytes: SIZE_MAX. */
+  size_t key = (bytes - 1) | (MIN_ALIGN - 1);
   void *p = pmr_impl_hres_alloc_fast(
       STATE, key, atomic_load_explicit(&fast_limit, memory_order_acquire));
   if (PMR_LIKELY(p != NULL)) return p;
-  return alloc_slow(bytes, align_for(bytes));
+  return alloc_slow(bytes, MIN_ALIGN);
 }
 
 /* ---- deallocation ------------------------------------------------------- */
 
+/* A free (or realloc) of p that is misuse: reported; the process stops
+ * unless PMR_MALLOC_MISUSE=report (then the call does nothing). */
+PMR_NOINLINE static void bad_free(const char *call, void *p, const char *what) {
+  bool stop = pmr_impl_misuse_stops();
+  pmr_report_misuse("%s(%p): %s; %s", call, p, what,
+                    stop ? "stopping" : "ignored");
+  if (stop) abort();
+}
+
 /* Frees p (not NULL), not a block of the calling thread's heap. */
 PMR_NOINLINE static void free_slow(void *p) {
   pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
-  if (r != NULL && pmr_impl_hres_free_unsized(r, p) != 0) return;
+  bool in_pages = r != NULL && pmr_impl_page_map_get(p) == &STATE->heaps.src;
+  if (in_pages && pmr_impl_hres_free_unsized(r, p) != 0) return;
   if (in_boot(p)) return;
   tag t;
   size_t alignment;
   unsigned kind;
-  if (!tag_of(p, &t, &alignment, &kind)) return; /* not ours: left alone */
+  if (!tag_of(p, &t, &alignment, &kind)) {
+    if (tag_freed(p))
+      bad_free("free", p, "a double free of a large block");
+    else if (in_pages)
+      bad_free("free", p, "not the start of a block in use");
+    return; /* not ours: left alone */
+  }
+  tag_forget(p);
   unsigned char *start = (unsigned char *)p - front_of(alignment);
   int saved = errno;
   if (kind == KIND_MAP) {
@@ -341,7 +377,11 @@ void *realloc(void *p, size_t bytes) {
   size_t alignment;
   unsigned kind;
   if (old != 0) {
-    if (bytes <= old && bytes >= old / 2) return p; /* its class holds it */
+    /* Its class holds it; a block free already, or a pointer that starts
+     * none, goes the long way, whose free reports it. */
+    if (bytes <= old && bytes >= old / 2 &&
+        !pmr_impl_block_suspect(pmr_impl_page_of(&STATE->heaps.src, p), p))
+      return p;
   } else if (in_boot(p)) {
     old = boot_size(p);
   } else if (tag_of(p, &t, &alignment, &kind)) {
@@ -361,6 +401,10 @@ void *realloc(void *p, size_t bytes) {
       return p;
     }
   } else { /* not ours: refused, never written */
+    if (tag_freed(p))
+      bad_free("realloc", p, "a large block freed already");
+    else if (r != NULL && pmr_impl_page_map_get(p) == &STATE->heaps.src)
+      bad_free("realloc", p, "not the start of a block in use");
     errno = ENOMEM;
     return NULL;
   }
@@ -383,7 +427,7 @@ void *reallocarray(void *p, size_t count, size_t size) {
 static bool power_of_two(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
 
 void *pmr_impl_dropin_aligned(size_t alignment, size_t bytes) {
-  if (alignment <= align_for(bytes)) return malloc(bytes);
+  if (alignment <= MIN_ALIGN) return malloc(bytes);
   if (alignment > SIZE_MAX / 4) {
     errno = ENOMEM;
     return NULL;

@@ -15,6 +15,9 @@
 #include "resources/internal/mem_check.h"
 #include "resources/internal/page_geometry.h"
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -192,5 +195,18 @@ void pmr_impl_os_decommit(void *p, size_t bytes) {
 #else
   (void)p;
   (void)bytes;
+#endif
+}
+
+bool pmr_impl_os_random(void *buf, size_t n) {
+#if defined(__linux__) && defined(SYS_getrandom)
+  int saved = errno;
+  long got = syscall(SYS_getrandom, buf, n, 1 /* GRND_NONBLOCK */);
+  errno = saved;
+  return got == (long)n;
+#else
+  (void)buf;
+  (void)n;
+  return false;
 #endif
 }

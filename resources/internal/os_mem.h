@@ -64,4 +64,8 @@ void pmr_impl_os_lsan_root(void *p, size_t bytes, bool add);
 /* The OS page size (4096 where it cannot be asked). */
 size_t pmr_impl_os_page_size(void);
 
+/* Fills buf with n random bytes from the OS (getrandom, where there is
+ * one), without allocating; false when it cannot (errno untouched). */
+bool pmr_impl_os_random(void *buf, size_t n);
+
 #endif /* PMR_IMPL_OS_MEM_H */

@@ -3,7 +3,10 @@
 #include "resources/internal/page_heap.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "resources/internal/os_mem.h"
 
 pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
   pmr_pool_options o = pmr_impl_pool_effective_options(opts);
@@ -14,10 +17,104 @@ pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
 
 /* ---- heap: classes and their pages -------------------------------------- */
 
-static size_t block_alignment(size_t block) {
-  size_t a = block & (~block + 1);
-  if (a < PMR_MAX_ALIGN) a = PMR_MAX_ALIGN;
-  return a > PMR_IMPL_POOL_MAX_BLOCK_ALIGN ? PMR_IMPL_POOL_MAX_BLOCK_ALIGN : a;
+/* ---- misuse (page_heap.h) ---------------------------------------------- */
+
+_Atomic uintptr_t pmr_impl_free_mark_value;
+static atomic_bool misuse_stop;
+
+void pmr_impl_misuse_set_stop(bool stop) {
+  atomic_store_explicit(&misuse_stop, stop, memory_order_relaxed);
+}
+
+bool pmr_impl_misuse_stops(void) {
+  return atomic_load_explicit(&misuse_stop, memory_order_relaxed);
+}
+
+/* The mark: random, odd (no aligned pointer), set once before any page
+ * serves a class. */
+static void free_mark_init(void) {
+  if (atomic_load_explicit(&pmr_impl_free_mark_value, memory_order_relaxed))
+    return;
+  uintptr_t v = 0;
+  if (!pmr_impl_os_random(&v, sizeof v)) {
+    int local; /* no OS source: the addresses ASLR gives */
+    v = ((uintptr_t)&local ^ (uintptr_t)&pmr_impl_free_mark_value) *
+        (uintptr_t)0x9e3779b97f4a7c15u;
+  }
+  v |= 1;
+  uintptr_t zero = 0;
+  atomic_compare_exchange_strong(&pmr_impl_free_mark_value, &zero, v);
+}
+
+static uint32_t start_check_of(size_t block) {
+  return (uint32_t)(((uint64_t)1 << 32) / block +
+                    ((((uint64_t)1 << 32) % block) != 0));
+}
+
+/* Whether p is on `list` (blocks of one page, at most limit + 1 of them). */
+static bool on_list(void *list, const void *p, size_t limit) {
+  for (size_t n = 0; list != NULL && n <= limit; ++n) {
+    if (list == p) return true;
+    list = pmr_impl_link_get(list);
+  }
+  return false;
+}
+
+static void page_layout(const pmr_impl_page_source *src,
+                        const pmr_impl_page *pg, size_t block,
+                        size_t max_blocks, char **start, size_t *n_before,
+                        char **after, size_t *n_after);
+
+/* A free of p into pg that pmr_impl_block_suspect flagged: true when it is
+ * misuse (reported; the process stops if pmr_impl_misuse_stops()), false
+ * when p is a block in use after all (its second word held the mark by
+ * chance, or it lies where pmr_impl_block_suspect cannot tell). owner: the
+ * caller owns pg->heap and may read its lists. */
+static bool misuse(pmr_impl_page *pg, void *p, bool owner) {
+  pmr_impl_page_heap *h = pg->heap;
+  size_t block = pg->block;
+  const char *what = NULL;
+  if (pg->start_check == 0 || h == NULL) {
+    what =
+        "which lies in a page of the pool that serves no size class "
+        "(a block freed twice, or not from this pool)";
+    block = 0;
+  } else {
+    char *start, *after, *c = (char *)p;
+    size_t before, past;
+    page_layout(h->src, pg, block, h->src->max_blocks, &start, &before, &after,
+                &past);
+    bool starts = (c >= start && c < start + before * block &&
+                   (size_t)(c - start) % block == 0) ||
+                  (c >= after && c < after + past * block &&
+                   (size_t)(c - after) % block == 0);
+    if (!starts) {
+      what = "which is not the start of a block";
+    } else if (block > PMR_IMPL_UNMARKED_BLOCK &&
+               pmr_impl_word_get(p, 1) == pmr_impl_free_mark()) {
+      pmr_impl_page_class *k = &h->classes[pg->cls];
+      if (!owner || on_list(pg->free, p, pg->capacity) ||
+          (k->current == pg && on_list(k->free, p, pg->capacity)) ||
+          on_list(atomic_load_explicit(&pg->remote, memory_order_acquire), p,
+                  pg->capacity))
+        what = "a double free: the block is free already";
+    }
+  }
+  if (what == NULL) return false;
+  bool stop = pmr_impl_misuse_stops();
+  if (block != 0)
+    pmr_report_misuse("free of %p, %s (a size class of %zu bytes); %s", p, what,
+                      block, stop ? "stopping" : "ignored");
+  else
+    pmr_report_misuse("free of %p, %s; %s", p, what,
+                      stop ? "stopping" : "ignored");
+  if (stop) abort();
+  return true;
+}
+
+bool pmr_impl_page_push_suspect(pmr_impl_page *pg, void *p) {
+  if (misuse(pg, p, true)) return false;
+  return pmr_impl_page_push_checked(pg, p);
 }
 
 void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
@@ -37,6 +134,7 @@ void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
 
 void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
                         size_t largest, bool give_back) {
+  free_mark_init();
   h->src = src;
   h->largest =
       largest < PMR_IMPL_HEAP_LARGEST ? largest : PMR_IMPL_HEAP_LARGEST;
@@ -125,6 +223,7 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
     partial_remove(&h->classes[pg->cls], pg);
   pmr_impl_page_noaccess(h->src, pg);
   pg->block = 0;
+  pg->start_check = 0;
   pg->heap = NULL;
   pmr_impl_count_up(&h->pages_returned);
   pmr_impl_source_give_page(h->src, pg, h->give_back);
@@ -141,7 +240,11 @@ void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
 }
 
 void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
+  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p)) && misuse(pg, p, false))
+    return;
   PMR_IMPL_NOACCESS(p, pg->block);
+  if (pg->block > PMR_IMPL_UNMARKED_BLOCK)
+    pmr_impl_word_set(p, 1, pmr_impl_free_mark());
   void *head = atomic_load_explicit(&pg->remote, memory_order_relaxed);
   do {
     pmr_impl_link_set(p, head);
@@ -198,15 +301,18 @@ static size_t collect(pmr_impl_page_heap *h) {
 
 /* Where blocks of size `block` lie in pg's page: n_before from the page
  * start (below its frame's table, if it holds it), then n_after from *after
- * on; at most max_blocks in all (at least one). */
+ * on; at most max_blocks in all (at least one). Every block lies at a
+ * multiple of its size from the page's start, past the table too (which
+ * aligns it as its class needs), so that a free tells a block's start by
+ * its offset alone (pmr_impl_block_suspect). */
 static void page_layout(const pmr_impl_page_source *src,
                         const pmr_impl_page *pg, size_t block,
                         size_t max_blocks, char **start, size_t *n_before,
                         char **after, size_t *n_after) {
   char *base, *table, *past;
   pmr_impl_page_span(src, pg, &base, &table, &past);
-  size_t align = block_alignment(block);
-  uintptr_t a = ((uintptr_t)past + align - 1) & ~(uintptr_t)(align - 1);
+  uintptr_t a =
+      (uintptr_t)base + ((size_t)(past - base) + block - 1) / block * block;
   char *end = base + PMR_IMPL_PAGE_SIZE;
   size_t before = (size_t)(table - base) / block;
   size_t n_past = a < (uintptr_t)end ? (size_t)(end - (char *)a) / block : 0;
@@ -224,6 +330,7 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   pg->heap = h;
   pmr_impl_count_up(&h->pages_taken);
   pg->block = k->block;
+  pg->start_check = start_check_of(k->block);
   pg->cls = (uint8_t)k->index;
   make_current(pg, 0);
   /* Carved again even for the class it last served: its old free list is
@@ -277,6 +384,12 @@ static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
   }
   for (; q != last; q += block) pmr_impl_link_set(q, q + block);
   pmr_impl_link_set(last, NULL);
+  /* Free blocks are marked, these too: freeing one that was never handed
+   * out is a double free as well. */
+  if (block > PMR_IMPL_UNMARKED_BLOCK) {
+    void *mark = pmr_impl_free_mark();
+    for (q = b; q != lim; q += block) pmr_impl_word_set(q, 1, mark);
+  }
   k->free = b;
   uint32_t n = (uint32_t)((size_t)(lim - b) / block);
   pg->carved += n;

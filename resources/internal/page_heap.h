@@ -85,6 +85,9 @@
  * is the last page-fitted class. */
 #define PMR_IMPL_HEAP_CLASSES \
   (PMR_IMPL_POOL_FIT_FIRST + PMR_IMPL_POOL_FIT_CLASSES)
+/* Blocks of at most this many bytes hold no free mark (see "misuse"
+ * below): they have no second word. */
+#define PMR_IMPL_UNMARKED_BLOCK 8u
 /* How much of a page's untouched blocks a class lays out at a time: what
  * it will touch soon, in L1 while it does. */
 #define PMR_IMPL_CARVE_BYTES 4096u
@@ -191,6 +194,7 @@ static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(next);
 #endif
+    if (k->block > PMR_IMPL_UNMARKED_BLOCK) pmr_impl_word_set(b, 1, NULL);
     PMR_IMPL_UNDEFINED(b, k->block);
   }
   return b;
@@ -224,14 +228,71 @@ void *pmr_impl_heap_alloc_held(pmr_impl_page_heap *h, pmr_impl_page_class *k);
  * came back. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg);
 
-/* Pushes pooled block p onto its page pg's free list; true when the page
- * then needs pmr_impl_heap_free_slow. The caller owns pg->heap. */
-static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
+/* ---- misuse: double frees, and pointers that start no block ----------
+ *
+ * Every free checks its pointer before it touches a list, in release builds
+ * too, so that a program's double free or bad pointer never puts a block on
+ * a list twice (two owners of one block) or a piece of one on a list:
+ *   - the pointer must start a block of a page serving a class: its offset
+ *     in the page a multiple of the block size (one multiplication,
+ *     start_check), else it is reported;
+ *   - a free block of more than PMR_IMPL_UNMARKED_BLOCK bytes holds
+ *     pmr_impl_free_mark() in its second word (the first is its link), and
+ *     every block handed out has that word cleared (pmr_impl_heap_pop): a
+ *     free that finds the mark is a double free. The owner's free confirms
+ *     it on the page's lists first (a program may have copied the word);
+ *     another thread's cannot read them, and reports it: the mark is a
+ *     per-process random value, which no program holds by chance.
+ * What is reported goes through pmr_report_misuse; the call then does
+ * nothing, or the process stops (abort) when pmr_impl_misuse_stops() (the
+ * drop-in malloc's default, as glibc's). Blocks of 8 bytes have no second
+ * word and are checked for their start only. */
+/* Whether a reported misuse stops the process (false by default: the
+ * resources report it and ignore the call; the drop-in malloc sets it). */
+void pmr_impl_misuse_set_stop(bool stop);
+bool pmr_impl_misuse_stops(void);
+
+/* The mark (set once, at the first source's init: page_source.c). */
+extern _Atomic uintptr_t pmr_impl_free_mark_value;
+static inline void *pmr_impl_free_mark(void) {
+  return (void *)atomic_load_explicit(&pmr_impl_free_mark_value,
+                                      memory_order_relaxed);
+}
+
+/* Whether a free of p into pg needs a closer look: p starts no block of a
+ * class (pg serves none: start_check 0), or holds the mark. Cheap enough
+ * for every free: a multiplication, a compare, and a load of a word the
+ * free writes anyway. */
+static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
+  uint32_t off = (uint32_t)((uintptr_t)p & (PMR_IMPL_PAGE_SIZE - 1));
+  uint32_t check = pg->start_check;
+  if (PMR_UNLIKELY(off * check >= check)) return true;
+  return pg->block > PMR_IMPL_UNMARKED_BLOCK &&
+         PMR_UNLIKELY(pmr_impl_word_get(p, 1) == pmr_impl_free_mark());
+}
+
+/* The push itself, after the check: p onto pg's list, marked. */
+static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
   void *head = pg->free;
   PMR_IMPL_NOACCESS(p, pg->block);
   pmr_impl_link_set(p, head);
+  if (pg->block > PMR_IMPL_UNMARKED_BLOCK)
+    pmr_impl_word_set(p, 1, pmr_impl_free_mark());
   pg->free = p;
   return PMR_UNLIKELY(--pg->count == 0);
+}
+
+/* A suspect free by pg's owner (pmr_impl_block_suspect): reported when it
+ * is misuse (then nothing is freed: false), else pushed. */
+bool pmr_impl_page_push_suspect(pmr_impl_page *pg, void *p);
+
+/* Pushes pooled block p onto its page pg's free list; true when the page
+ * then needs pmr_impl_heap_free_slow. The caller owns pg->heap. A double
+ * free or a pointer that starts no block is reported and ignored (false). */
+static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
+  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p)))
+    return pmr_impl_page_push_suspect(pg, p);
+  return pmr_impl_page_push_checked(pg, p);
 }
 
 /* Gives back pooled block p of src's pages; the caller owns the page's
@@ -243,7 +304,7 @@ static inline void pmr_impl_heap_free(const pmr_impl_page_source *src,
 }
 
 /* Gives back pooled block p (of the page pg) from a thread that does not
- * own pg->heap. */
+ * own pg->heap; misuse is reported and ignored, as by pmr_impl_page_push. */
 void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p);
 
 #endif /* PMR_IMPL_PAGE_HEAP_H */

@@ -60,6 +60,11 @@ typedef struct pmr_impl_page {
   uint8_t state;
   bool dirty;    /* free page whose memory may be resident (decommit) */
   bool decommit; /* its memory may go back to the OS (see the source's) */
+  /* While the page serves a class: ceil(2^32 / block), so that an offset
+   * `off` in the page (below 2^16) is a multiple of block exactly when
+   * (uint32_t)(off * start_check) < start_check (page_heap.h:
+   * pmr_impl_block_suspect); 0 otherwise, which no offset passes. */
+  uint32_t start_check;
   /* Blocks never handed out: [carve, end) in the region being carved, then
    * (while carve is below the frame's table) the region after it. */
   char *carve;

@@ -10,6 +10,7 @@
 // and must print what they print over glibc's malloc.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,7 +59,9 @@ Result run(const std::vector<std::string>& argv,
     for (const std::string& a : argv)
       args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    alarm(kChildSeconds);  // survives exec: a hang ends in SIGALRM
+    alarm(kChildSeconds);            // survives exec: a hang ends in SIGALRM
+    struct rlimit no_core = {0, 0};  // a child stopped by abort: no core file
+    setrlimit(RLIMIT_CORE, &no_core);
     execv(args[0], args.data());
     _exit(127);
   }
@@ -110,6 +113,8 @@ class DropIn : public ::testing::TestWithParam<Mode> {
     Result r = run(argv, GetParam().env);
     EXPECT_TRUE(exited_ok(r)) << describe(r);
     EXPECT_NE(r.out.find("PASS " + args[0]), std::string::npos) << describe(r);
+    // A correct program gets no misuse report.
+    EXPECT_EQ(r.err.find("pmr:"), std::string::npos) << describe(r);
   }
 };
 
@@ -125,6 +130,74 @@ TEST_P(DropIn, BlocksFromBeforeMainAndAfterIt) { Expect({"early"}); }
 TEST_P(DropIn, PmrResourcesKeepWorkingOverIt) { Expect({"resources"}); }
 TEST_P(DropIn, ForeignPointersAreLeftAlone) { Expect({"foreign"}); }
 TEST_P(DropIn, StressAcrossThreadsWithForks) { Expect({"stress"}); }
+
+// Misuse of blocks in each range (a small class; a page-sized class; an
+// oversize block from the engine's upstream; one from the engine's own
+// mappings or runs): what the child does is in dropin_child.cc
+// (scenario_misuse), `says` what its one line on stderr must hold.
+struct Misuse {
+  const char* kind;
+  size_t n;
+  const char* says;
+};
+const Misuse kMisuses[] = {
+    {"double", 8, "a double free"},
+    {"double", 4096, "a double free"},
+    {"double", 20000, "a double free of a large block"},
+    {"double", 262144, "a double free of a large block"},
+    {"delayed", 8, "a double free"},
+    {"delayed", 4096, "a double free"},
+    {"delayed", 20000, "a double free of a large block"},
+    {"delayed", 262144, "a double free of a large block"},
+    {"remote", 16, "a double free"},
+    {"remote", 4096, "a double free"},
+    {"remote", 20000, "a double free of a large block"},
+    {"interior", 8, "not the start of a block"},
+    {"interior", 100, "not the start of a block"},
+    {"interior", 4096, "not the start of a block"},
+    {"unaligned", 8, "not the start of a block"},
+    {"unaligned", 4096, "not the start of a block"},
+    {"emptied", 64, "not the start of a block in use"},
+    {"emptied", 1000, "not the start of a block in use"},
+    {"realloc", 8, "a double free"},
+    {"realloc", 4096, "a double free"},
+    {"realloc", 20000, "a large block freed already"},
+};
+
+std::string misuse_name(const Misuse& m) {
+  return std::string(m.kind) + " " + std::to_string(m.n);
+}
+
+// By default the process stops as glibc's does: SIGABRT, after one line.
+TEST_P(DropIn, MisuseIsReportedAndStopsTheProcess) {
+  for (const Misuse& m : kMisuses) {
+    Result r = run({GetParam().binary, "misuse", m.kind, std::to_string(m.n)},
+                   GetParam().env);
+    EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT)
+        << misuse_name(m) << ": " << describe(r);
+    EXPECT_NE(r.err.find(m.says), std::string::npos)
+        << misuse_name(m) << ": " << describe(r);
+    EXPECT_NE(r.err.find("stopping"), std::string::npos) << describe(r);
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << describe(r);
+  }
+}
+
+// PMR_MALLOC_MISUSE=report: the same line, then the bad call does nothing
+// and the program goes on with every other block intact.
+TEST_P(DropIn, MisuseIsReportedAndIgnoredOnRequest) {
+  std::vector<std::string> env = GetParam().env;
+  env.push_back("PMR_MALLOC_MISUSE=report");
+  for (const Misuse& m : kMisuses) {
+    Result r =
+        run({GetParam().binary, "misuse", m.kind, std::to_string(m.n)}, env);
+    EXPECT_TRUE(exited_ok(r)) << misuse_name(m) << ": " << describe(r);
+    EXPECT_NE(r.out.find("PASS misuse"), std::string::npos)
+        << misuse_name(m) << ": " << describe(r);
+    EXPECT_NE(r.err.find(m.says), std::string::npos)
+        << misuse_name(m) << ": " << describe(r);
+    EXPECT_NE(r.err.find("ignored"), std::string::npos) << describe(r);
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, DropIn, ::testing::ValuesIn(kModes),
                          [](const ::testing::TestParamInfo<Mode>& i) {

@@ -1,0 +1,193 @@
+// Release builds of the pools and the thread cache catch a double
+// deallocation and a pointer that starts no block (resources/internal/
+// page_heap.h, "misuse"): reported through pmr_report_misuse, the call
+// ignored, the resource unchanged. Each kind of pool, over the malloc
+// resource (frames of a segment) and over a counting upstream (frames of
+// one page).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mem_resource/pmr_mem_resource.h"
+#include "tests/testkit/counting_resource.h"
+#include "tests/testkit/pools.h"
+
+namespace {
+
+std::vector<std::string>* g_reports = nullptr;
+
+void Capture(const char* message, void*) { g_reports->push_back(message); }
+
+class PoolMisuse : public ::testing::TestWithParam<std::tuple<int, bool>> {
+ protected:
+  void SetUp() override {
+    g_reports = &reports_;
+    old_ = pmr_set_misuse_handler(Capture, nullptr);
+    up_.reset(new pmrtest::CountingResource());
+    pool_.reset(new pmrtest::PoolOfKind(
+        std::get<0>(GetParam()), nullptr,
+        std::get<1>(GetParam()) ? pmr_malloc_resource() : up_->get()));
+  }
+  void TearDown() override {
+    pool_.reset();
+    up_.reset();
+    pmr_set_misuse_handler(old_, nullptr);
+    g_reports = nullptr;
+  }
+  pmr_mem_resource* r() { return pool_->get(); }
+  // Whether the only report so far says `what`.
+  bool Reported(const char* what) {
+    return reports_.size() == 1 && reports_[0].find(what) != std::string::npos;
+  }
+  // The resource still works and hands no block out twice: n fresh
+  // blocks, distinct from each other and from `live`, whose contents stay.
+  void StillIntact(size_t size, const std::vector<unsigned char*>& live) {
+    std::vector<unsigned char*> fresh;
+    for (int i = 0; i < 64; ++i) {
+      auto* b = static_cast<unsigned char*>(pmr_allocate(r(), size, 8));
+      ASSERT_NE(b, nullptr);
+      for (unsigned char* o : fresh) ASSERT_NE(o, b);
+      for (unsigned char* o : live) ASSERT_NE(o, b);
+      memset(b, 0xee, size);
+      fresh.push_back(b);
+    }
+    for (size_t i = 0; i < live.size(); ++i)
+      for (size_t j = 0; j < size; ++j)
+        ASSERT_EQ(live[i][j], static_cast<unsigned char>(i)) << i << " " << j;
+    for (unsigned char* b : fresh) pmr_deallocate(r(), b, size, 8);
+  }
+  std::vector<unsigned char*> Live(size_t size) {
+    std::vector<unsigned char*> live;
+    for (int i = 0; i < 32; ++i) {
+      auto* b = static_cast<unsigned char*>(pmr_allocate(r(), size, 8));
+      EXPECT_NE(b, nullptr);
+      memset(b, i, size);
+      live.push_back(b);
+    }
+    return live;
+  }
+  void Free(const std::vector<unsigned char*>& v, size_t size) {
+    for (unsigned char* b : v) pmr_deallocate(r(), b, size, 8);
+  }
+  std::vector<std::string> reports_;
+  pmr_misuse_handler old_ = nullptr;
+  std::unique_ptr<pmrtest::CountingResource> up_;
+  std::unique_ptr<pmrtest::PoolOfKind> pool_;
+};
+
+const size_t kSizes[] = {16, 24, 100, 1024, 4096, 8192};
+
+TEST_P(PoolMisuse, ADoubleDeallocationIsReportedAndIgnored) {
+  for (size_t size : kSizes) {
+    reports_.clear();
+    std::vector<unsigned char*> live = Live(size);
+    void* p = pmr_allocate(r(), size, 8);
+    ASSERT_NE(p, nullptr);
+    pmr_deallocate(r(), p, size, 8);
+    pmr_deallocate(r(), p, size, 8);
+    EXPECT_TRUE(Reported("double free")) << size;
+    StillIntact(size, live);
+    Free(live, size);
+  }
+}
+
+TEST_P(PoolMisuse, ADoubleDeallocationAfterOtherFreesIsReported) {
+  for (size_t size : kSizes) {
+    reports_.clear();
+    std::vector<unsigned char*> live = Live(size);
+    void* p = pmr_allocate(r(), size, 8);
+    void* q = pmr_allocate(r(), size, 8);
+    pmr_deallocate(r(), p, size, 8);
+    pmr_deallocate(r(), q, size, 8);
+    for (int i = 0; i < 20; ++i)
+      pmr_deallocate(r(), pmr_allocate(r(), 3 * size, 8), 3 * size, 8);
+    pmr_deallocate(r(), p, size, 8);
+    EXPECT_TRUE(Reported("double free")) << size;
+    StillIntact(size, live);
+    Free(live, size);
+  }
+}
+
+// A block that was never handed out (still in its page's list) is free.
+TEST_P(PoolMisuse, ABlockNeverHandedOutIsReported) {
+  void* p = pmr_allocate(r(), 64, 8);
+  void* never = static_cast<char*>(p) + 64 * 3;  // carved, not handed out
+  pmr_deallocate(r(), never, 64, 8);
+  EXPECT_TRUE(Reported("double free"));
+  pmr_deallocate(r(), p, 64, 8);
+}
+
+TEST_P(PoolMisuse, APointerInsideABlockIsReportedAndIgnored) {
+  for (size_t size : kSizes) {
+    reports_.clear();
+    std::vector<unsigned char*> live = Live(size);
+    unsigned char* p = static_cast<unsigned char*>(pmr_allocate(r(), size, 8));
+    pmr_deallocate(r(), p + 8, size, 8);
+    EXPECT_TRUE(Reported("not the start of a block")) << size;
+    StillIntact(size, live);
+    pmr_deallocate(r(), p, size, 8);
+    EXPECT_EQ(reports_.size(), 1u);
+    Free(live, size);
+  }
+}
+
+// The thread-safe pools: the second free on another thread (a remote free)
+// is caught too.
+TEST_P(PoolMisuse, ADoubleDeallocationByAnotherThreadIsReported) {
+  if (std::get<0>(GetParam()) == 0) GTEST_SKIP() << "one thread only";
+  for (size_t size : kSizes) {
+    reports_.clear();
+    std::vector<unsigned char*> live = Live(size);
+    void* p = pmr_allocate(r(), size, 8);
+    pmr_deallocate(r(), p, size, 8);
+    pmr_mem_resource* res = r();
+    std::thread t([res, p, size] { pmr_deallocate(res, p, size, 8); });
+    t.join();
+    EXPECT_TRUE(Reported("double free")) << size;
+    StillIntact(size, live);
+    Free(live, size);
+  }
+}
+
+// No report for a correct program, even one whose blocks hold pointers to
+// their neighbours and copies of each other's bytes.
+TEST_P(PoolMisuse, CorrectUseIsNeverReported) {
+  std::vector<void*> v;
+  unsigned seed = 1;
+  for (int round = 0; round < 20000; ++round) {
+    seed = seed * 1103515245u + 12345u;
+    size_t size = 16 + (seed >> 8) % 600;
+    if (!v.empty() && (seed & 3) == 0) {
+      size_t i = (seed >> 4) % v.size();
+      pmr_deallocate(r(), v[i], 16, 8);  // every block holds 16 bytes here
+      v[i] = v.back();
+      v.pop_back();
+      continue;
+    }
+    void** b = static_cast<void**>(pmr_allocate(r(), 16, 8));
+    ASSERT_NE(b, nullptr);
+    b[0] = v.empty() ? nullptr : v.back();
+    b[1] = v.empty() ? nullptr : static_cast<void**>(v.back())[1];
+    v.push_back(b);
+    (void)size;
+  }
+  for (void* b : v) pmr_deallocate(r(), b, 16, 8);
+  EXPECT_TRUE(reports_.empty()) << reports_[0];
+}
+
+using Param = std::tuple<int, bool>;
+std::string Name(const ::testing::TestParamInfo<Param>& i) {
+  static const char* const kNames[] = {"unsync", "sync", "thread_cache"};
+  return std::string(kNames[std::get<0>(i.param)]) +
+         (std::get<1>(i.param) ? "_over_malloc" : "_over_counting");
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, PoolMisuse,
+                         ::testing::Combine(::testing::Values(0, 1, 2),
+                                            ::testing::Bool()),
+                         Name);
+
+}  // namespace
