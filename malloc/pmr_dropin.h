@@ -19,17 +19,24 @@
  * reallocarray) or exceed what can be mapped return NULL with errno ENOMEM;
  * posix_memalign returns EINVAL for an alignment that is not a power of two
  * multiple of sizeof(void *), aligned_alloc and memalign set errno EINVAL for
- * one that is not a power of two. Blocks are aligned to 16 (8 for requests
- * of at most 8 bytes), and to any power of two asked, the page size and
- * beyond. A pointer this library did not hand out (one from before it took
- * over), or one into a page of its own that holds no block (a small block
- * freed twice after its page emptied), is ignored by free and refused by
- * realloc (NULL, ENOMEM), never written. Success leaves errno as it was.
+ * one that is not a power of two. Blocks are at least 16 bytes, aligned to
+ * 16 and to any power of two asked, the page size and beyond. A pointer
+ * this library did not hand out (one from before it took over, or from
+ * another allocator) is ignored by free and refused by realloc (NULL,
+ * ENOMEM), never written. Success leaves errno as it was.
+ *
+ * Misuse (malloc/README.md, "Misuse"): free, realloc or operator delete of
+ * a block freed already, or of a pointer into this library's memory that
+ * starts no block in use, is reported on stderr in one line (the call, the
+ * address, the size class) and stops the process with abort(), as glibc
+ * does; with PMR_MALLOC_MISUSE=report the bad call does nothing instead.
  *
  * Environment, read once at the first allocation:
  *   PMR_MALLOC=thread_cache (default) or pool: the engine, a pmr_thread_cache
  *     or a pmr_synchronized_pool (the same heaps; pmr_pool_stats).
  *   PMR_MALLOC_STATS=1: the statistics below, printed to stderr at exit.
+ *   PMR_MALLOC_MISUSE=report: misuse is reported and the call ignored; by
+ *     default (or any other value) it stops the process.
  *
  * The engine's upstream maps memory from the OS itself and never calls
  * malloc; the library's own records (threads' heaps) come from the OS too.

@@ -14,6 +14,7 @@
 #ifndef PMR_IMPL_MEM_CHECK_H
 #define PMR_IMPL_MEM_CHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -57,6 +58,27 @@ static inline void pmr_impl_word_set(void *p, size_t w, void *v) {
   PMR_IMPL_UNDEFINED(at, sizeof *at);
   *at = v;
   PMR_IMPL_NOACCESS(at, sizeof *at);
+}
+
+/* Word w of block p, free or in use, leaving its state to the checker as
+ * it was (the misuse checks read a block's second word before they know
+ * which it is). Under memcheck a read of a free block's word is reported:
+ * that is a double free, which memcheck then reports as well. */
+static inline void *pmr_impl_word_peek(void *p, size_t w) {
+  void **at = (void **)p + w;
+#if defined(PMR_IMPL_MEM_CHECK_ASAN)
+  bool closed = __asan_address_is_poisoned(at);
+  PMR_IMPL_DEFINED(at, sizeof *at);
+  void *v = *at;
+  if (closed) PMR_IMPL_NOACCESS(at, sizeof *at);
+  return v;
+#elif defined(PMR_VALGRIND)
+  void *v = *at; /* a word the program never wrote is no error here */
+  (void)VALGRIND_MAKE_MEM_DEFINED(&v, sizeof v);
+  return v;
+#else
+  return *at;
+#endif
 }
 
 /* The free-list link in the first word of free block p. */

@@ -2,6 +2,7 @@
  * page_heap.h). */
 #include "resources/internal/page_heap.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
 
 /* ---- misuse (page_heap.h) ---------------------------------------------- */
 
-_Atomic uintptr_t pmr_impl_free_mark_value;
+uintptr_t pmr_impl_free_mark_value;
 static atomic_bool misuse_stop;
 
 void pmr_impl_misuse_set_stop(bool stop) {
@@ -30,21 +31,18 @@ bool pmr_impl_misuse_stops(void) {
   return atomic_load_explicit(&misuse_stop, memory_order_relaxed);
 }
 
-/* The mark: random, odd (no aligned pointer), set once before any page
- * serves a class. */
-static void free_mark_init(void) {
-  if (atomic_load_explicit(&pmr_impl_free_mark_value, memory_order_relaxed))
-    return;
+/* The mark: random, odd (no aligned pointer). */
+static void free_mark_make(void) {
   uintptr_t v = 0;
   if (!pmr_impl_os_random(&v, sizeof v)) {
     int local; /* no OS source: the addresses ASLR gives */
     v = ((uintptr_t)&local ^ (uintptr_t)&pmr_impl_free_mark_value) *
         (uintptr_t)0x9e3779b97f4a7c15u;
   }
-  v |= 1;
-  uintptr_t zero = 0;
-  atomic_compare_exchange_strong(&pmr_impl_free_mark_value, &zero, v);
+  pmr_impl_free_mark_value = v | 1;
 }
+
+static pthread_once_t free_mark_once = PTHREAD_ONCE_INIT;
 
 static uint32_t start_check_of(size_t block) {
   return (uint32_t)(((uint64_t)1 << 32) / block +
@@ -91,7 +89,7 @@ static bool misuse(pmr_impl_page *pg, void *p, bool owner) {
     if (!starts) {
       what = "which is not the start of a block";
     } else if (block > PMR_IMPL_UNMARKED_BLOCK &&
-               pmr_impl_word_get(p, 1) == pmr_impl_free_mark()) {
+               pmr_impl_word_peek(p, 1) == pmr_impl_free_mark()) {
       pmr_impl_page_class *k = &h->classes[pg->cls];
       if (!owner || on_list(pg->free, p, pg->capacity) ||
           (k->current == pg && on_list(k->free, p, pg->capacity)) ||
@@ -112,9 +110,9 @@ static bool misuse(pmr_impl_page *pg, void *p, bool owner) {
   return true;
 }
 
-bool pmr_impl_page_push_suspect(pmr_impl_page *pg, void *p) {
-  if (misuse(pg, p, true)) return false;
-  return pmr_impl_page_push_checked(pg, p);
+void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p) {
+  if (!misuse(pg, p, true) && pmr_impl_page_push_checked(pg, p))
+    pmr_impl_heap_free_slow(pg);
 }
 
 void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
@@ -134,7 +132,7 @@ void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
 
 void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
                         size_t largest, bool give_back) {
-  free_mark_init();
+  pthread_once(&free_mark_once, free_mark_make);
   h->src = src;
   h->largest =
       largest < PMR_IMPL_HEAP_LARGEST ? largest : PMR_IMPL_HEAP_LARGEST;

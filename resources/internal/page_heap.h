@@ -252,11 +252,12 @@ void pmr_impl_heap_free_slow(pmr_impl_page *pg);
 void pmr_impl_misuse_set_stop(bool stop);
 bool pmr_impl_misuse_stops(void);
 
-/* The mark (set once, at the first source's init: page_source.c). */
-extern _Atomic uintptr_t pmr_impl_free_mark_value;
+/* The mark: set once, before the first heap is made (pmr_impl_heap_init,
+ * under a pthread_once), and only read after; a plain load, which the
+ * compiler may keep in a register across a free. */
+extern uintptr_t pmr_impl_free_mark_value;
 static inline void *pmr_impl_free_mark(void) {
-  return (void *)atomic_load_explicit(&pmr_impl_free_mark_value,
-                                      memory_order_relaxed);
+  return (void *)pmr_impl_free_mark_value;
 }
 
 /* Whether a free of p into pg needs a closer look: p starts no block of a
@@ -268,7 +269,7 @@ static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
   uint32_t check = pg->start_check;
   if (PMR_UNLIKELY(off * check >= check)) return true;
   return pg->block > PMR_IMPL_UNMARKED_BLOCK &&
-         PMR_UNLIKELY(pmr_impl_word_get(p, 1) == pmr_impl_free_mark());
+         PMR_UNLIKELY(pmr_impl_word_peek(p, 1) == pmr_impl_free_mark());
 }
 
 /* The push itself, after the check: p onto pg's list, marked. */
@@ -283,15 +284,20 @@ static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
 }
 
 /* A suspect free by pg's owner (pmr_impl_block_suspect): reported when it
- * is misuse (then nothing is freed: false), else pushed. */
-bool pmr_impl_page_push_suspect(pmr_impl_page *pg, void *p);
+ * is misuse (then nothing is freed), else freed whole (pushed, and
+ * pmr_impl_heap_free_slow when due). Nothing to do after it: the fast
+ * paths call it last, as a tail call, and stay leaves. */
+void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p);
 
 /* Pushes pooled block p onto its page pg's free list; true when the page
  * then needs pmr_impl_heap_free_slow. The caller owns pg->heap. A double
- * free or a pointer that starts no block is reported and ignored (false). */
+ * free or a pointer that starts no block is reported and ignored, or freed
+ * after all when the closer look clears it (false either way). */
 static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
-  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p)))
-    return pmr_impl_page_push_suspect(pg, p);
+  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p))) {
+    pmr_impl_page_free_suspect(pg, p);
+    return false;
+  }
   return pmr_impl_page_push_checked(pg, p);
 }
 
