@@ -1,6 +1,7 @@
 // pmr-c from C++17: a pmr-c resource as a std::pmr::memory_resource, and a
-// std::pmr::memory_resource as a pmr-c resource. Header-only; the C library
-// itself has no C++ in it (link //:pmr, or -lpmr_c, as a C program does).
+// std::pmr::memory_resource as a pmr-c resource. Header-only; includes all of
+// pmr.h. The C library itself has no C++ in it (link //:pmr, or -lpmr_c, as a
+// C program does).
 //
 //     pmrc::synchronized_pool pool;            // owns a pmr_synchronized_pool
 //     std::pmr::vector<int> v{&pool};          // std containers over it
@@ -47,13 +48,8 @@
 #include <memory_resource>
 #include <new>
 
-#include "../mem_resource/pmr_mem_resource.h"
-#include "../resources/pmr_monotonic_buffer.h"
-#include "../resources/pmr_pool_options.h"
-#include "../resources/pmr_statistics.h"
-#include "../resources/pmr_synchronized_pool.h"
-#include "../resources/pmr_thread_cache.h"
-#include "../resources/pmr_unsynchronized_pool.h"
+// All of pmr-c, as pmr.h gives it to C.
+#include "../pmr.h"
 
 namespace pmrc {
 
@@ -218,15 +214,16 @@ inline std::size_t std_size(std::size_t bytes, std::size_t alignment) {
 inline void *c_allocate(pmr_mem_resource *self, std::size_t bytes,
                         std::size_t alignment) noexcept {
   auto *a = reinterpret_cast<c_resource *>(self);
+  const std::size_t n = std_size(bytes, alignment);
   // No object is larger than PTRDIFF_MAX: refused here, so that a std
   // resource's own rounding of such a size cannot wrap around.
-  if (PMR_UNLIKELY(bytes > PTRDIFF_MAX)) {
+  if (PMR_UNLIKELY(n > PTRDIFF_MAX)) {
     errno = ENOMEM;
     return nullptr;
   }
   const int saved = errno;
   try {
-    void *p = a->target->allocate(impl::std_size(bytes, alignment), alignment);
+    void *p = a->target->allocate(n, alignment);
     errno = saved;
     return p;
   } catch (...) {
