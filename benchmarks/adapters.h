@@ -22,6 +22,7 @@
 
 #include "benchmarks/baselines.h"
 #include "benchmarks/registry.h"
+#include "cxx/pmr_cxx.hpp"
 #include "mem_resource/pmr_mem_resource.h"
 #include "resources/pmr_monotonic_buffer.h"
 #include "resources/pmr_synchronized_pool.h"
@@ -51,7 +52,18 @@ class MallocAdapter {
 // A std::pmr resource, called through std::pmr::memory_resource*.
 class StdAdapter {
  public:
-  enum Kind { kNewDelete, kMonotonic, kUnsyncPool, kSyncPool };
+  // kPmrc*: pmr-c's resources through the C++ bridge's owners
+  // (cxx/pmr_cxx.hpp), over the malloc resource, as std::pmr resources.
+  enum Kind {
+    kNewDelete,
+    kMonotonic,
+    kUnsyncPool,
+    kSyncPool,
+    kPmrcMonotonic,
+    kPmrcUnsyncPool,
+    kPmrcSyncPool,
+    kPmrcThreadCache
+  };
   StdAdapter(Kind kind, size_t mono_initial) {
     switch (kind) {
       case kNewDelete:
@@ -72,6 +84,24 @@ class StdAdapter {
         owned_.reset(new std::pmr::synchronized_pool_resource());
         r_ = owned_.get();
         break;
+      case kPmrcMonotonic:
+        pmrc_mono_ =
+            new pmrc::monotonic_buffer(mono_initial, pmr_malloc_resource());
+        owned_.reset(pmrc_mono_);
+        r_ = pmrc_mono_;
+        break;
+      case kPmrcUnsyncPool:
+        owned_.reset(new pmrc::unsynchronized_pool(pmr_malloc_resource()));
+        r_ = owned_.get();
+        break;
+      case kPmrcSyncPool:
+        owned_.reset(new pmrc::synchronized_pool(pmr_malloc_resource()));
+        r_ = owned_.get();
+        break;
+      case kPmrcThreadCache:
+        owned_.reset(new pmrc::thread_cache(pmr_malloc_resource()));
+        r_ = owned_.get();
+        break;
     }
     r_ = Opaque(r_);
   }
@@ -79,14 +109,16 @@ class StdAdapter {
   void dealloc(void* p, size_t n) { r_->deallocate(p, n, kAlign); }
   void drop() {
     if (mono_ != nullptr) mono_->release();
+    if (pmrc_mono_ != nullptr) pmrc_mono_->release();
   }
-  bool bump() const { return mono_ != nullptr; }
+  bool bump() const { return mono_ != nullptr || pmrc_mono_ != nullptr; }
   // For the container workloads: the (opaque) resource the containers use.
   std::pmr::memory_resource* resource() const { return r_; }
 
  private:
   std::unique_ptr<std::pmr::memory_resource> owned_;
   std::pmr::monotonic_buffer_resource* mono_ = nullptr;
+  pmrc::monotonic_buffer* pmrc_mono_ = nullptr;
   std::pmr::memory_resource* r_ = nullptr;
 };
 

@@ -49,6 +49,11 @@ constexpr char kSystemOnly[] = "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz";
 constexpr char kDropinPoolWhy[] =
     "pmr-c's drop-in: SYS only; its engine here: pmr_thread_cache_pool";
 
+// The C++ bridge's rows: std::pmr containers over pmr-c's resources.
+constexpr char kBridgeIn[] = "V S H";
+constexpr char kBridgeWhy[] =
+    "std::pmr containers over pmr-c (cxx/pmr_cxx.hpp): V, S and H only";
+
 }  // namespace
 
 const std::vector<AllocatorInfo>& Allocators() {
@@ -80,6 +85,32 @@ const std::vector<AllocatorInfo>& Allocators() {
       {"std_sync_pool", Family::kStd, "virtual",
        "std::pmr::synchronized_pool_resource, default options", true, false,
        nullptr, nullptr, Make<&NewStd<StdAdapter::kSyncPool>>()},
+      // pmr-c's resources as std::pmr resources (cxx/pmr_cxx.hpp's owners):
+      // std::pmr containers over them, in the container workloads only.
+      {"pmrc_monotonic", Family::kStd, "virtual",
+       "pmrc::monotonic_buffer (C++ bridge): pmr_monotonic_buffer as a "
+       "std::pmr resource; drop all = release()",
+       false, true, "std_monotonic", nullptr,
+       Make<&NewStd<StdAdapter::kPmrcMonotonic>>(), true, nullptr, kBridgeIn,
+       kBridgeWhy},
+      {"pmrc_unsync_pool", Family::kStd, "virtual",
+       "pmrc::unsynchronized_pool (C++ bridge): pmr_unsynchronized_pool as a "
+       "std::pmr resource",
+       false, false, "std_unsync_pool", nullptr,
+       Make<&NewStd<StdAdapter::kPmrcUnsyncPool>>(), true, nullptr, kBridgeIn,
+       kBridgeWhy},
+      {"pmrc_sync_pool", Family::kStd, "virtual",
+       "pmrc::synchronized_pool (C++ bridge): pmr_synchronized_pool as a "
+       "std::pmr resource",
+       true, false, "std_sync_pool", nullptr,
+       Make<&NewStd<StdAdapter::kPmrcSyncPool>>(), true, nullptr, kBridgeIn,
+       kBridgeWhy},
+      {"pmrc_thread_cache", Family::kStd, "virtual",
+       "pmrc::thread_cache (C++ bridge): pmr_thread_cache as a std::pmr "
+       "resource",
+       true, false, "std_sync_pool", nullptr,
+       Make<&NewStd<StdAdapter::kPmrcThreadCache>>(), true, nullptr, kBridgeIn,
+       kBridgeWhy},
       {"simple_pool", Family::kSeed, "direct",
        "seed SimplePool: one global mutex, a free list per 16 B size class, 64 "
        "KiB chunks",

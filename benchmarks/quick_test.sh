@@ -29,7 +29,8 @@ allocator_workloads="A B1 B2 B8 C D E F G"
 container_workloads="V H S H-str W S-char"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
   simple_pool arena pmr_malloc pmr_monotonic pmr_monotonic_inline pmr_monotonic_release pmr_unsync_pool pmr_sync_pool
-  pmr_thread_cache pmr_thread_cache_pool pmr_dropin pmr_dropin_pool absl_flat_hash_map glib_ghashtable no_allocator"
+  pmr_thread_cache pmr_thread_cache_pool pmr_dropin pmr_dropin_pool absl_flat_hash_map glib_ghashtable no_allocator
+  pmrc_monotonic pmrc_unsync_pool pmrc_sync_pool pmrc_thread_cache"
 metrics_of() {
   case $1 in
     A | B1 | B2 | B8 | C) echo "alloc_ns_per_op free_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
@@ -108,6 +109,11 @@ for w in $container_workloads; do
     fail "table $w has no container column"
 done
 ran H absl_flat_hash_map || fail "H/absl_flat_hash_map did not run"
+# The C++ bridge's rows: std::pmr containers over pmr-c, in V, S and H only.
+for a in pmrc_monotonic pmrc_unsync_pool pmrc_sync_pool pmrc_thread_cache; do
+  for w in V S H; do ran "$w" "$a" || fail "$w/$a did not run"; done
+  not_applicable A "$a" || fail "A/$a should be not_applicable"
+done
 # R: the Lua client ran over every pool resource and the drop-in mallocs.
 for a in glibc_malloc pmr_unsync_pool pmr_sync_pool pmr_thread_cache; do
   ran R "$a" || fail "R/$a did not run"

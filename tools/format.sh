@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
-files=$(git ls-files '*.c' '*.h' '*.cc' | grep -v '/corpus/')
+files=$(git ls-files '*.c' '*.h' '*.cc' '*.hpp' | grep -v '/corpus/')
 if [ "$mode" = "--check" ]; then
   bad=0
   for f in $files; do

@@ -4,9 +4,11 @@
 #   1. cmake configure (warnings as errors), build, install into a temporary
 #      prefix;
 #   2. a CMake project with find_package(pmr_c VERSION EXACT) against that
-#      prefix, including "pmr.h" and <pmr-c/pmr.h>;
+#      prefix, including "pmr.h" and <pmr-c/pmr.h>, and the C++ bridge
+#      (tests/consumer/hello_cxx.cc) as "cxx/pmr_cxx.hpp" and
+#      <pmr-c/cxx/pmr_cxx.hpp>;
 #   3. pkg-config --cflags --libs pmr-c against that prefix, both spellings,
-#      and --modversion;
+#      the C++ bridge, and --modversion;
 #   4. the installed headers with flags of one's own: -I<prefix>/include/pmr-c
 #      (#include "pmr.h") or -I<prefix>/include (#include <pmr-c/pmr.h>)
 #      for "pmr.h";
@@ -61,6 +63,15 @@ echo "cmake: find_package(pmr_c $version EXACT), #include \"pmr.h\": $out"
 out=$("$tmp/consumer/hello_prefixed" --check) || fail "find_package consumer run (<pmr-c/pmr.h>)"
 echo "cmake: find_package(pmr_c), #include <pmr-c/pmr.h>: $out"
 
+[ -f "$tmp/prefix/include/pmr-c/cxx/pmr_cxx.hpp" ] || fail "cxx/pmr_cxx.hpp not installed"
+cxx_expect="sum 500500, string length 53, C vector 100, round trip yes"
+out=$("$tmp/consumer/hello_cxx" --check) || fail "find_package C++ consumer run"
+grep -q "^pmr-c $version from C++: $cxx_expect" <<<"$out" || fail "hello_cxx: $out"
+echo "cmake: find_package(pmr_c), C++, #include \"cxx/pmr_cxx.hpp\": $out"
+out=$("$tmp/consumer/hello_cxx_prefixed" --check) ||
+  fail "find_package C++ consumer run (<pmr-c/cxx/pmr_cxx.hpp>)"
+echo "cmake: find_package(pmr_c), C++, #include <pmr-c/cxx/pmr_cxx.hpp>: $out"
+
 pc=$(dirname "$(find "$tmp/prefix" -name pmr-c.pc | head -1)")
 [ -n "$pc" ] || fail "pmr-c.pc not installed"
 pc_version=$(PKG_CONFIG_PATH="$pc" pkg-config --modversion pmr-c) || fail "pkg-config --modversion"
@@ -76,6 +87,13 @@ echo "cmake: pkg-config ($flags), #include \"pmr.h\": $out"
   fail "pkg-config consumer build, #include <pmr-c/pmr.h> ($flags)"
 out=$("$tmp/hello_pc_prefixed" --check) || fail "pkg-config consumer run (<pmr-c/pmr.h>)"
 echo "cmake: pkg-config, #include <pmr-c/pmr.h>: $out"
+
+CXX=${CXX:-c++}
+"$CXX" -std=c++17 -Wall -Wextra -Werror '-DPMR_C_CXX_HEADER=<pmr-c/cxx/pmr_cxx.hpp>' \
+  "$root/tests/consumer/hello_cxx.cc" $flags -o "$tmp/hello_cxx_pc" >"$tmp/log" 2>&1 ||
+  fail "pkg-config C++ consumer build, #include <pmr-c/cxx/pmr_cxx.hpp> ($flags)"
+out=$("$tmp/hello_cxx_pc" --check) || fail "pkg-config C++ consumer run"
+echo "cmake: pkg-config, C++, #include <pmr-c/cxx/pmr_cxx.hpp>: $out"
 
 # The README's flags for an installed pmr-c without pkg-config or CMake.
 "$CC" -std=c11 -I"$tmp/prefix/include/pmr-c" "$root/tests/consumer/hello.c" \

@@ -18,7 +18,10 @@ namespace {
 
 class Conformance : public ::testing::TestWithParam<ConformanceCase> {
  protected:
-  void SetUp() override { r_ = GetParam().make(upstream_.get()); }
+  void SetUp() override {
+    r_ = GetParam().make(upstream_.get());
+    if (GetParam().calls_upstream_at_init) upstream_.clear_calls();
+  }
   void TearDown() override {
     r_.reset();
     // Destroying the resource gives back everything it took, exactly as taken.

@@ -2,11 +2,12 @@
 # Builds, runs and tests tests/consumer, a workspace that uses pmr-c with the
 # README's two WORKSPACE lines, offline, in its own Bazel server (shut down at
 # the end). Checks that:
-#   - the program builds and runs (gcc), and its test passes;
+#   - the program builds and runs (gcc), and its test passes; so does the
+#     C++ one over @pmr_c//cxx:pmr_cxx (hello_cxx.cc);
 #   - --@pmr_c//:debug turns the pools' checks on (the double free is reported);
 #   - pmr-c's compile commands carry no -Werror (that is pmr-c's own
 #     .bazelrc), and the library is optimised (-O2) in Bazel's default mode;
-#   - with clang it builds (pmr-c's sources may warn there);
+#   - with clang it builds (pmr-c's sources may warn there), C and C++;
 #   - with the .bazelrc line the README gives consumers, Bazel's stderr has no
 #     linux-sandbox noise ("linux-sandbox-pid1.cc ... remount ro"): stderr is
 #     kept, checked, and shown on failure, never thrown away.
@@ -42,6 +43,14 @@ grep -q "sum 500500, string length 60, misuse reports 0" <<<"$out" || fail "unex
 bazel test "${opts[@]}" //:hello_test >/dev/null 2>"$err" || fail "bazel test //:hello_test"
 quiet "bazel test //:hello_test"
 
+out=$(bazel run "${opts[@]}" //:hello_cxx 2>"$err") || fail "bazel run //:hello_cxx"
+quiet "bazel run //:hello_cxx"
+echo "consumer (@pmr_c//cxx:pmr_cxx): $out"
+grep -q "sum 500500, string length 53, C vector 100, round trip yes" <<<"$out" ||
+  fail "unexpected output of hello_cxx"
+bazel test "${opts[@]}" //:hello_cxx_test >/dev/null 2>"$err" || fail "bazel test //:hello_cxx_test"
+quiet "bazel test //:hello_cxx_test"
+
 out=$(PMR_MALLOC=pool bazel run "${opts[@]}" --action_env=PMR_MALLOC //:dropin_hello 2>"$err") ||
   fail "bazel run //:dropin_hello"
 quiet "bazel run //:dropin_hello"
@@ -62,6 +71,10 @@ echo "consumer: pmr-c compiles with -O2 and without -Werror here"
 out=$(bazel run "${opts[@]}" --repo_env=CC=clang //:hello 2>"$err") || fail "bazel run --repo_env=CC=clang //:hello"
 quiet "bazel run --repo_env=CC=clang //:hello"
 echo "consumer (clang): $out"
+out=$(bazel run "${opts[@]}" --repo_env=CC=clang //:hello_cxx 2>"$err") ||
+  fail "bazel run --repo_env=CC=clang //:hello_cxx"
+quiet "bazel run --repo_env=CC=clang //:hello_cxx"
+echo "consumer (clang, C++): $out"
 
 bazel shutdown >/dev/null 2>&1
 echo "consumer: ok"

@@ -63,6 +63,9 @@ struct ConformanceCase {
   bool uses_upstream = true;  // gets its memory from `upstream`
   bool can_allocate = true;   // false only for the null resource
   bool thread_safe = false;   // may be called from many threads at once
+  // Asks upstream for memory when built (std's pools do; pmr-c's resources
+  // never do): the checks of "no upstream call" count from after it.
+  bool calls_upstream_at_init = false;
 };
 
 std::vector<ConformanceCase> AllConformanceCases();

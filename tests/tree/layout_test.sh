@@ -66,6 +66,23 @@ for h in pmr.h mem_resource/pmr_*.h resources/pmr_*.h containers/pmr_*.h malloc/
   "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I. -fsyntax-only "$tmp/one.cc" 2>"$tmp/err" ||
     { say "$h does not compile alone as C++17"; cat "$tmp/err" >&2; }
 done
+# The C++ bridge (cxx/): C++17 only, warning-free alone with g++ and
+# clang++, macros prefixed; the C library never includes it.
+for cxx in "$CXX" g++ clang++; do
+  command -v "$cxx" >/dev/null || continue
+  for h in cxx/*.hpp; do
+    printf '#include "%s"\n' "$h" > "$tmp/one.cc"
+    "$cxx" -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Werror -I. -fsyntax-only \
+      "$tmp/one.cc" 2>"$tmp/err" ||
+      { say "$h does not compile alone as C++17 ($cxx)"; cat "$tmp/err" >&2; }
+  done
+done
+for h in cxx/*.hpp; do
+  for m in $(grep -oE '^#[[:space:]]*define[[:space:]]+[A-Za-z_][A-Za-z0-9_]*' "$h" | awk '{print $NF}'); do
+    case $m in PMR_*) ;; *) say "$h: macro '$m' lacks the PMR_ prefix" ;; esac
+  done
+done
+grep -lE '#[[:space:]]*include.*cxx/' $lib_files >/dev/null 2>&1 && say "the C library includes the C++ bridge"
 for c in mem_resource/*.c resources/*.c resources/internal/*.c containers/*.c malloc/*.c; do
   "$CC" -std=c11 -Wall -Wextra -Werror -I. -fsyntax-only "$c" 2>"$tmp/err" ||
     { say "$c does not compile with a bare cc -std=c11"; cat "$tmp/err" >&2; }
