@@ -84,7 +84,7 @@ const std::vector<AllocatorInfo>& Allocators() {
        nullptr, nullptr, Make<&NewStd<StdAdapter::kUnsyncPool>>(), true},
       {"std_sync_pool", Family::kStd, "virtual",
        "std::pmr::synchronized_pool_resource, default options", true, false,
-       nullptr, nullptr, Make<&NewStd<StdAdapter::kSyncPool>>()},
+       nullptr, nullptr, Make<&NewStd<StdAdapter::kSyncPool>>(), true},
       // pmr-c's resources as std::pmr resources (cxx/pmr_cxx.hpp's owners):
       // std::pmr containers over them, in the container workloads only.
       {"pmrc_monotonic", Family::kStd, "virtual",

@@ -122,8 +122,8 @@ bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
     if (why)
       *why =
           "container workloads run over malloc, std::pmr "
-          "new_delete/monotonic/unsync pool and pmr-c "
-          "malloc/monotonic/unsync pool only";
+          "new_delete/monotonic/unsync pool/sync pool, the bridge's owners and "
+          "pmr-c malloc/monotonic/unsync pool only";
     return false;
   }
   if (!w.container && a.container != nullptr) {
