@@ -255,6 +255,10 @@ bool pmr_impl_misuse_stops(void);
 /* The mark: set once, before the first heap is made (pmr_impl_heap_init,
  * under a pthread_once), and only read after; a plain load, which the
  * compiler may keep in a register across a free. */
+#if defined(__GNUC__) || defined(__clang__)
+/* Hidden: one load, not one through the GOT, in a shared library. */
+__attribute__((visibility("hidden")))
+#endif
 extern uintptr_t pmr_impl_free_mark_value;
 static inline void *pmr_impl_free_mark(void) {
   return (void *)pmr_impl_free_mark_value;
@@ -276,10 +280,12 @@ static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
 static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
   void *head = pg->free;
   PMR_IMPL_NOACCESS(p, pg->block);
-  pmr_impl_link_set(p, head);
   if (pg->block > PMR_IMPL_UNMARKED_BLOCK)
     pmr_impl_word_set(p, 1, pmr_impl_free_mark());
+  /* The list's head between the two words' stores: the compiler keeps them
+   * two plain stores (it cannot merge them across one that may alias). */
   pg->free = p;
+  pmr_impl_link_set(p, head);
   return PMR_UNLIKELY(--pg->count == 0);
 }
 
