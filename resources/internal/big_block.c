@@ -2,6 +2,7 @@
 #include "resources/internal/big_block.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "resources/internal/debug_track.h"
@@ -314,20 +315,50 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
   return p;
 }
 
+/* A deallocation of p that frees no oversize block in use (page_heap.h,
+ * "misuse"): reported, and ignored unless the process stops. */
+static void big_misuse(const void *p, size_t bytes, const char *what) {
+  bool stop = pmr_impl_misuse_stops();
+  pmr_report_misuse("deallocation of %p (%zu bytes): %s; %s", p, bytes, what,
+                    stop ? "stopping" : "ignored");
+  if (stop) abort();
+}
+
 void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
                        pmr_mem_resource *upstream, void *p, size_t bytes,
                        size_t alignment) {
   (void)alignment; /* the trailer knows what upstream got */
-  if (list->src != NULL && pmr_impl_source_is_run(list->src, p)) {
-    /* A shared source's dealloc returns no segment: no upstream call. */
-    pmr_impl_source_give_run(list->src, p, !list->src->shared);
-    return;
+  if (list->src != NULL) {
+    if (pmr_impl_source_is_run(list->src, p)) {
+      if (((uintptr_t)p & (PMR_IMPL_PAGE_SIZE - 1)) != 0) {
+        big_misuse(p, bytes, "not the start of an oversize block");
+        return;
+      }
+      /* A shared source's dealloc returns no segment: no upstream call. */
+      pmr_impl_source_give_run(list->src, p, !list->src->shared);
+      return;
+    }
+    /* In the pool's own pages yet no run starts there: a run freed
+     * already, or a pointer into one or into a class's page. */
+    if (pmr_impl_page_map_get(p) == list->src) {
+      big_misuse(p, bytes,
+                 "no oversize block in use starts there (freed "
+                 "already?)");
+      return;
+    }
   }
   pmr_impl_big_block *b =
       (pmr_impl_big_block *)(void *)((char *)p + big_offset(bytes));
   int bin = big_bin(b->size, b->alignment);
   pmr_impl_big_block *out = b;
   lock_list(lock);
+  /* A block in use is linked both ways; one freed already (its trailer
+   * moved when it was kept, or its neighbours moved on) is not. */
+  if (b->prev->next != b || b->next->prev != b) {
+    unlock_list(lock);
+    big_misuse(p, bytes, "not an oversize block in use (freed already?)");
+    return;
+  }
   list->live.size -= b->size;
   b->prev->next = b->next;
   b->next->prev = b->prev;

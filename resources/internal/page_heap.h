@@ -255,10 +255,6 @@ bool pmr_impl_misuse_stops(void);
 /* The mark: set once, before the first heap is made (pmr_impl_heap_init,
  * under a pthread_once), and only read after; a plain load, which the
  * compiler may keep in a register across a free. */
-#if defined(__GNUC__) || defined(__clang__)
-/* Hidden: one load, not one through the GOT, in a shared library. */
-__attribute__((visibility("hidden")))
-#endif
 extern uintptr_t pmr_impl_free_mark_value;
 static inline void *pmr_impl_free_mark(void) {
   return (void *)pmr_impl_free_mark_value;

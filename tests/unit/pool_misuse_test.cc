@@ -111,6 +111,30 @@ TEST_P(PoolMisuse, ADoubleDeallocationAfterOtherFreesIsReported) {
   }
 }
 
+// Oversize blocks (above the classes): a second deallocation is caught
+// while the block's memory is the pool's (kept for reuse, or a run of its
+// pages), as here: each is below the pool's bound on kept blocks.
+TEST_P(PoolMisuse, ADoubleDeallocationOfAnOversizeBlockIsReported) {
+  for (size_t size : {(size_t)10000, (size_t)100000, (size_t)300000}) {
+    reports_.clear();
+    std::vector<unsigned char*> live = Live(64);
+    void* p = pmr_allocate(r(), size, 16);
+    ASSERT_NE(p, nullptr);
+    pmr_deallocate(r(), p, size, 16);
+    pmr_deallocate(r(), p, size, 16);
+    EXPECT_TRUE(Reported("deallocation of")) << size;
+    void* a = pmr_allocate(r(), size, 16);
+    void* b = pmr_allocate(r(), size, 16);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_NE(a, b);
+    pmr_deallocate(r(), a, size, 16);
+    pmr_deallocate(r(), b, size, 16);
+    StillIntact(64, live);
+    Free(live, 64);
+  }
+}
+
 // A block that was never handed out (still in its class's list, laid out
 // in address order after the two handed out) is free as well.
 TEST_P(PoolMisuse, ABlockNeverHandedOutIsReported) {
