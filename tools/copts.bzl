@@ -43,6 +43,9 @@ PMR_VARIANT_DEFINES = select({
     "//:debug_on": ["PMR_DEBUG=1"],
     "//conditions:default": [],
 }) + select({
+    "//:secure_on": ["PMR_SECURE=1"],
+    "//conditions:default": [],
+}) + select({
     "//:valgrind_on": ["PMR_VALGRIND=1"],
     "//conditions:default": [],
 }) + select({

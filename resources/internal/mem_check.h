@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PMR_IMPL_MEM_CHECK_ASAN 1
@@ -81,13 +82,26 @@ static inline void *pmr_impl_word_peek(void *p, size_t w) {
 #endif
 }
 
+/* The secure build (PMR_SECURE, `--config=secure`) keeps every link
+ * encoded with the per-process secret of page_heap.h and the block's own
+ * address, so that a write after free or an overflow cannot plant a
+ * pointer the pool would follow: a link decodes to a block of the same
+ * page or NULL, or the pool reports it (page_heap.h, "misuse"). */
+#ifdef PMR_SECURE
+extern uintptr_t pmr_impl_free_mark_value;
+#define PMR_IMPL_LINK_KEY(p) \
+  (pmr_impl_free_mark_value ^ ((uintptr_t)(p) * (uintptr_t)0x9e3779b97f4a7c15u))
+#else
+#define PMR_IMPL_LINK_KEY(p) ((uintptr_t)0)
+#endif
+
 /* The free-list link in the first word of free block p. */
 static inline void *pmr_impl_link_get(void *p) {
-  return pmr_impl_word_get(p, 0);
+  return (void *)((uintptr_t)pmr_impl_word_get(p, 0) ^ PMR_IMPL_LINK_KEY(p));
 }
 
 static inline void pmr_impl_link_set(void *p, void *next) {
-  pmr_impl_word_set(p, 0, next);
+  pmr_impl_word_set(p, 0, (void *)((uintptr_t)next ^ PMR_IMPL_LINK_KEY(p)));
 }
 
 #endif /* PMR_IMPL_MEM_CHECK_H */

@@ -49,14 +49,64 @@ static uint32_t start_check_of(size_t block) {
                     ((((uint64_t)1 << 32) % block) != 0));
 }
 
-/* Whether p is on `list` (blocks of one page, at most limit + 1 of them). */
+/* Whether p is on `list` (blocks of one page, at most limit + 1 of them;
+ * the walk stops at a link out of the page). */
 static bool on_list(void *list, const void *p, size_t limit) {
   for (size_t n = 0; list != NULL && n <= limit; ++n) {
     if (list == p) return true;
-    list = pmr_impl_link_get(list);
+    void *next = pmr_impl_link_get(list);
+    if (next != NULL &&
+        (((uintptr_t)next ^ (uintptr_t)list) >> PMR_IMPL_PAGE_SHIFT) != 0)
+      return false;
+    list = next;
   }
   return false;
 }
+
+#ifdef PMR_SECURE
+/* Reports a broken list or block (secure builds), and stops the process
+ * when misuse stops it. */
+static void broken(const char *what, size_t block, const void *at) {
+  bool stop = pmr_impl_misuse_stops();
+  pmr_report_misuse(
+      "%s (a size class of %zu bytes, at %p): a write after "
+      "free or an overflow; %s",
+      what, block, at, stop ? "stopping" : "dropped");
+  if (stop) abort();
+}
+
+void pmr_impl_heap_list_broken(pmr_impl_page_class *k, void *b) {
+  broken("a free list's link leads out of its page", k->block, b);
+}
+
+void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b) {
+  broken("a free block was written after it was freed", k->block, b);
+}
+
+bool pmr_impl_fill_intact(const void *b, size_t block) {
+  const unsigned char *c = (const unsigned char *)b;
+  for (size_t i = 2 * sizeof(void *); i < block; ++i)
+    if (c[i] != PMR_IMPL_FREE_FILL) return false;
+  return true;
+}
+
+void pmr_impl_fill(void *b, size_t block) {
+  if (block > 2 * sizeof(void *))
+    memset((char *)b + 2 * sizeof(void *), PMR_IMPL_FREE_FILL,
+           block - 2 * sizeof(void *));
+}
+
+/* A random number for the carve's order: splitmix64 of a shared counter. */
+static uint64_t secure_random(void) {
+  static _Atomic uint64_t counter;
+  uint64_t z = atomic_fetch_add_explicit(&counter, 0x9e3779b97f4a7c15u,
+                                         memory_order_relaxed) +
+               (uint64_t)pmr_impl_free_mark_value;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+#endif
 
 static void page_layout(const pmr_impl_page_source *src,
                         const pmr_impl_page *pg, size_t block,
@@ -240,6 +290,9 @@ void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
 void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
   if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p)) && misuse(pg, p, false))
     return;
+#ifdef PMR_SECURE
+  pmr_impl_fill(p, pg->block);
+#endif
   PMR_IMPL_NOACCESS(p, pg->block);
   if (pg->block > PMR_IMPL_UNMARKED_BLOCK)
     pmr_impl_word_set(p, 1, pmr_impl_free_mark());
@@ -264,7 +317,16 @@ void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
 static uint32_t give_list(pmr_impl_page *pg, void *list) {
   uint32_t n = 1;
   void *tail = list;
-  for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) ++n;
+  for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) {
+#ifdef PMR_SECURE
+    if ((((uintptr_t)b ^ (uintptr_t)tail) >> PMR_IMPL_PAGE_SHIFT) != 0) {
+      broken("a remote free list's link leads out of its page", pg->block,
+             tail);
+      break; /* the rest is dropped, never followed */
+    }
+#endif
+    ++n;
+  }
   pmr_impl_link_set(tail, pg->free);
   pg->free = list;
   return n;
@@ -362,7 +424,7 @@ static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
   char *lim = b + (avail < k->carve_bytes ? avail : k->carve_bytes);
   /* Eight links a turn, to a bound computed once: the loop costs little
    * more than its stores. */
-  char *last = lim - block, *q = b;
+  char *last = lim - block, *q = b, *first = b;
   if ((size_t)(last - q) >= 8 * block) {
     char *stop = last - 8 * block;
     do { /* each link is the address of the next store */
@@ -382,13 +444,39 @@ static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
   }
   for (; q != last; q += block) pmr_impl_link_set(q, q + block);
   pmr_impl_link_set(last, NULL);
+#ifdef PMR_SECURE
+  /* Secure builds: the blocks in a random order (a program cannot tell
+   * which block comes next from the last one's address), each filled. */
+  {
+    size_t n = (size_t)(lim - b) / block;
+    uint16_t order[PMR_IMPL_CARVE_BYTES / 8];
+    for (size_t i = 0; i < n; ++i) order[i] = (uint16_t)i;
+    uint64_t r = secure_random();
+    for (size_t i = n; i > 1; --i) {
+      if ((i & 15) == 0) r = secure_random();
+      size_t j = (size_t)(r % i);
+      r /= i;
+      uint16_t t = order[i - 1];
+      order[i - 1] = order[j];
+      order[j] = t;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      char *c = b + (size_t)order[i] * block;
+      PMR_IMPL_UNDEFINED(c, block);
+      pmr_impl_fill(c, block);
+      PMR_IMPL_NOACCESS(c, block);
+      pmr_impl_link_set(c, i + 1 < n ? b + (size_t)order[i + 1] * block : NULL);
+    }
+    first = b + (size_t)order[0] * block;
+  }
+#endif
   /* Free blocks are marked, these too: freeing one that was never handed
    * out is a double free as well. */
   if (block > PMR_IMPL_UNMARKED_BLOCK) {
     void *mark = pmr_impl_free_mark();
     for (q = b; q != lim; q += block) pmr_impl_word_set(q, 1, mark);
   }
-  k->free = b;
+  k->free = first;
   uint32_t n = (uint32_t)((size_t)(lim - b) / block);
   pg->carved += n;
   pg->count += n; /* out of the page's hands: in k's list */

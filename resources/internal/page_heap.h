@@ -186,16 +186,40 @@ void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);
  * the prefetch starts a whole allocation early. A list carved in address
  * order costs nothing more (the line is on its way already); the end of
  * the list prefetches NULL, which never faults. */
+#ifdef PMR_SECURE
+/* Secure builds: k's list broke (a link out of its page), or b's body
+ * changed while it was free; reported; the list is dropped (never followed)
+ * or b handed out all the same, unless the process stops. */
+void pmr_impl_heap_list_broken(pmr_impl_page_class *k, void *b);
+void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b);
+/* The fill of a free block's body (past its two words), checked when it is
+ * handed out. */
+#define PMR_IMPL_FREE_FILL 0xdf
+bool pmr_impl_fill_intact(const void *b, size_t block);
+void pmr_impl_fill(void *b, size_t block);
+#endif
+
 static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
   void *b = k->free;
   if (PMR_LIKELY(b != NULL)) {
     void *next = pmr_impl_link_get(b);
+#ifdef PMR_SECURE
+    if (PMR_UNLIKELY(next != NULL && (((uintptr_t)next ^ (uintptr_t)b) >>
+                                      PMR_IMPL_PAGE_SHIFT) != 0)) {
+      pmr_impl_heap_list_broken(k, b);
+      next = NULL;
+    }
+#endif
     k->free = next;
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(next);
 #endif
     if (k->block > PMR_IMPL_UNMARKED_BLOCK) pmr_impl_word_set(b, 1, NULL);
     PMR_IMPL_UNDEFINED(b, k->block);
+#ifdef PMR_SECURE
+    if (PMR_UNLIKELY(!pmr_impl_fill_intact(b, k->block)))
+      pmr_impl_heap_fill_broken(k, b);
+#endif
   }
   return b;
 }
@@ -275,6 +299,9 @@ static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
 /* The push itself, after the check: p onto pg's list, marked. */
 static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
   void *head = pg->free;
+#ifdef PMR_SECURE
+  pmr_impl_fill(p, pg->block);
+#endif
   PMR_IMPL_NOACCESS(p, pg->block);
   if (pg->block > PMR_IMPL_UNMARKED_BLOCK)
     pmr_impl_word_set(p, 1, pmr_impl_free_mark());
