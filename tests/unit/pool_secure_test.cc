@@ -16,7 +16,6 @@
 #include "mem_resource/pmr_mem_resource.h"
 #include "tests/testkit/pools.h"
 
-
 namespace {
 
 std::vector<std::string>* g_reports = nullptr;
