@@ -776,7 +776,7 @@ void scenario_foreign() {
 //   realloc     realloc(p, ...) of a freed block (the free inside it
 //               reports)
 void scenario_misuse(const std::string& kind, size_t n) {
-  constexpr int kLive = 64;
+  const int kLive = n > ((size_t)1 << 20) ? 4 : 64;  // a few of the largest
   std::vector<unsigned char*> live;
   for (int i = 0; i < kLive; ++i) {
     auto* b = static_cast<unsigned char*>(malloc(n));

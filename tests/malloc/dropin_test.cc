@@ -133,7 +133,8 @@ TEST_P(DropIn, StressAcrossThreadsWithForks) { Expect({"stress"}); }
 
 // Misuse of blocks in each range (a small class; a page-sized class; an
 // oversize block from the engine's upstream; one from the engine's own
-// mappings or runs): what the child does is in dropin_child.cc
+// mappings or runs; a mapping of 30 MB, unmapped when freed: its second
+// free must not read it): what the child does is in dropin_child.cc
 // (scenario_misuse), `says` what its one line on stderr must hold.
 struct Misuse {
   const char* kind;
@@ -152,6 +153,9 @@ const Misuse kMisuses[] = {
     {"remote", 16, "a double free"},
     {"remote", 4096, "a double free"},
     {"remote", 20000, "a double free of a large block"},
+    {"remote", 262144, "a double free of a large block"},
+    {"double", 30000000, "a double free of a large block"},
+    {"realloc", 30000000, "a large block freed already"},
     {"interior", 8, "not the start of a block"},
     {"interior", 100, "not the start of a block"},
     {"interior", 4096, "not the start of a block"},
