@@ -70,18 +70,9 @@
 extern "C" {
 #endif
 
-#define PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS ((size_t)256)
-#define PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES ((size_t)64 << 10)
-
 typedef struct pmr_thread_cache_options {
   /* Size classes and pages, as for the pools (zeros: the defaults). */
   pmr_pool_options pool;
-  /* Deprecated, without effect: blocks no longer park in per-thread
-   * magazines (a thread keeps at most one page with no block in use per
-   * class). Accepted and reported (0: the defaults above, blocks at most
-   * 2040) so that code setting them still builds and runs. */
-  size_t max_cached_blocks;
-  size_t max_cached_bytes;
 } pmr_thread_cache_options;
 
 /* A snapshot; exact when no other thread is using the instance. */
