@@ -30,7 +30,7 @@ constexpr char kUsage[] =
     "30 s)\n"
     "  --json=FILE        write every result (schema: benchmarks/README.md)\n"
     "  --markdown=FILE    write the summary and every table as Markdown\n"
-    "                     (benchmarks/RESULTS.md is such a file)\n"
+    "                     (benchmarks/RESULTS.md summarises one)\n"
     "  --svg=FILE         write every workload's bar chart into one SVG file\n"
     "  --svg-dir=DIR      write one bar chart per workload (DIR/A.svg ...) and "
     "DIR/index.html\n"

@@ -191,8 +191,8 @@ bool pmr_hashmap_contains(const pmr_hashmap *m, const void *key);
 
 /* The same for maps of 8-byte plain keys (pmr_hashmap_init with key_size 8,
  * e.g. uint64_t), with the key by value, inlined into the caller: the fast
- * path for hot lookups (measured: it keeps large-table lookups within ~1.1x
- * of absl::flat_hash_map, where an out-of-line call costs ~1.3x). On a map
+ * path for hot lookups (an out-of-line call per lookup costs more than the
+ * probe on large tables; figures: containers/README.md). On a map
  * of another kind it is pmr_hashmap_find(m, &key) when the key size is 8,
  * else NULL (a caller error: debug builds report it). */
 static inline void *pmr_hashmap_find_u64(const pmr_hashmap *m, uint64_t key);
@@ -230,7 +230,7 @@ void *pmr_hashmap_emplace(pmr_hashmap *m, const void *key, bool *inserted);
  * NULL, the value is copied there first. */
 bool pmr_hashmap_erase(pmr_hashmap *m, const void *key, void *value_out);
 /* The same for maps of 8-byte plain keys, inlined like pmr_hashmap_find_u64
- * (measured: the out-of-line erase of uint64_t keys ran ~1.15x absl's). On a
+ * (containers/README.md, "Why inline"). On a
  * map of another kind it is pmr_hashmap_erase(m, &key, NULL) when the key
  * size is 8, else false (a caller error: debug builds report it). */
 static inline bool pmr_hashmap_erase_u64(pmr_hashmap *m, uint64_t key);

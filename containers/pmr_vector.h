@@ -139,9 +139,9 @@ bool pmr_impl_vector_null_elem(const pmr_vector *v, const char *op);
 
 /* Appends a copy of *elem (elem_size bytes; may point into v itself).
  * False on failure, vector unchanged. Inline while there is capacity
- * (measured: an out-of-line call per element made push_back 15-20% slower
- * than std::pmr::vector's); 4- and 8-byte elements copy without a memcpy
- * call. PMR_VECTOR_PUSH_T copies a T directly. */
+ * (a call per element costs more than the copy: containers/README.md, "Why
+ * inline"); 4- and 8-byte elements copy without a memcpy call.
+ * PMR_VECTOR_PUSH_T copies a T directly. */
 #if defined(__GNUC__) && !defined(__clang__)
 /* The fixed-size copies below are for the element size the vector has; GCC
  * also sees them in the branches a caller's smaller element never takes. */

@@ -19,10 +19,6 @@ extern "C" {
  * it (their get_options report at most 8192). Larger requests are oversize
  * blocks from upstream. */
 #define PMR_POOL_PAGE_LARGEST_BLOCK ((size_t)8192)
-/* The largest size class of the class table (1 MiB). No resource pools
- * blocks this large: it bounds the table, not the option (the option's
- * clamp is PMR_POOL_PAGE_LARGEST_BLOCK). */
-#define PMR_POOL_MAX_LARGEST_BLOCK ((size_t)1 << 20) /* 1 MiB */
 
 typedef struct pmr_pool_options {
   /* The most blocks one 64 KiB page serves (fewer when fewer fit); the

@@ -1,49 +1,22 @@
 /* pmr_synchronized_pool: std::pmr::synchronized_pool_resource.
  *
- * The pages and size classes of pmr_unsynchronized_pool (same options, same
- * classes, alignment and oversize rules), safe to use from many threads at
- * once, built to scale rather than to serialise: as libstdc++'s does, it
- * keeps a pool per thread. Each thread that uses it owns a page heap:
- * per size class a current page and pages with free blocks, over one
- * shared set of segments and free pages. This is the engine of
- * pmr_thread_cache; the two differ only in their options and statistics
- * (pmr_thread_cache.h says how it works and what a thread keeps).
+ * The size classes, pages and oversize rules of pmr_unsynchronized_pool
+ * (same options), safe to use from many threads at once, built to scale
+ * rather than to serialise: as libstdc++'s does, it keeps a pool per
+ * thread (a page heap per thread over one shared set of segments).
  *
- *   - Any thread may free any block, including blocks of threads that have
- *     exited. A block goes back to the page it came from: the owning
- *     thread pushes it onto the page's list with no lock and no atomic
- *     instruction; any other thread onto the page's lock-free remote list
- *     (one compare-and-swap), which the owner takes back before it takes
- *     another page. A thread that exits leaves its heap to the next thread
- *     that starts using the pool, so threads that come and go reuse the
- *     same pages.
- *   - Deallocation never calls upstream and never waits for a lock. Pages
- *     with no block in use go to the shared free pages (for any class and
- *     any thread), but a class's current page, which stays with its thread
- *     (at most one such page per class and thread); segments beyond
- *     max_free_bytes go back to upstream from a later allocation once no
- *     new segment was needed for a second, or at once with
- *     pmr_synchronized_pool_trim.
- *   - A thread's heap (about 1.5 KiB) comes from malloc at its first
- *     allocation, never from init or deallocation.
- *   - The upstream must itself be thread-safe (the malloc resource, or
- *     another synchronized pool); it is called from several threads.
+ * One engine with pmr_thread_cache: the same code, behaviour, thread
+ * safety, fork() and failure rules, described once in pmr_thread_cache.h
+ * (its manual is this type's too). The two differ only in:
+ *   - options: this pool takes pmr_pool_options itself; the thread cache
+ *     pmr_thread_cache_options { pool };
+ *   - statistics: this pool reports pmr_pool_stats (what it holds from
+ *     upstream); the thread cache pmr_thread_cache_stats (that, plus its
+ *     threads and their heaps' pages);
+ *   - the reserved size of the instance (PMR_IMPL_STATE below).
+ * Take this one for std's name and options, the thread cache for its
+ * per-thread statistics.
  *
- * Thread safety: allocate, deallocate, try_resize, is_equal, get_options,
- * get_stats, trim and upstream may be called from any threads at once. init,
- * release and destroy may not run concurrently with anything else on the
- * same pool.
- * fork(): a pool stays usable and destroyable in the child of a
- * multi-threaded parent: handlers installed with pthread_atfork take every
- * lock of the pool before fork() (so nothing shared is inherited locked or
- * half changed) and free them after; the heaps of threads that do not exist
- * in the child are left alone, their free blocks unused until release or
- * destroy. A live pool is listed for this: destroy it before its storage
- * goes away.
- * Failure: NULL when upstream fails (or malloc, for a thread's first heap);
- * the pool stays usable. A success leaves errno as it was, also when a
- * failed upstream call was recovered from (a smaller segment); deallocation
- * never changes errno.
  * Debug builds (-DPMR_DEBUG): as pmr_unsynchronized_pool.
  * NULL (pmr_mem_resource.h): a NULL pool given to any function below is a
  * caller error: debug builds report it through pmr_report_misuse and the

@@ -2,6 +2,12 @@
  * deallocate take no lock and do no atomic read-modify-write. Not in
  * std::pmr.
  *
+ * This is also the manual of pmr_synchronized_pool, the same engine under
+ * std's name: everything below holds for both. They differ only in their
+ * options (pmr_thread_cache_options { pool }, there pmr_pool_options), their
+ * statistics (pmr_thread_cache_stats below, there pmr_pool_stats) and the
+ * instance's reserved size (pmr_synchronized_pool.h).
+ *
  * Each thread that uses an instance owns a page heap of it: per size class
  * a current page of 64 KiB and pages with free blocks, each page with its
  * own free list (the pools' pages, pmr_pool_options.h). Allocate takes the
@@ -51,9 +57,14 @@
  * (one may have been half changed at that instant): the free blocks in
  * their pages stay unused until release/destroy.
  *
+ * A live instance is listed for fork(): destroy it before its storage goes
+ * away.
+ *
  * Failure: NULL when upstream fails (or malloc fails for a thread's first
- * heap); nothing leaks, and the resource works again once upstream does. A
- * success leaves errno as it was; deallocation never changes errno.
+ * heap, about 1.5 KiB, never taken by init or deallocation); nothing leaks,
+ * and the resource works again once upstream does. A success leaves errno
+ * as it was, also when a failed upstream call was recovered from (a smaller
+ * segment); deallocation never changes errno.
  *
  * Debug builds (-DPMR_DEBUG): as the pools, double free (also when another
  * thread frees the block again), wrong size or alignment, and pointers the
@@ -70,18 +81,9 @@
 extern "C" {
 #endif
 
-#define PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS ((size_t)256)
-#define PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES ((size_t)64 << 10)
-
 typedef struct pmr_thread_cache_options {
   /* Size classes and pages, as for the pools (zeros: the defaults). */
   pmr_pool_options pool;
-  /* Deprecated, without effect: blocks no longer park in per-thread
-   * magazines (a thread keeps at most one page with no block in use per
-   * class). Accepted and reported (0: the defaults above, blocks at most
-   * 2040) so that code setting them still builds and runs. */
-  size_t max_cached_blocks;
-  size_t max_cached_bytes;
 } pmr_thread_cache_options;
 
 /* A snapshot; exact when no other thread is using the instance. */

@@ -7,10 +7,6 @@
 #include "resources/internal/heap_resource.h"
 #include "resources/internal/live_registry.h"
 
-/* A magazine used to hold at most this many blocks: the bound the
- * deprecated max_cached_blocks option is still clamped to. */
-#define MAX_CACHED_BLOCKS 2040u
-
 typedef struct tc_state {
   pmr_impl_hres core; /* first: heap_resource.h */
   pmr_thread_cache_options opts;
@@ -38,11 +34,6 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   memset(&o, 0, sizeof o);
   if (opts != NULL) o = *opts;
   o.pool = pmr_impl_heap_options(&o.pool);
-  o.max_cached_blocks = pmr_impl_clamp_option(
-      o.max_cached_blocks, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BLOCKS,
-      MAX_CACHED_BLOCKS);
-  o.max_cached_bytes = pmr_impl_clamp_option(
-      o.max_cached_bytes, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES, SIZE_MAX);
   bool ok = pmr_impl_hres_init(&s->core, &o.pool, upstream, "thread_cache");
   s->opts = o;
   tc->base.ops = ok ? pmr_impl_hres_ops_of(&s->core) : &destroyed_ops;

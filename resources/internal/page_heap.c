@@ -416,7 +416,8 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
  * as k's list (empty until now), in address order; moves past the frame's
  * table when the region below it is used up. No prefetch of the next
  * carve's lines: the hardware follows these ascending stores by itself, and
- * asking for a whole carve ahead measured slower (benchmarks/README.md). */
+ * asking for a whole carve ahead measured slower (resources/README.md,
+ * "Measured choices"). */
 static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
   size_t block = pg->block;
   char *b = pg->carve;

@@ -230,7 +230,7 @@ static inline pmr_impl_page *pmr_impl_page_of(const pmr_impl_page_source *src,
  * benchmark C (blocks freed in shuffled order over more memory than the
  * caches hold) a free's time is set by how many frees overlap their cache
  * misses, and each load besides the descriptor's, even of a line in L1,
- * makes that fewer (benchmarks/README.md, "C's free phase"). */
+ * makes that fewer (resources/README.md, "Measured choices"). */
 static inline pmr_impl_page *pmr_impl_page_of_seg(const void *p) {
   uintptr_t a = (uintptr_t)p;
   uint32_t slot = ((uint32_t)a >> PMR_IMPL_PAGE_OF_SHIFT) &

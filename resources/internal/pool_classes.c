@@ -43,7 +43,7 @@ pmr_pool_options pmr_impl_pool_effective_options(const pmr_pool_options *opts) {
       PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
   size_t largest = pmr_impl_clamp_option(o.largest_required_pool_block,
                                          PMR_POOL_DEFAULT_LARGEST_BLOCK,
-                                         PMR_POOL_MAX_LARGEST_BLOCK);
+                                         PMR_IMPL_POOL_MAX_CLASS_SIZE);
   o.largest_required_pool_block =
       pmr_impl_pool_class_size(pmr_impl_pool_class_of(largest));
   if (o.max_free_bytes == 0) o.max_free_bytes = PMR_POOL_DEFAULT_MAX_FREE_BYTES;

@@ -23,6 +23,9 @@ extern "C" {
  * power of two again up to 1 MiB (the table's bound; pages serve up to
  * 8 KiB): 68 classes in all. */
 #define PMR_IMPL_POOL_CLASSES 68
+/* The largest class: it bounds the table, not the option (whose clamp is
+ * PMR_POOL_PAGE_LARGEST_BLOCK, pmr_pool_options.h). */
+#define PMR_IMPL_POOL_MAX_CLASS_SIZE ((size_t)1 << 20)
 #define PMR_IMPL_POOL_TABLE_LIMIT 1024 /* sizes served by the lookup table */
 /* Alignments above this bypass the pools (blocks in a page are aligned at
  * most so). */

@@ -373,7 +373,7 @@ TEST_F(NullRuleDebug, EveryPoolFunction) {
     NULL_CALL(pmr_thread_cache_get_stats, w, 0u,
               pmr_thread_cache_get_stats(n).held_bytes);
     NULL_CALL(pmr_thread_cache_get_options, w, 0u,
-              pmr_thread_cache_get_options(n).max_cached_blocks);
+              pmr_thread_cache_get_options(n).pool.max_free_bytes);
     NULL_CALL(pmr_thread_cache_upstream, w, nullptr,
               pmr_thread_cache_upstream(n));
   }

@@ -57,7 +57,6 @@ class Fuzz {
       case kThreadCache: {
         pmr_thread_cache_options o = {};
         o.pool = small;
-        o.max_cached_blocks = 6;
         pmr_thread_cache_init(&tc_, &o, up_.get());
         r_ = &tc_.base;
         break;

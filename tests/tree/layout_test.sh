@@ -9,7 +9,12 @@
 # - every library source compiles with a bare `cc -std=c11` (no -D from our
 #   builds), as in a consumer's own Makefile;
 # - a library or benchmark source (.c, .h, .cc) has at most 600 lines, so that
-#   each file keeps one job and its name says which (no exceptions).
+#   each file keeps one job and its name says which (no exceptions);
+# - public headers keep contracts and reasons, not benchmark figures (a number
+#   with a unit of time, speed or ratio: "12 ns", "15%", "1.3x", "x mimalloc",
+#   "MiB/s"); figures go to the docs (benchmarks/RESULTS.md, the READMEs);
+# - benchmarks use the public headers only (so that no internal change breaks
+#   them), except the instruction counts (benchmarks/instructions.cc).
 set -uo pipefail
 cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-.}" 2>/dev/null || true
 fail=0
@@ -51,6 +56,22 @@ for f in $lib_files $bench_files; do
   n=$(wc -l <"$f")
   [ "$n" -le $max_lines ] && continue
   say "$f: $n lines (at most $max_lines: split it into files of one job each)"
+done
+
+# No benchmark figures in public headers. Allowed: contracts that carry a
+# percentage (the pools' bound on a block's waste).
+figure_re='(?<![A-Za-z0-9_])[0-9]+(?:[.,][0-9]+)?[ ]?(?:ns|us|µs|ms|%|x|MiB/s|GiB/s|MB/s|GB/s)(?![A-Za-z0-9_])|x (?:mimalloc|glibc|jemalloc|tcmalloc|absl)'
+figure_allow='at most [0-9]+%'
+for h in pmr.h mem_resource/*.h resources/*.h containers/*.h malloc/*.h; do
+  hits=$(perl -ne "print \"\$.: \$_\" if m{$figure_re}" "$h" | grep -vE "$figure_allow")
+  [ -z "$hits" ] || say "$h: a benchmark figure in a public header (move it to the docs): $hits"
+done
+
+# Benchmarks include no internal header, except the instruction counts.
+for f in $bench_files; do
+  case $f in benchmarks/instructions.cc) continue ;; esac
+  grep -nE '#[[:space:]]*include[[:space:]]*"[^"]*(resources|containers|malloc)/internal/' "$f" >/dev/null &&
+    say "$f: includes an internal header (benchmarks use the public ones)"
 done
 
 CC=${CC:-cc}

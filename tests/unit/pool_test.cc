@@ -76,7 +76,7 @@ TEST_P(PoolTest, TooLargeOptionsClampToTheMaximumIncludingSizeMax) {
   EXPECT_EQ(p->options().largest_required_pool_block,
             PMR_POOL_PAGE_LARGEST_BLOCK);
   pmr_pool_options o2 = {PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK + 1,
-                         PMR_POOL_MAX_LARGEST_BLOCK + 1, 0};
+                         PMR_IMPL_POOL_MAX_CLASS_SIZE + 1, 0};
   auto q = Make(&o2);
   EXPECT_EQ(q->options().max_blocks_per_chunk,
             PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK);
@@ -89,7 +89,7 @@ TEST_P(PoolTest, TooLargeOptionsClampToTheMaximumIncludingSizeMax) {
 // to PMR_POOL_PAGE_LARGEST_BLOCK as the pools do.
 TEST(PoolOptions, TheThreadCacheClampsLargestToThePageLimitToo) {
   pmr_thread_cache_options o = {};
-  o.pool.largest_required_pool_block = PMR_POOL_MAX_LARGEST_BLOCK;
+  o.pool.largest_required_pool_block = PMR_IMPL_POOL_MAX_CLASS_SIZE;
   pmr_thread_cache tc;
   ASSERT_TRUE(pmr_thread_cache_init(&tc, &o, nullptr));
   EXPECT_EQ(pmr_thread_cache_get_options(&tc).pool.largest_required_pool_block,
@@ -871,7 +871,7 @@ INSTANTIATE_TEST_SUITE_P(Pools, PoolTest, ::testing::Bool(),
 
 TEST(SizeClasses, ClassOfIsTheSmallestClassThatFits) {
   unsigned prev = 0;
-  for (size_t s = 1; s <= PMR_POOL_MAX_LARGEST_BLOCK; ++s) {
+  for (size_t s = 1; s <= PMR_IMPL_POOL_MAX_CLASS_SIZE; ++s) {
     unsigned c = pmr_impl_pool_class_of(s);
     ASSERT_LT(c, unsigned{PMR_IMPL_POOL_CLASSES});
     ASSERT_GE(pmr_impl_pool_class_size(c), s) << s;
@@ -883,7 +883,7 @@ TEST(SizeClasses, ClassOfIsTheSmallestClassThatFits) {
   }
   EXPECT_EQ(pmr_impl_pool_class_of(0), 0u);
   EXPECT_EQ(pmr_impl_pool_class_size(PMR_IMPL_POOL_CLASSES - 1),
-            PMR_POOL_MAX_LARGEST_BLOCK);
+            PMR_IMPL_POOL_MAX_CLASS_SIZE);
 }
 
 // From 4 KiB to 8 KiB each class is the largest multiple of 16 that n
@@ -962,7 +962,7 @@ TEST_P(PoolTest, FifteenSqlitePageBlocksShareAPage) {
 TEST(SizeClasses, WasteIsBounded) {
   // At most 25% (in fact 20%) above 24 bytes; at most 7 bytes below.
   double worst = 0;
-  for (size_t s = 1; s <= PMR_POOL_MAX_LARGEST_BLOCK; ++s) {
+  for (size_t s = 1; s <= PMR_IMPL_POOL_MAX_CLASS_SIZE; ++s) {
     size_t block = pmr_impl_pool_class_size(pmr_impl_pool_class_of(s));
     size_t waste = block - s;
     if (s <= 24) {

@@ -63,12 +63,9 @@ struct TC {
 TEST(ThreadCache, InitNeverCallsUpstreamAndOptionsAreEffective) {
   CountingResource up;
   pmr_thread_cache_options o = {};
-  o.max_cached_blocks = 100000;  // clamped
   TC t(up.get(), &o);
   EXPECT_EQ(up.calls().size(), 0u);
   pmr_thread_cache_options e = pmr_thread_cache_get_options(&t.tc);
-  EXPECT_EQ(e.max_cached_blocks, 2040u);  // deprecated, still clamped
-  EXPECT_EQ(e.max_cached_bytes, PMR_THREAD_CACHE_DEFAULT_MAX_CACHED_BYTES);
   EXPECT_EQ(e.pool.largest_required_pool_block, PMR_POOL_DEFAULT_LARGEST_BLOCK);
   EXPECT_EQ(pmr_thread_cache_upstream(&t.tc), up.get());
 }
