@@ -32,12 +32,11 @@
 #include <unistd.h>
 
 #include "malloc/internal/dropin.h"
-#include "resources/internal/fork_guard.h"
+#include "malloc/internal/tag_registry.h"
 #include "resources/internal/heap_resource.h"
 #include "resources/internal/meta_mem.h"
 #include "resources/internal/os_mem.h"
 #include "resources/internal/pool_classes.h"
-#include "resources/internal/spin_lock.h"
 #include "resources/internal/tls.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
@@ -174,98 +173,6 @@ static bool tag_freed(const void *p) {
   return (w & ~(uintptr_t)0xff) == (check_of(p) ^ FREED_FLIP);
 }
 
-/* ---- the registry of tagged blocks outside the engine's pages ----------
- *
- * A tagged block in the engine's pages (a run) lies in memory the page map
- * says is the engine's, so its tag can be read. Any other (a mapping of its
- * own, a block of the engine's upstream) may be unmapped once freed: its
- * tag is read only when this registry says the block is live, so that a
- * second free, or a pointer that was never ours, is told without reading
- * memory. A freed block stays in the registry as freed (a tombstone) until
- * the address is handed out again or the table grows, so that a double
- * free is reported rather than ignored. Open addressing under a spin lock;
- * slots from the library's own records (meta_mem.h). */
-enum { REG_NONE = 0, REG_LIVE = 1, REG_FREED = 2 };
-typedef struct reg_slot {
-  uintptr_t p; /* 0: empty */
-  uintptr_t state;
-} reg_slot;
-static pmr_impl_spin reg_lock;
-static reg_slot *reg_slots;      /* reg_lock */
-static size_t reg_cap, reg_used; /* reg_used: slots not empty */
-static atomic_bool reg_fork_registered;
-
-static bool reg_fork_take(void) { return pmr_impl_fork_spin_take(&reg_lock); }
-static void reg_fork_release(void) { pmr_impl_spin_unlock(&reg_lock); }
-static const pmr_impl_fork_client reg_fork_client = {
-    reg_fork_take, reg_fork_release, reg_fork_release};
-
-static size_t reg_home(uintptr_t p, size_t cap) {
-  return (size_t)((p >> 4) * (uintptr_t)0x9e3779b97f4a7c15u) & (cap - 1);
-}
-
-/* The slot of p, or the empty slot where it would go (reg_lock held). */
-static reg_slot *reg_find(uintptr_t p) {
-  for (size_t i = reg_home(p, reg_cap);; i = (i + 1) & (reg_cap - 1))
-    if (reg_slots[i].p == p || reg_slots[i].p == 0) return &reg_slots[i];
-}
-
-/* Room for one more slot: doubles the table, dropping the tombstones
- * (reg_lock held). False when no memory. */
-static bool reg_room(void) {
-  if (reg_slots != NULL && (reg_used + 1) * 4 <= reg_cap * 3) return true;
-  size_t live = 0;
-  for (size_t i = 0; i < reg_cap; ++i) live += reg_slots[i].state == REG_LIVE;
-  size_t cap = reg_cap == 0 ? 1024 : reg_cap;
-  while ((live + 1) * 2 > cap) cap *= 2;
-  reg_slot *old = reg_slots;
-  size_t old_cap = reg_cap;
-  reg_slot *slots = (reg_slot *)pmr_impl_meta_alloc(cap * sizeof *slots);
-  if (slots == NULL) return false;
-  reg_slots = slots;
-  reg_cap = cap;
-  reg_used = 0;
-  for (size_t i = 0; i < old_cap; ++i)
-    if (old[i].state == REG_LIVE) {
-      *reg_find(old[i].p) = old[i];
-      ++reg_used;
-    }
-  pmr_impl_meta_free(old);
-  return true;
-}
-
-/* Records p as live; false when no memory. */
-static bool reg_add(const void *p) {
-  if (!atomic_load_explicit(&reg_fork_registered, memory_order_acquire) &&
-      pmr_impl_fork_register(&reg_fork_client))
-    atomic_store_explicit(&reg_fork_registered, true, memory_order_release);
-  pmr_impl_spin_lock(&reg_lock);
-  bool ok = reg_room();
-  if (ok) {
-    reg_slot *e = reg_find((uintptr_t)p);
-    if (e->p == 0) ++reg_used;
-    e->p = (uintptr_t)p;
-    e->state = REG_LIVE;
-  }
-  pmr_impl_spin_unlock(&reg_lock);
-  return ok;
-}
-
-/* p's state; with `take`, a live p becomes freed (one caller wins). */
-static int reg_state(const void *p, bool take) {
-  pmr_impl_spin_lock(&reg_lock);
-  int st = REG_NONE;
-  if (reg_slots != NULL) {
-    reg_slot *e = reg_find((uintptr_t)p);
-    if (e->p != 0) {
-      st = (int)e->state;
-      if (take && st == REG_LIVE) e->state = REG_FREED;
-    }
-  }
-  pmr_impl_spin_unlock(&reg_lock);
-  return st;
-}
-
 static bool engine_pages(const void *p) {
   return atomic_load_explicit(&engine_r, memory_order_acquire) != NULL &&
          pmr_impl_page_map_get(p) == &STATE->heaps.src;
@@ -281,7 +188,7 @@ static void *map_alloc(size_t bytes, size_t alignment) {
   unsigned char *m = (unsigned char *)pmr_impl_os_map(len, alignment);
   if (m == NULL) return NULL; /* errno ENOMEM */
   void *p = tag_block(m, len, alignment, KIND_MAP);
-  if (!reg_add(p)) {
+  if (!pmr_impl_tag_registry_add(p)) {
     pmr_impl_os_unmap(m, len);
     errno = ENOMEM;
     return NULL;
@@ -379,7 +286,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     return NULL;
   }
   void *p = tag_block(m, front + bytes, alignment, KIND_ENGINE);
-  if (!engine_pages(p) && !reg_add(p)) {
+  if (!engine_pages(p) && !pmr_impl_tag_registry_add(p)) {
     pmr_impl_hres_deallocate(r, m, front + bytes, alignment);
     errno = ENOMEM;
     return NULL;
@@ -417,9 +324,10 @@ PMR_NOINLINE static void free_slow(void *p) {
   if (in_pages && pmr_impl_hres_free_unsized(r, p) != 0) return;
   if (in_boot(p)) return;
   if (!in_pages) { /* its tag is read only if the registry says it is live */
-    int st = reg_state(p, true);
-    if (st == REG_FREED) bad_free("free", p, "a double free of a large block");
-    if (st != REG_LIVE) return; /* else not ours: left alone */
+    int st = pmr_impl_tag_registry_state(p, true);
+    if (st == PMR_IMPL_TAGREG_FREED)
+      bad_free("free", p, "a double free of a large block");
+    if (st != PMR_IMPL_TAGREG_LIVE) return; /* else not ours: left alone */
   }
   tag t;
   size_t alignment;
@@ -453,7 +361,9 @@ static size_t usable_of(const void *p) {
   size_t n = pmr_impl_source_usable_size(&STATE->heaps.src, p);
   if (n != 0) return n;
   if (in_boot(p)) return boot_size(p);
-  if (!engine_pages(p) && reg_state(p, false) != REG_LIVE) return 0;
+  if (!engine_pages(p) &&
+      pmr_impl_tag_registry_state(p, false) != PMR_IMPL_TAGREG_LIVE)
+    return 0;
   tag t;
   size_t alignment;
   unsigned kind;
@@ -494,9 +404,10 @@ void *realloc(void *p, size_t bytes) {
   size_t alignment;
   unsigned kind;
   /* A tag outside the engine's pages is read only for a live block. */
-  int st = old != 0 || in_boot(p) || engine_pages(p) ? REG_LIVE
-                                                     : reg_state(p, false);
-  if (st == REG_FREED) {
+  int st = old != 0 || in_boot(p) || engine_pages(p)
+               ? PMR_IMPL_TAGREG_LIVE
+               : pmr_impl_tag_registry_state(p, false);
+  if (st == PMR_IMPL_TAGREG_FREED) {
     bad_free("realloc", p, "a large block freed already");
     errno = ENOMEM;
     return NULL;
@@ -509,7 +420,7 @@ void *realloc(void *p, size_t bytes) {
       return p;
   } else if (in_boot(p)) {
     old = boot_size(p);
-  } else if (st == REG_LIVE && tag_of(p, &t, &alignment, &kind)) {
+  } else if (st == PMR_IMPL_TAGREG_LIVE && tag_of(p, &t, &alignment, &kind)) {
     size_t front = front_of(alignment);
     old = t.total - front;
     if (kind == KIND_ENGINE && !pooled(bytes, alignment)) {
