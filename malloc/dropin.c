@@ -37,7 +37,9 @@
 #include "resources/internal/meta_mem.h"
 #include "resources/internal/os_mem.h"
 #include "resources/internal/pool_classes.h"
+#include "resources/internal/reservoir.h"
 #include "resources/internal/tls.h"
+#include "resources/pmr_segment_cache.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 
@@ -204,6 +206,32 @@ static bool env_is(const char *name, const char *value) {
   return v != NULL && strcmp(v, value) == 0;
 }
 
+/* A decimal number from the environment, or `otherwise` when it is unset
+ * or not one (no allocation: strtoull allocates nothing). */
+static unsigned long long env_number(const char *name,
+                                     unsigned long long otherwise) {
+  const char *v = getenv(name);
+  if (v == NULL || *v < '0' || *v > '9') return otherwise;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  return *end == '\0' ? n : otherwise;
+}
+
+/* The reservoir of freed large memory (pmr_segment_cache.h): its bound on
+ * kept resident bytes and its delay, from PMR_MALLOC_KEEP_BYTES and
+ * PMR_MALLOC_PURGE_DELAY_MS (0 bytes: off, as before the reservoir). */
+static void reservoir_from_env(void) {
+  unsigned long long keep = env_number("PMR_MALLOC_KEEP_BYTES",
+                                       PMR_LARGE_RESERVOIR_DEFAULT_MAX_BYTES);
+  unsigned long long ms = env_number("PMR_MALLOC_PURGE_DELAY_MS",
+                                     PMR_LARGE_RESERVOIR_DEFAULT_DELAY_MS);
+  if (keep > SIZE_MAX) keep = SIZE_MAX;
+  if (ms > 3600000u) ms = 3600000u; /* an hour at most */
+  if (keep != PMR_LARGE_RESERVOIR_DEFAULT_MAX_BYTES ||
+      ms != PMR_LARGE_RESERVOIR_DEFAULT_DELAY_MS)
+    pmr_large_reservoir_set_limits((size_t)keep, (unsigned)ms);
+}
+
 /* The engine, made at the first allocation of the process; NULL while the
  * calling thread is making it (then the static arena serves), or when it
  * could not be made (then blocks are mapped one by one). */
@@ -220,6 +248,7 @@ PMR_NOINLINE static pmr_mem_resource *engine_slow(void) {
      * unless the program asks to go on (the bad call then does nothing). */
     pmr_impl_misuse_set_stop(!env_is("PMR_MALLOC_MISUSE", "report"));
     stats_at_exit = env_is("PMR_MALLOC_STATS", "1");
+    reservoir_from_env();
     bool ok =
         use_pool ? pmr_synchronized_pool_init(&engine.pool, NULL,
                                               &pmr_impl_dropin_os)
@@ -344,7 +373,9 @@ PMR_NOINLINE static void free_slow(void *p) {
   int saved = errno;
   if (kind == KIND_MAP) {
     atomic_fetch_sub_explicit(&mapped_bytes, t.total, memory_order_relaxed);
-    pmr_impl_os_unmap(start, t.total);
+    /* Kept for the next large request (of the engine too). */
+    if (!pmr_impl_reservoir_put(start, t.total, t.total))
+      pmr_impl_os_unmap(start, t.total);
   } else if (r != NULL) {
     pmr_impl_hres_deallocate(r, start, t.total, alignment);
   }
@@ -524,6 +555,7 @@ int malloc_trim(size_t pad) {
   size_t n = use_pool ? pmr_synchronized_pool_trim(&engine.pool)
                       : pmr_thread_cache_trim(&engine.tc);
   n += pmr_impl_dropin_os_trim();
+  n += pmr_large_reservoir_trim();
   return n != 0;
 }
 
@@ -553,6 +585,15 @@ pmr_dropin_stats pmr_dropin_get_stats(void) {
   st.free_oversize_bytes += kept;
   st.mapped_bytes = atomic_load_explicit(&mapped_bytes, memory_order_relaxed);
   st.record_bytes = pmr_impl_meta_mapped_bytes();
+  pmr_large_reservoir_stats res = pmr_large_reservoir_get_stats();
+  st.held_bytes += res.resident_bytes;
+  st.free_oversize_bytes += res.resident_bytes;
+  st.reservoir_bytes = res.kept_bytes;
+  st.reservoir_resident_bytes = res.resident_bytes;
+  st.reservoir_hits = res.hits;
+  st.reservoir_grown = res.grown;
+  st.reservoir_misses = res.misses;
+  st.reservoir_purged_bytes = res.purged_bytes;
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0)
     st.peak_rss_bytes = (size_t)ru.ru_maxrss * 1024; /* Linux: KiB */

@@ -82,6 +82,18 @@ typedef struct pmr_dropin_stats {
   size_t mapped_bytes;        /* large blocks mapped on their own (calloc) */
   size_t record_bytes;        /* the library's records (threads' heaps) */
   size_t peak_rss_bytes;      /* the process's peak resident set (getrusage) */
+  /* The reservoir of freed large memory (pmr_segment_cache.h,
+   * pmr_large_reservoir): address space of the freed large blocks kept
+   * mapped, of which possibly resident (counted in free_oversize_bytes and
+   * held_bytes too), large blocks carved from it and blocks grown in place
+   * into it, large blocks mapped because no kept range fitted, and bytes
+   * unmapped by its delay, bound or trim, since start. */
+  size_t reservoir_bytes;
+  size_t reservoir_resident_bytes;
+  size_t reservoir_hits;
+  size_t reservoir_grown;
+  size_t reservoir_misses;
+  size_t reservoir_purged_bytes;
 } pmr_dropin_stats;
 
 /* A snapshot; exact when no other thread allocates meanwhile. */

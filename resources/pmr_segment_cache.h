@@ -71,6 +71,53 @@ void pmr_segment_cache_set_limits(size_t max_bytes, unsigned delay_ms);
  * returns their bytes. */
 size_t pmr_segment_cache_trim(void);
 
+/* pmr_large_reservoir: the process-wide reservoir of freed large memory.
+ *
+ * Blocks of 128 KiB and more that the pools, the thread cache and the
+ * drop-in map from the OS themselves (over the malloc resource) are not
+ * unmapped when freed: their address range is kept, merged with adjacent
+ * kept ranges, and a later large request of any size is carved out of a
+ * kept range (the one that gives it the most memory still resident, then
+ * the smallest; the rest stays kept), so replacing a 20 MiB buffer with a
+ * 15 MiB one faults no page in and maps nothing. A block that grows
+ * (realloc, try_resize) takes the kept range right after it, in place.
+ *
+ * Bounds: kept memory that may be resident totals at most `max_bytes`
+ * (default PMR_LARGE_RESERVOIR_DEFAULT_MAX_BYTES; the oldest ranges go back
+ * beyond); a range unused for `delay_ms` (default
+ * PMR_LARGE_RESERVOIR_DEFAULT_DELAY_MS) is unmapped when the reservoir or an
+ * allocation slow path of a pool that fed it next runs; before new memory
+ * is mapped because no kept range fits, kept ranges give back at least as
+ * much resident memory first, so the process's peak resident memory is
+ * never above what it would be without the reservoir.
+ * pmr_large_reservoir_trim (and every pool's trim, malloc_trim under the
+ * drop-in) gives everything back at once. Off under AddressSanitizer.
+ * Thread-safe and fork-safe, as the segment cache. */
+#define PMR_LARGE_RESERVOIR_DEFAULT_MAX_BYTES ((size_t)64 << 20)
+#define PMR_LARGE_RESERVOIR_DEFAULT_DELAY_MS 1000u
+
+typedef struct pmr_large_reservoir_stats {
+  size_t kept_bytes;     /* address space of the kept ranges */
+  size_t resident_bytes; /* of which may be resident (bounded by max_bytes) */
+  size_t ranges;         /* kept ranges (adjacent ones merge) */
+  size_t hits;           /* large blocks carved from it, since start */
+  size_t grown;          /* blocks grown in place into a kept range */
+  size_t misses;         /* large blocks mapped because no range fitted */
+  size_t purged_bytes;   /* bytes unmapped by the delay, bound or trim */
+  size_t max_bytes;      /* the bounds in effect */
+  unsigned delay_ms;
+} pmr_large_reservoir_stats;
+
+pmr_large_reservoir_stats pmr_large_reservoir_get_stats(void);
+
+/* Sets the bounds (max_bytes 0: nothing kept, freed large blocks are
+ * unmapped at once, as before; delay_ms 0: a kept range is unmapped when
+ * the reservoir is next used after it). Ranges beyond go back at once. */
+void pmr_large_reservoir_set_limits(size_t max_bytes, unsigned delay_ms);
+
+/* Unmaps every kept range now; returns their bytes. */
+size_t pmr_large_reservoir_trim(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -9,6 +9,7 @@
 #include "resources/internal/live_registry.h"
 #include "resources/internal/os_mem.h"
 #include "resources/internal/page_heap.h"
+#include "resources/pmr_segment_cache.h"
 
 typedef struct {
   pmr_impl_page_heap heap;
@@ -277,6 +278,8 @@ size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p) {
   size_t before = pmr_impl_source_released(&s->src);
   pmr_impl_heap_trim(&s->heap);
   size_t given = pmr_impl_big_trim(&s->big, NULL, s->src.upstream);
+  /* The process's freed large memory too: a trim gives back what it can. */
+  given += pmr_large_reservoir_trim();
   pmr_impl_source_trim(&s->src, 0);
   return given + (pmr_impl_source_released(&s->src) - before);
 }

@@ -8,8 +8,10 @@
 #include "resources/internal/debug_track.h"
 #include "resources/internal/os_mem.h"
 #include "resources/internal/page_heap.h"
+#include "resources/internal/reservoir.h"
 #include "resources/internal/segment_cache.h"
 #include "resources/internal/spin_lock.h"
+#include "resources/pmr_segment_cache.h"
 
 bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
                               const void *resource, void *p, size_t bytes,
@@ -165,9 +167,18 @@ static void big_free_memory(pmr_impl_big_list *list, pmr_mem_resource *upstream,
   if (big_counted(list, b->size))
     pmr_impl_source_resident_sub(list->src, b->size);
   if (big_mapped(upstream, b->size)) {
-    size_t len = pmr_impl_round_up(b->cap, pmr_impl_os_page_size());
-    if (!big_cached(len, b->alignment) || !pmr_impl_segcache_put(b->start, len))
+    size_t ps = pmr_impl_os_page_size();
+    size_t len = pmr_impl_round_up(b->cap, ps);
+    if (big_cached(len, b->alignment)) {
+      if (!pmr_impl_segcache_put(b->start, len))
+        pmr_impl_os_unmap(b->start, len);
+    } else if (pmr_impl_reservoir_put(b->start, len,
+                                      pmr_impl_round_up(b->size, ps))) {
+      /* Kept: the slow paths of the pool come back until it went. */
+      if (list->src != NULL) pmr_impl_source_wait_cache(list->src);
+    } else {
       pmr_impl_os_unmap(b->start, len);
+    }
   } else
     pmr_deallocate(upstream, b->start, b->size, b->alignment);
 }
@@ -222,7 +233,19 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
   size_t len = pmr_impl_round_up(*size, pmr_impl_os_page_size()), got = 0;
   bool warm = false; /* a block in use: the user's memory */
   char *p = NULL;
+  if (len < *size) { /* rounding wrapped: no OS maps that much */
+    errno = ENOMEM;
+    return NULL;
+  }
   if (!big_cached(len, align)) {
+    /* Freed large memory first, carved to the length: no new mapping, no
+     * page fault where it is still resident. */
+    p = (char *)pmr_impl_reservoir_take(len, align);
+    if (p != NULL) {
+      *cap = len;
+      return p;
+    }
+    pmr_impl_reservoir_make_room(len);
     pmr_impl_segcache_make_room(len);
     if (sizeof(void *) >= 8 && len != 0 && len <= SIZE_MAX / BIG_ROOM) {
       size_t room = (BIG_ROOM - 1) * len < BIG_ROOM_MAX ? (BIG_ROOM - 1) * len
@@ -250,6 +273,7 @@ size_t pmr_impl_big_give_back(pmr_impl_big_list *list, void *lock,
                               pmr_mem_resource *upstream,
                               struct pmr_impl_page_source *pages) {
   size_t given = pmr_impl_big_trim(list, lock, upstream);
+  given += pmr_large_reservoir_trim();
   if (pages != NULL) {
     size_t before = pmr_impl_source_released(pages);
     pmr_impl_source_trim(pages, 0);
@@ -382,20 +406,41 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
   give_back(list, upstream, out);
 }
 
+/* Whether b is a mapping of its own that the reservoir may extend or
+ * shrink (not a segment-cache block, whose length the cache knows). */
+static bool big_own_mapping(const struct pmr_impl_page_source *pages,
+                            const pmr_impl_big_block *b) {
+  size_t ps = pmr_impl_os_page_size();
+  return pages != NULL && big_mapped(pages->upstream, b->size) &&
+         b->cap % ps == 0 && (uintptr_t)b->start % ps == 0 &&
+         !big_cached(b->cap, b->alignment);
+}
+
 bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
                              struct pmr_impl_page_source *pages, void *p,
                              size_t old_bytes, size_t new_bytes) {
-  if (new_bytes < old_bytes / 2 ||
-      new_bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER)
-    return false; /* much smaller: a new block lets the memory go */
+  if (new_bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER) return false;
   if (pages != NULL && pmr_impl_source_is_run(pages, p))
-    return pmr_impl_source_run_fits(pages, p, old_bytes, new_bytes);
+    return new_bytes >= old_bytes / 2 &&
+           pmr_impl_source_run_fits(pages, p, old_bytes, new_bytes);
   /* The caller owns the block: its size, cap and start are not written
    * meanwhile (its links are, by neighbours, under lock). */
   pmr_impl_big_block *b =
       (pmr_impl_big_block *)(void *)((char *)p + big_offset(old_bytes));
   size_t off = big_offset(new_bytes), used = off + BIG_TRAILER;
-  if (used > b->cap) return false;
+  bool own = big_own_mapping(pages, b);
+  /* Much smaller: a block of upstream's goes, to let the memory go; a
+   * mapping of its own stays and gives the OS the pages past its end. */
+  if (new_bytes < old_bytes / 2 && !own) return false;
+  if (used > b->cap) {
+    /* A mapping grows into the kept range right after it, if any. */
+    size_t ps = pmr_impl_os_page_size();
+    size_t need = pmr_impl_round_up(used - b->cap, ps);
+    if (!own || need < used - b->cap ||
+        !pmr_impl_reservoir_extend(b->start + b->cap, need))
+      return false;
+    b->cap += need;
+  }
   if (used > b->size && pages != NULL)
     pmr_impl_source_make_room(pages, used - b->size);
   lock_list(lock);
@@ -410,7 +455,20 @@ bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
   }
   b->prev->next = b;
   b->next->prev = b;
+  size_t ps = pmr_impl_os_page_size();
+  /* At least the mapping threshold: the block stays one the free unmaps. */
+  size_t keep = pmr_impl_round_up(
+      used > PMR_IMPL_OS_BIG_MIN ? used : PMR_IMPL_OS_BIG_MIN, ps);
+  size_t had = pmr_impl_round_up(t.size, ps);
+  bool shrink = own && had > keep && had - keep >= PMR_IMPL_OS_BIG_MIN / 2;
+  if (shrink) { /* the pages past the new end go back to the OS (below) */
+    if (big_counted(list, t.size))
+      pmr_impl_source_resident_sub(list->src, t.size - keep);
+    list->live.size -= t.size - keep;
+    b->size = keep;
+  }
   unlock_list(lock);
+  if (shrink) pmr_impl_os_decommit((char *)p + keep, had - keep);
   return true;
 }
 

@@ -1,6 +1,7 @@
 /* The thread-safe pool resource over per-thread page heaps (see
  * heap_resource.h). */
 #include "resources/internal/heap_resource.h"
+#include "resources/pmr_segment_cache.h"
 
 #include <errno.h>
 #include <string.h>
@@ -378,6 +379,8 @@ size_t pmr_impl_hres_trim(pmr_impl_hres *s) {
   pmr_impl_theaps_trim_heaps(&s->heaps, find_heap(s));
   size_t given =
       pmr_impl_big_trim(&s->big, &s->big_lock, s->heaps.src.upstream);
+  /* The process's freed large memory too: a trim gives back what it can. */
+  given += pmr_large_reservoir_trim();
   pmr_impl_source_trim(&s->heaps.src, 0);
   /* Segments that went back meanwhile by any path count (another thread's
    * give-back too). */

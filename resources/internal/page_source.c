@@ -14,6 +14,7 @@
 
 #include "resources/internal/os_mem.h"
 #include "resources/internal/page_source_impl.h"
+#include "resources/internal/reservoir.h"
 #include "resources/internal/segment_cache.h"
 
 /* ---- source: segments and free pages ------------------------------------ */
@@ -180,6 +181,18 @@ static void segment_memory_free(pmr_impl_page_source *src, char *mem,
       pmr_impl_os_unmap(mem, bytes);
   } else /* as segment_new asked for it */
     pmr_deallocate(src->upstream, mem, bytes, ~src->frame_mask + 1);
+}
+
+void pmr_impl_source_wait_cache(pmr_impl_page_source *src) {
+  if (!atomic_load_explicit(&src->cache_wait, memory_order_relaxed))
+    want_shrink(&src->cache_wait, src);
+}
+
+/* The process-wide caches' delays (segment_cache.h, reservoir.h): true
+ * while either still keeps memory. */
+static bool caches_tick(void) {
+  bool seg = pmr_impl_segcache_tick();
+  return pmr_impl_reservoir_tick() || seg;
 }
 
 static void segment_free(pmr_impl_page_source *src, pmr_impl_page *seg) {
@@ -525,11 +538,11 @@ PMR_NOINLINE static void purge_wanted_now(pmr_impl_page_source *src) {
 /* shrink_wanted's reasons (trim_wanted, cache_wait), once one may be due:
  * quiet, whether no segment was taken for the give-back delay. */
 PMR_NOINLINE static void shrink_now(pmr_impl_page_source *src, bool quiet) {
-  if (atomic_load(&src->cache_wait) && !pmr_impl_segcache_tick()) {
+  if (atomic_load(&src->cache_wait) && !caches_tick()) {
     atomic_store(&src->cache_wait, false);
     /* A segment put meanwhile by another thread, whose flag the store
      * above may have cleared. */
-    if (pmr_impl_segcache_tick()) atomic_store(&src->cache_wait, true);
+    if (caches_tick()) atomic_store(&src->cache_wait, true);
   }
   if (quiet && atomic_load(&src->trim_wanted)) {
     pmr_impl_source_lock(src);

@@ -178,6 +178,10 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
  * src is used. */
 void pmr_impl_source_before_grow(pmr_impl_page_source *src,
                                  void (*fn)(void *arg), void *arg);
+/* The resource gave a large block to the process-wide reservoir
+ * (reservoir.h): the slow paths tell it (as the segment cache, cache_wait)
+ * until nothing is kept there. */
+void pmr_impl_source_wait_cache(pmr_impl_page_source *src);
 /* Gives every segment back to upstream (after the resource's oversize
  * blocks went back: nothing is held resident then). */
 void pmr_impl_source_release(pmr_impl_page_source *src);

@@ -936,6 +936,57 @@ void scenario_stats(const char* want_engine) {
 
 }  // namespace
 
+// Freed large blocks stay kept in the reservoir (malloc/README.md "Large
+// blocks"): a later smaller one is carved from the same memory, realloc
+// grows into the kept range after a block, malloc_trim gives all back.
+// mode "off": PMR_MALLOC_KEEP_BYTES=0, nothing kept.
+void scenario_reservoir(const std::string& mode) {
+  StatsFn stats = stats_fn();
+  CHECK(stats != nullptr);
+  malloc_trim(0);
+  const size_t n = size_t{20} << 20, m = size_t{15} << 20;
+  char* a = static_cast<char*>(malloc(n));
+  CHECK(a != nullptr);
+  memset(a, 1, n);
+  free(a);
+  pmr_dropin_stats s1 = stats();
+  char* b = static_cast<char*>(malloc(m));
+  CHECK(b != nullptr);
+  memset(b, 2, m);
+  pmr_dropin_stats s2 = stats();
+  if (mode == "off") {
+    CHECK(s1.reservoir_bytes == 0);
+    CHECK(s2.reservoir_hits == s1.reservoir_hits);
+    free(b);
+    printf("PASS reservoir off\n");
+    return;
+  }
+  CHECK(s1.reservoir_bytes >= n);
+  CHECK(s1.reservoir_resident_bytes >= n);
+  CHECK(s1.free_oversize_bytes >= n);
+  CHECK(b == a);
+  CHECK(s2.reservoir_hits == s1.reservoir_hits + 1);
+  CHECK(s2.reservoir_misses == s1.reservoir_misses);
+  // The rest of a's range lies right after b: realloc grows into it.
+  char* c = static_cast<char*>(realloc(b, size_t{30} << 20));
+  CHECK(c == b);
+  CHECK(c[m - 1] == 2);
+  CHECK(stats().reservoir_grown == s2.reservoir_grown + 1);
+  // And shrinks in place.
+  c = static_cast<char*>(realloc(c, size_t{2} << 20));
+  CHECK(c == b);
+  CHECK(c[(size_t{2} << 20) - 1] == 2);
+  free(c);
+  // calloc's own mappings are kept too.
+  void* z = calloc(1, size_t{1} << 20);
+  CHECK(z != nullptr);
+  free(z);
+  CHECK(stats().reservoir_bytes >= (size_t{1} << 20));
+  CHECK(malloc_trim(0) == 1);
+  CHECK(stats().reservoir_bytes == 0);
+  printf("PASS reservoir\n");
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: dropin_child SCENARIO [ARG]\n");
@@ -948,6 +999,8 @@ int main(int argc, char** argv) {
   std::string s = argv[1];
   if (s == "api") {
     scenario_api();
+  } else if (s == "reservoir") {
+    scenario_reservoir(argc > 2 ? argv[2] : "on");
   } else if (s == "cxx") {
     scenario_cxx();
   } else if (s == "threads") {

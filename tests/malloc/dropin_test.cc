@@ -220,6 +220,19 @@ TEST(DropInEnv, PmrMallocPicksTheEngine) {
   EXPECT_TRUE(exited_ok(r)) << describe(r);
 }
 
+// Freed large blocks are kept for reuse (the reservoir), unless
+// PMR_MALLOC_KEEP_BYTES=0.
+TEST(DropInEnv, FreedLargeBlocksAreReused) {
+  std::string pre = std::string("LD_PRELOAD=") + kPreload;
+  Result r = run({"tests/dropin_child", "reservoir", "on"}, {pre});
+  EXPECT_TRUE(exited_ok(r)) << describe(r);
+  r = run({"tests/dropin_child", "reservoir", "on"}, {pre, "PMR_MALLOC=pool"});
+  EXPECT_TRUE(exited_ok(r)) << describe(r);
+  r = run({"tests/dropin_child", "reservoir", "off"},
+          {pre, "PMR_MALLOC_KEEP_BYTES=0"});
+  EXPECT_TRUE(exited_ok(r)) << describe(r);
+}
+
 // PMR_MALLOC_STATS=1 prints the statistics to stderr at exit; nothing
 // without it.
 TEST(DropInEnv, StatsAtExit) {
