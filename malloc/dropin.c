@@ -8,10 +8,10 @@
  * Where a block's size comes from, without a header on the common ones:
  *   - a pooled block (up to 8 KiB): its page, found from its address
  *     through the page map (pmr_impl_hres_free_unsized);
- *   - any other block carries 16 bytes in front of it (struct tag below):
- *     what was asked of the engine (or of the OS), its alignment, and a
- *     check word derived from its address, so free of a pointer that is
- *     not ours is told apart and ignored;
+ *   - any other block carries 16 bytes in front of it (pmr_impl_tag,
+ * internal/tag_registry.h): what was asked of the engine (or of the OS), its
+ * alignment, and a check word derived from its address, so free of a pointer
+ * that is not ours is told apart and ignored;
  *   - blocks served while the engine is being set up (the C library
  *     allocates in pthread_atfork) come from a static arena and are never
  *     given back. */
@@ -47,11 +47,9 @@
 #include "malloc/internal/dropin_rename.h"
 #endif
 
-#define MIN_ALIGN ((size_t)16)
 /* calloc from this size on maps zeroed memory of its own: no memset, and
  * pages the program never touches are never resident. */
 #define CALLOC_MAP_MIN ((size_t)256 << 10)
-#define COOKIE ((uintptr_t)0x5be0cd19137e2179ull)
 
 /* ---- the engine -------------------------------------------------------- */
 
@@ -75,7 +73,7 @@ static atomic_size_t fast_limit;
 static atomic_int init_state;      /* 0 none, 1 running, 2 done */
 static bool use_pool;              /* PMR_MALLOC=pool */
 static bool stats_at_exit;         /* PMR_MALLOC_STATS=1 */
-static atomic_size_t mapped_bytes; /* KIND_MAP blocks */
+static atomic_size_t mapped_bytes; /* PMR_IMPL_TAG_MAP blocks */
 static _Thread_local bool tl_in_init PMR_IMPL_TLS_MODEL;
 
 /* ---- blocks served during set-up: a static arena ------------------------ */
@@ -91,18 +89,19 @@ static bool in_boot(const void *p) {
 
 /* The block's size sits in the 16 bytes before it. */
 static void *boot_alloc(size_t bytes, size_t alignment) {
-  if (alignment < MIN_ALIGN) alignment = MIN_ALIGN;
+  if (alignment < PMR_IMPL_TAG_ALIGN) alignment = PMR_IMPL_TAG_ALIGN;
   if (bytes > BOOT_BYTES || alignment > BOOT_BYTES) return NULL;
   if (bytes == 0) bytes = 1;
   size_t used = atomic_load_explicit(&boot_used, memory_order_relaxed);
   for (;;) {
-    size_t at = (used + MIN_ALIGN + alignment - 1) & ~(alignment - 1);
-    size_t end = at + ((bytes + MIN_ALIGN - 1) & ~(MIN_ALIGN - 1));
+    size_t at = (used + PMR_IMPL_TAG_ALIGN + alignment - 1) & ~(alignment - 1);
+    size_t end =
+        at + ((bytes + PMR_IMPL_TAG_ALIGN - 1) & ~(PMR_IMPL_TAG_ALIGN - 1));
     if (end > BOOT_BYTES) return NULL;
     if (atomic_compare_exchange_weak_explicit(&boot_used, &used, end,
                                               memory_order_relaxed,
                                               memory_order_relaxed)) {
-      memcpy(boot + at - MIN_ALIGN, &bytes, sizeof bytes);
+      memcpy(boot + at - PMR_IMPL_TAG_ALIGN, &bytes, sizeof bytes);
       return boot + at;
     }
   }
@@ -110,70 +109,11 @@ static void *boot_alloc(size_t bytes, size_t alignment) {
 
 static size_t boot_size(const void *p) {
   size_t n;
-  memcpy(&n, (const unsigned char *)p - MIN_ALIGN, sizeof n);
+  memcpy(&n, (const unsigned char *)p - PMR_IMPL_TAG_ALIGN, sizeof n);
   return n;
 }
 
-/* ---- tagged blocks: from the engine beyond its classes, or mapped ------- */
-
-enum { KIND_ENGINE = 0, KIND_MAP = 1 };
-
-typedef struct tag {
-  size_t total;   /* asked of the engine, or the mapping's length */
-  uintptr_t word; /* address check | kind << 7 | log2(alignment) */
-} tag;
-_Static_assert(sizeof(tag) == MIN_ALIGN, "a tag fills the minimum alignment");
-
-static unsigned log2_of(size_t a) {
-  unsigned k = 0;
-  while (((size_t)1 << k) < a) ++k;
-  return k;
-}
-
-static uintptr_t check_of(const void *p) {
-  return ((uintptr_t)p ^ COOKIE) & ~(uintptr_t)0xff;
-}
-
-/* The room in front of a tagged block of alignment a: at least the tag,
- * and a multiple of a. */
-static size_t front_of(size_t alignment) {
-  return alignment > MIN_ALIGN ? alignment : MIN_ALIGN;
-}
-
-static void *tag_block(unsigned char *start, size_t total, size_t alignment,
-                       unsigned kind) {
-  unsigned char *p = start + front_of(alignment);
-  tag t = {total, check_of(p) | (uintptr_t)kind << 7 | log2_of(alignment)};
-  memcpy(p - sizeof t, &t, sizeof t);
-  return p;
-}
-
-/* p's tag when p is a tagged block, else false. */
-static bool tag_of(const void *p, tag *t, size_t *alignment, unsigned *kind) {
-  if (((uintptr_t)p & (MIN_ALIGN - 1)) != 0) return false;
-  memcpy(t, (const unsigned char *)p - sizeof *t, sizeof *t);
-  if ((t->word & ~(uintptr_t)0xff) != check_of(p)) return false;
-  *alignment = (size_t)1 << (t->word & 0x7f);
-  *kind = (unsigned)(t->word >> 7) & 1;
-  return true;
-}
-
-/* A freed tagged block's tag says so (until its memory is used again), so
- * that a second free is told from a block never ours. */
-#define FREED_FLIP ((uintptr_t)0xa3c59ac2f1e04b00ull)
-
-static void tag_forget(void *p) {
-  uintptr_t w = check_of(p) ^ FREED_FLIP;
-  memcpy((unsigned char *)p - sizeof(tag) + offsetof(tag, word), &w, sizeof w);
-}
-
-static bool tag_freed(const void *p) {
-  if (((uintptr_t)p & (MIN_ALIGN - 1)) != 0) return false;
-  uintptr_t w;
-  memcpy(&w, (const unsigned char *)p - sizeof(tag) + offsetof(tag, word),
-         sizeof w);
-  return (w & ~(uintptr_t)0xff) == (check_of(p) ^ FREED_FLIP);
-}
+/* ---- tagged blocks (internal/tag_registry.h) ----------------------------- */
 
 static bool engine_pages(const void *p) {
   return atomic_load_explicit(&engine_r, memory_order_acquire) != NULL &&
@@ -181,7 +121,7 @@ static bool engine_pages(const void *p) {
 }
 
 static void *map_alloc(size_t bytes, size_t alignment) {
-  size_t front = front_of(alignment);
+  size_t front = pmr_impl_tag_front(alignment);
   if (bytes > SIZE_MAX / 2 - front) {
     errno = ENOMEM;
     return NULL;
@@ -189,7 +129,7 @@ static void *map_alloc(size_t bytes, size_t alignment) {
   size_t len = page_round(front + bytes);
   unsigned char *m = (unsigned char *)pmr_impl_os_map(len, alignment);
   if (m == NULL) return NULL; /* errno ENOMEM */
-  void *p = tag_block(m, len, alignment, KIND_MAP);
+  void *p = pmr_impl_tag_block(m, len, alignment, PMR_IMPL_TAG_MAP);
   if (!pmr_impl_tag_registry_add(p)) {
     pmr_impl_os_unmap(m, len);
     errno = ENOMEM;
@@ -301,9 +241,9 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     if (p == NULL) errno = ENOMEM;
     return p;
   }
-  if (alignment < MIN_ALIGN) alignment = MIN_ALIGN;
+  if (alignment < PMR_IMPL_TAG_ALIGN) alignment = PMR_IMPL_TAG_ALIGN;
   if (bytes == 0) bytes = 1; /* a usable byte: its usable size says "ours" */
-  size_t front = front_of(alignment);
+  size_t front = pmr_impl_tag_front(alignment);
   if (bytes > SIZE_MAX / 2 - front || alignment > SIZE_MAX / 4) {
     errno = ENOMEM;
     return NULL;
@@ -314,7 +254,8 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     errno = ENOMEM;
     return NULL;
   }
-  void *p = tag_block(m, front + bytes, alignment, KIND_ENGINE);
+  void *p =
+      pmr_impl_tag_block(m, front + bytes, alignment, PMR_IMPL_TAG_ENGINE);
   if (!engine_pages(p) && !pmr_impl_tag_registry_add(p)) {
     pmr_impl_hres_deallocate(r, m, front + bytes, alignment);
     errno = ENOMEM;
@@ -327,12 +268,12 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
  * then has a second word, where a free block holds the mark that tells a
  * double free (page_heap.h). */
 void *malloc(size_t bytes) {
-  /* pmr_impl_heap_key(bytes, MIN_ALIGN); 0 bytes: SIZE_MAX. */
-  size_t key = (bytes - 1) | (MIN_ALIGN - 1);
+  /* pmr_impl_heap_key(bytes, PMR_IMPL_TAG_ALIGN); 0 bytes: SIZE_MAX. */
+  size_t key = (bytes - 1) | (PMR_IMPL_TAG_ALIGN - 1);
   void *p = pmr_impl_hres_alloc_fast(
       STATE, key, atomic_load_explicit(&fast_limit, memory_order_acquire));
   if (PMR_LIKELY(p != NULL)) return p;
-  return alloc_slow(bytes, MIN_ALIGN);
+  return alloc_slow(bytes, PMR_IMPL_TAG_ALIGN);
 }
 
 /* ---- deallocation ------------------------------------------------------- */
@@ -358,20 +299,20 @@ PMR_NOINLINE static void free_slow(void *p) {
       bad_free("free", p, "a double free of a large block");
     if (st != PMR_IMPL_TAGREG_LIVE) return; /* else not ours: left alone */
   }
-  tag t;
+  pmr_impl_tag t;
   size_t alignment;
   unsigned kind;
-  if (!tag_of(p, &t, &alignment, &kind)) {
-    if (tag_freed(p))
+  if (!pmr_impl_tag_of(p, &t, &alignment, &kind)) {
+    if (pmr_impl_tag_freed(p))
       bad_free("free", p, "a double free of a large block");
     else
       bad_free("free", p, "not the start of a block in use");
     return;
   }
-  tag_forget(p);
-  unsigned char *start = (unsigned char *)p - front_of(alignment);
+  pmr_impl_tag_forget(p);
+  unsigned char *start = (unsigned char *)p - pmr_impl_tag_front(alignment);
   int saved = errno;
-  if (kind == KIND_MAP) {
+  if (kind == PMR_IMPL_TAG_MAP) {
     atomic_fetch_sub_explicit(&mapped_bytes, t.total, memory_order_relaxed);
     /* Kept for the next large request (of the engine too). */
     if (!pmr_impl_reservoir_put(start, t.total, t.total))
@@ -395,11 +336,11 @@ static size_t usable_of(const void *p) {
   if (!engine_pages(p) &&
       pmr_impl_tag_registry_state(p, false) != PMR_IMPL_TAGREG_LIVE)
     return 0;
-  tag t;
+  pmr_impl_tag t;
   size_t alignment;
   unsigned kind;
-  if (!tag_of(p, &t, &alignment, &kind)) return 0;
-  return t.total - front_of(alignment);
+  if (!pmr_impl_tag_of(p, &t, &alignment, &kind)) return 0;
+  return t.total - pmr_impl_tag_front(alignment);
 }
 
 size_t malloc_usable_size(void *p) { return p == NULL ? 0 : usable_of(p); }
@@ -415,7 +356,7 @@ void *calloc(size_t count, size_t size) {
     return NULL;
   }
   if (bytes >= CALLOC_MAP_MIN && engine_get() != NULL)
-    return map_alloc(bytes, MIN_ALIGN); /* zeros, untouched */
+    return map_alloc(bytes, PMR_IMPL_TAG_ALIGN); /* zeros, untouched */
   void *p = malloc(bytes);
   if (p != NULL && !in_boot(p)) memset(p, 0, bytes);
   return p;
@@ -431,7 +372,7 @@ void *realloc(void *p, size_t bytes) {
   /* Pooled first: a pooled block has no tag, and the bytes in front of one
    * at the start of a segment are not mapped. */
   size_t old = pmr_impl_source_usable_size(&STATE->heaps.src, p);
-  tag t;
+  pmr_impl_tag t;
   size_t alignment;
   unsigned kind;
   /* A tag outside the engine's pages is read only for a live block. */
@@ -451,10 +392,11 @@ void *realloc(void *p, size_t bytes) {
       return p;
   } else if (in_boot(p)) {
     old = boot_size(p);
-  } else if (st == PMR_IMPL_TAGREG_LIVE && tag_of(p, &t, &alignment, &kind)) {
-    size_t front = front_of(alignment);
+  } else if (st == PMR_IMPL_TAGREG_LIVE &&
+             pmr_impl_tag_of(p, &t, &alignment, &kind)) {
+    size_t front = pmr_impl_tag_front(alignment);
     old = t.total - front;
-    if (kind == KIND_ENGINE && !pooled(bytes, alignment)) {
+    if (kind == PMR_IMPL_TAG_ENGINE && !pooled(bytes, alignment)) {
       /* In place where the engine has room: a mapping grows into the
        * address space reserved behind it. */
       unsigned char *start = (unsigned char *)p - front;
@@ -464,14 +406,14 @@ void *realloc(void *p, size_t bytes) {
         memcpy((unsigned char *)p - sizeof t, &t, sizeof t);
         return p;
       }
-    } else if (kind == KIND_MAP && bytes <= old && bytes >= old / 2) {
+    } else if (kind == PMR_IMPL_TAG_MAP && bytes <= old && bytes >= old / 2) {
       return p;
     }
   } else { /* not ours: refused, never written */
     if (engine_pages(p))
       bad_free("realloc", p,
-               tag_freed(p) ? "a large block freed already"
-                            : "not the start of a block in use");
+               pmr_impl_tag_freed(p) ? "a large block freed already"
+                                     : "not the start of a block in use");
     errno = ENOMEM;
     return NULL;
   }
@@ -494,7 +436,7 @@ void *reallocarray(void *p, size_t count, size_t size) {
 static bool power_of_two(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
 
 void *pmr_impl_dropin_aligned(size_t alignment, size_t bytes) {
-  if (alignment <= MIN_ALIGN) return malloc(bytes);
+  if (alignment <= PMR_IMPL_TAG_ALIGN) return malloc(bytes);
   if (alignment > SIZE_MAX / 4) {
     errno = ENOMEM;
     return NULL;
