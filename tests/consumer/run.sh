@@ -39,7 +39,7 @@ grep -qF 'build --spawn_strategy=processwrapper-sandbox' ../../README.md ||
 out=$(bazel run "${opts[@]}" //:hello 2>"$err") || fail "bazel run //:hello"
 quiet "bazel run //:hello"
 echo "consumer: $out"
-grep -q "sum 500500, string length 60, misuse reports 0" <<<"$out" || fail "unexpected output"
+grep -q "sum 500500, string length 60, misuse reports 1" <<<"$out" || fail "unexpected output"
 bazel test "${opts[@]}" //:hello_test >/dev/null 2>"$err" || fail "bazel test //:hello_test"
 quiet "bazel test //:hello_test"
 
