@@ -1,5 +1,8 @@
 /* The pools' platform layer (see os_mem.h). */
-/* madvise and MAP_ANONYMOUS are outside strict POSIX. */
+/* madvise and MAP_ANONYMOUS are outside strict POSIX, mremap is Linux's. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
 #endif
@@ -174,6 +177,20 @@ void pmr_impl_os_unmap(void *p, size_t bytes) {
 #else
   (void)p;
   (void)bytes;
+#endif
+}
+
+bool pmr_impl_os_move(void *from, void *to, size_t len) {
+#if defined(PMR_IMPL_OS_MMAP) && defined(__linux__) && defined(MREMAP_FIXED)
+  int saved = errno;
+  void *got = mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  errno = saved;
+  return got == to;
+#else
+  (void)from;
+  (void)to;
+  (void)len;
+  return false;
 #endif
 }
 

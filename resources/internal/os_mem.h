@@ -53,6 +53,13 @@ void *pmr_impl_os_reserve(size_t bytes, size_t alignment);
 /* Unmaps what pmr_impl_os_map or pmr_impl_os_reserve(bytes, ...) returned. */
 void pmr_impl_os_unmap(void *p, size_t bytes);
 
+/* Moves the pages of [from, from + len) to [to, to + len) (page-aligned,
+ * len a multiple of the OS page), resident ones with their contents and no
+ * page fault, replacing what was mapped at `to`; [from, from + len) is
+ * unmapped after. False when the OS cannot (not Linux, or the range spans
+ * two mappings): then nothing changed. errno untouched. */
+bool pmr_impl_os_move(void *from, void *to, size_t len);
+
 /* Gives the OS the physical memory of the whole OS pages inside
  * [p, p + bytes); they read as zeros when touched again. errno untouched. */
 void pmr_impl_os_decommit(void *p, size_t bytes);

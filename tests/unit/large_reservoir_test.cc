@@ -110,6 +110,45 @@ TEST_F(LargeReservoirTest, AFreedBlockServesASmallerOneWithNoMappingNoFault) {
   EXPECT_EQ(pmr_large_reservoir_get_stats().kept_bytes, 0u);
 }
 
+// A request larger than any kept block's resident bytes: the freed blocks'
+// resident pages are moved under it (Linux), so it faults nothing in, and it
+// holds what they held.
+TEST_F(LargeReservoirTest, ResidentPagesOfOtherRangesServeALargerRequest) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "pages are moved only on Linux";
+#endif
+  const size_t n = 4 * kMiB;
+  char* a = static_cast<char*>(pmr_allocate(r_, n, 16));
+  char* b = static_cast<char*>(pmr_allocate(r_, n, 16));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  memset(a, 1, n);
+  memset(b, 2, n);
+  pmr_deallocate(r_, a, n, 16);
+  pmr_deallocate(r_, b, n, 16);
+  pmr_large_reservoir_stats s = pmr_large_reservoir_get_stats();
+  ASSERT_GE(s.resident_bytes, 2 * n);
+  const long faults = MinorFaults();
+  char* c = static_cast<char*>(pmr_allocate(r_, 2 * n, 16));
+  ASSERT_NE(c, nullptr);
+  pmr_large_reservoir_stats t = pmr_large_reservoir_get_stats();
+  EXPECT_EQ(t.hits, s.hits + 1);
+  EXPECT_EQ(t.moved_bytes, s.moved_bytes + n);
+  // One block's bytes where they lay, the other's moved after them.
+  ASSERT_TRUE(c == a || c == b);
+  const char first = c == a ? 1 : 2;
+  EXPECT_EQ(c[0], first);
+  EXPECT_EQ(c[n - 1], first);
+  EXPECT_EQ(c[2 * n - 1], 3 - first);
+  memset(c, 4, 2 * n);
+  EXPECT_LT(MinorFaults() - faults, 64);  // 2048 pages, none faulted in
+  EXPECT_EQ(Resident(c, 2 * n), Pages(2 * n));
+  pmr_deallocate(r_, c, 2 * n, 16);
+  pmr_synchronized_pool_trim(&pool_);
+  EXPECT_EQ(pmr_large_reservoir_get_stats().kept_bytes, 0u);
+  EXPECT_EQ(Resident(c, 2 * n), -1);
+}
+
 TEST_F(LargeReservoirTest, AdjacentRangesMergeAndServeALargerRequest) {
   char* m = MapRegion(8 * kMiB);
   ASSERT_NE(m, nullptr);
