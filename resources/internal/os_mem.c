@@ -180,16 +180,47 @@ void pmr_impl_os_unmap(void *p, size_t bytes) {
 #endif
 }
 
+#if defined(PMR_IMPL_OS_MMAP) && defined(__linux__) && defined(MREMAP_FIXED)
+/* In two steps, so that `to` is never left unmapped: a fixed move unmaps
+ * its target before it looks at its source, and kernels before 6.17 refuse
+ * a source that spans two mappings only then. So first a move where the
+ * kernel chooses, one page longer (a resize, refused with nothing changed
+ * when the source spans two mappings: then each half is moved alone), and
+ * then the fixed move of a source that is one mapping. */
+static bool move_range(char *from, char *to, size_t len, size_t ps) {
+  void *q = mremap(from, len, len + ps, MREMAP_MAYMOVE);
+  if (q == MAP_FAILED) {
+    if (errno != EFAULT || len <= ps) {
+      munmap(from, len);
+      return false;
+    }
+    size_t half = (len / 2) & ~(ps - 1);
+    bool first = move_range(from, to, half, ps);
+    return move_range(from + half, to + half, len - half, ps) && first;
+  }
+  if (mremap(q, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to) == to) {
+    munmap((char *)q + len, ps);
+    return true;
+  }
+  /* Refused after all (the kernel out of memory): `to` mapped again if the
+   * refusal left it unmapped, the pages given back. */
+  mmap(to, len, PROT_READ | PROT_WRITE,
+       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  munmap(q, len + ps);
+  return false;
+}
+#endif
+
 bool pmr_impl_os_move(void *from, void *to, size_t len) {
 #if defined(PMR_IMPL_OS_MMAP) && defined(__linux__) && defined(MREMAP_FIXED)
   int saved = errno;
-  void *got = mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  bool moved =
+      move_range((char *)from, (char *)to, len, pmr_impl_os_page_size());
   errno = saved;
-  return got == to;
+  return moved;
 #else
-  (void)from;
+  pmr_impl_os_unmap(from, len);
   (void)to;
-  (void)len;
   return false;
 #endif
 }

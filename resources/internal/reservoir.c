@@ -139,7 +139,9 @@ typedef struct move_list {
 } move_list;
 
 /* The block being carved has [to, to + need) not resident (beyond its
- * span's dirty prefix): the dirty prefixes of other spans, oldest first, are
+ * span's dirty prefix): the dirty prefixes of other spans, newest first
+ * (the likeliest to be in the CPU's caches still; the bound takes the
+ * oldest), are
  * taken out of them to be moved there (pmr_impl_os_move: the page tables
  * move, nothing faults in, the memory stays as resident as it was). The
  * block's memory is then as its last owners left it, as any kept memory. */
@@ -148,7 +150,7 @@ static void gather_moves(char *to, size_t need, size_t ps, move_list *moves) {
     size_t d = count;
     for (size_t i = 0; i < count; ++i)
       if (spans[i].dirty >= ps &&
-          (d == count || spans[i].since < spans[d].since))
+          (d == count || spans[i].since > spans[d].since))
         d = i;
     if (d == count) return;
     span *s = &spans[d];
@@ -236,10 +238,9 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
   unlock_res();
   unmap_all(&out);
   for (size_t i = 0; i < moves.n; ++i) {
-    /* Not moved (two mappings): the pages at `to` fault in as before, and
-     * those at `from` go back to the OS as a purge would. */
-    if (!pmr_impl_os_move(moves.m[i].from, moves.m[i].to, moves.m[i].len))
-      pmr_impl_os_unmap(moves.m[i].from, moves.m[i].len);
+    /* Not moved: the pages at `to` fault in as before, and those at `from`
+     * went back to the OS as a purge would. */
+    (void)pmr_impl_os_move(moves.m[i].from, moves.m[i].to, moves.m[i].len);
   }
   return got;
 }
@@ -327,8 +328,6 @@ size_t pmr_impl_reservoir_fill(void *p, size_t len) {
   for (size_t i = 0; i < moves.n; ++i) {
     if (pmr_impl_os_move(moves.m[i].from, moves.m[i].to, moves.m[i].len))
       filled += moves.m[i].len;
-    else
-      pmr_impl_os_unmap(moves.m[i].from, moves.m[i].len);
   }
   return filled;
 }

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "resources/internal/os_mem.h"
 #include "resources/internal/reservoir.h"
 #include "resources/pmr_segment_cache.h"
 #include "resources/pmr_synchronized_pool.h"
@@ -147,6 +148,40 @@ TEST_F(LargeReservoirTest, ResidentPagesOfOtherRangesServeALargerRequest) {
   pmr_synchronized_pool_trim(&pool_);
   EXPECT_EQ(pmr_large_reservoir_get_stats().kept_bytes, 0u);
   EXPECT_EQ(Resident(c, 2 * n), -1);
+}
+
+// The move under it all: pages of two adjacent mappings (a source the
+// kernel's fixed move refuses before 6.17) land with their contents, the
+// target stays mapped throughout, the source is gone.
+TEST(OsMoveTest, PagesOfTwoMappingsMoveWithTheirContents) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "pages are moved only on Linux";
+#endif
+  const size_t ps = static_cast<size_t>(sysconf(_SC_PAGESIZE)), n = 16 * ps;
+  char* src = MapRegion(2 * n);
+  ASSERT_NE(src, nullptr);
+  // The second half mapped again with another flag: two mappings.
+  ASSERT_EQ(
+      mmap(src + n, n, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0),
+      static_cast<void*>(src + n));
+  for (size_t i = 0; i < 2 * n; i += ps) src[i] = static_cast<char>(i / ps + 1);
+  char* dst = MapRegion(2 * n);
+  ASSERT_NE(dst, nullptr);
+  errno = 77;
+  // From the middle of the first mapping into the second.
+  EXPECT_TRUE(pmr_impl_os_move(src + n / 2, dst + ps, n));
+  EXPECT_EQ(errno, 77);
+  for (size_t i = 0; i < n; i += ps)
+    EXPECT_EQ(dst[ps + i], static_cast<char>((n / 2 + i) / ps + 1)) << i;
+  EXPECT_EQ(Resident(dst + ps, n), Pages(n));
+  EXPECT_EQ(dst[0], 0);  // around it, the target as it was
+  EXPECT_EQ(dst[ps + n], 0);
+  EXPECT_EQ(Resident(src + n / 2, n), -1);  // the source is gone
+  EXPECT_EQ(src[0], 1);                     // and nothing else
+  EXPECT_EQ(src[2 * n - ps], static_cast<char>(2 * n / ps));
+  munmap(src, 2 * n);
+  munmap(dst, 2 * n);
 }
 
 TEST_F(LargeReservoirTest, AdjacentRangesMergeAndServeALargerRequest) {
