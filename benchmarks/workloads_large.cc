@@ -50,7 +50,8 @@ LInput MakeLInput(const Sizes& s, uint64_t seed) {
   in.idx.resize(s.l_replacements);
   in.size.resize(s.l_replacements);
   for (size_t k = 0; k < s.l_replacements; ++k) {
-    in.idx[k] = static_cast<uint8_t>(rng.Below(static_cast<uint32_t>(s.l_buffers)));
+    in.idx[k] =
+        static_cast<uint8_t>(rng.Below(static_cast<uint32_t>(s.l_buffers)));
     in.size[k] = rng.Between(lo, hi);
   }
   return in;
@@ -241,17 +242,15 @@ WorkloadInfo WorkloadL(int threads) {
         "time / all replacements of all threads%s",
         w.threads, s.l_buffers, s.l_min_bytes / kMiB, s.l_max_bytes / kMiB,
         s.l_replacements,
-        w.threads > 1
-            ? "; thread-safe resources shared, others one per thread"
-            : "");
+        w.threads > 1 ? "; thread-safe resources shared, others one per thread"
+                      : "");
   };
   w.params_json = [](const WorkloadInfo& w, const Sizes& s) {
     return absl::StrFormat(
         "{\"buffers_per_thread\":%d,\"replacements_per_thread\":%d,"
         "\"min_bytes\":%d,\"max_bytes\":%d,\"zero_fill\":\"memset\","
         "\"threads\":%d}",
-        s.l_buffers, s.l_replacements, s.l_min_bytes, s.l_max_bytes,
-        w.threads);
+        s.l_buffers, s.l_replacements, s.l_min_bytes, s.l_max_bytes, w.threads);
   };
   w.notes = [](const WorkloadInfo&, const Sizes& s) -> std::string {
     return FaultsNote("replacement") +
@@ -262,9 +261,8 @@ WorkloadInfo WorkloadL(int threads) {
   };
   w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
              const ChildArgs& args) {
-    WithAdapter(w, a, [&](auto make) {
-      RunL(make, args, w.threads, a.thread_safe);
-    });
+    WithAdapter(w, a,
+                [&](auto make) { RunL(make, args, w.threads, a.thread_safe); });
   };
   return w;
 }
@@ -290,8 +288,8 @@ WorkloadInfo WorkloadBP() {
         "start of every %d KiB page and in its last 8 bytes, through a "
         "lock-free SPSC ring of %d slots to a thread that frees them; wall "
         "time per block",
-        s.bp_blocks, s.bp_min_bytes / kMiB, s.bp_max_bytes / kMiB,
-        kPage / 1024, kBPRing);
+        s.bp_blocks, s.bp_min_bytes / kMiB, s.bp_max_bytes / kMiB, kPage / 1024,
+        kBPRing);
   };
   w.params_json = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
