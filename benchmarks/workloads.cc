@@ -8,6 +8,7 @@
 //   workloads_hashmap.cc        H, H-str: hash maps
 //   workloads_wordcount.cc      W: word count
 //   workloads_clients.cc        R, Q: real clients (Lua, SQLite)
+//   workloads_large.cc          L1, L2, BP: big buffers (MiB), page faults
 //   system.cc                   SYS-*: real programs under each malloc
 //
 // What they share (timing, metrics, the method) is in workloads_common.h.
@@ -45,6 +46,9 @@ const std::vector<WorkloadInfo>& Workloads() {
       WorkloadSChar(),
       WorkloadR(),
       WorkloadQ(),
+      WorkloadL(1),
+      WorkloadL(2),
+      WorkloadBP(),
       // The studies (latency.cc, scaling.cc, fragmentation.cc, paired.cc).
       WorkloadALat(),
       WorkloadCLat(),
