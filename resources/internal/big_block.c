@@ -240,7 +240,7 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
   if (!big_cached(len, align)) {
     /* Freed large memory first, carved to the length: no new mapping, no
      * page fault where it is still resident. */
-    p = (char *)pmr_impl_reservoir_take(len, align);
+    p = (char *)pmr_impl_reservoir_take(len, align, NULL);
     if (p != NULL) {
       *cap = len;
       return p;

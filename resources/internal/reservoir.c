@@ -175,7 +175,7 @@ static void gather_moves(char *to, size_t need, size_t ps, move_list *moves) {
   }
 }
 
-void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
+void *pmr_impl_reservoir_take(size_t len, size_t alignment, size_t *dirty) {
   if (len == 0) return NULL;
   if (!pmr_impl_reservoir_on() ||
       atomic_load_explicit(&count_hint, memory_order_relaxed) == 0) {
@@ -232,6 +232,10 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
       ++hits;
       size_t warm = round_up(best_warm, ps);
       if (warm < len) gather_moves(a + warm, len - warm, ps, &moves);
+      if (dirty != NULL) {
+        *dirty = warm;
+        for (size_t i = 0; i < moves.n; ++i) *dirty += moves.m[i].len;
+      }
     }
   }
   if (got == NULL) ++misses;

@@ -36,9 +36,9 @@ extern "C" {
 bool pmr_impl_reservoir_on(void);
 
 /* `len` bytes (a multiple of the OS page) aligned to `alignment` carved
- * out of a kept span, or NULL (a miss). The memory is as its last owner
- * left it, or zero. */
-void *pmr_impl_reservoir_take(size_t len, size_t alignment);
+ * out of a kept span, or NULL (a miss). The memory is as its last owners
+ * left it up to *dirty bytes (when dirty is not NULL), zero past them. */
+void *pmr_impl_reservoir_take(size_t len, size_t alignment, size_t *dirty);
 
 /* Keeps [p, p + len) (len a multiple of the OS page, from
  * pmr_impl_os_map/os_reserve or from the reservoir), of which at most the

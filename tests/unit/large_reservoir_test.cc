@@ -194,9 +194,10 @@ TEST_F(LargeReservoirTest, AdjacentRangesMergeAndServeALargerRequest) {
   EXPECT_EQ(s.ranges, 1u);
   EXPECT_EQ(s.kept_bytes, 8 * kMiB);
   EXPECT_EQ(s.resident_bytes, 8 * kMiB);
-  EXPECT_EQ(pmr_impl_reservoir_take(8 * kMiB, 16), m);
+  EXPECT_EQ(pmr_impl_reservoir_take(8 * kMiB, 16, nullptr), m);
   EXPECT_EQ(pmr_large_reservoir_get_stats().kept_bytes, 0u);
-  EXPECT_EQ(pmr_impl_reservoir_take(kMiB, 16), nullptr);  // nothing kept
+  EXPECT_EQ(pmr_impl_reservoir_take(kMiB, 16, nullptr),
+            nullptr);  // nothing kept
   munmap(m, 8 * kMiB);
 }
 
