@@ -86,13 +86,18 @@ static inline bool pmr_impl_hres_free_fast(pmr_impl_hres *s, void *p) {
 #ifndef PMR_DEBUG
   if (PMR_UNLIKELY(pmr_impl_page_map_get(p) != &s->heaps.src)) return false;
   pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
-  /* A run's pages (oversize) have a block above any class's, a page that
-   * serves no class a block of 0, and neither a heap: told first, so that
-   * only a class's page's heap is read. */
-  if (PMR_UNLIKELY(pg->block - 1 >= PMR_IMPL_HEAP_LARGEST ||
-                   !pmr_impl_theap_mine(pg)))
+  /* The start check first: only a class's page passes it, and only such a
+   * page has a heap to read. A run's pages (oversize), a page that serves
+   * no class and a pointer inside a block go to the slow path, which tells
+   * them apart (and reports misuse). */
+  if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p) || !pmr_impl_theap_mine(pg)))
     return false;
-  if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
+  if (PMR_UNLIKELY(pmr_impl_block_marked(pg, p))) {
+    pmr_impl_page_free_suspect(pg, p);
+    return true;
+  }
+  if (PMR_UNLIKELY(pmr_impl_page_push_checked(pg, p)))
+    pmr_impl_heap_free_slow(pg);
   return true;
 #else
   (void)s;

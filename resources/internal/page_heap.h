@@ -290,16 +290,27 @@ static inline void *pmr_impl_free_mark(void) {
   return (void *)pmr_impl_free_mark_value;
 }
 
-/* Whether a free of p into pg needs a closer look: p starts no block of a
- * class (pg serves none: start_check 0), or holds the mark. Cheap enough
- * for every free: a multiplication, a compare, and a load of a word the
- * free writes anyway. */
-static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
+/* Whether p starts a block of pg's class: false when pg serves no class
+ * (start_check 0: then pg has no heap either) or p lies inside a block.
+ * One multiplication and a compare. */
+static inline bool pmr_impl_block_starts(const pmr_impl_page *pg,
+                                         const void *p) {
   uint32_t off = (uint32_t)((uintptr_t)p & (PMR_IMPL_PAGE_SIZE - 1));
   uint32_t check = pg->start_check;
-  if (PMR_UNLIKELY(off * check >= check)) return true;
-  return PMR_UNLIKELY(pmr_impl_word_peek(p, pg->mark_word) ==
-                      pmr_impl_free_mark());
+  return off * check < check;
+}
+
+/* Whether block p of pg holds the mark (it may be free already). A load of
+ * a word the free writes anyway. */
+static inline bool pmr_impl_block_marked(const pmr_impl_page *pg, void *p) {
+  return pmr_impl_word_peek(p, pg->mark_word) == pmr_impl_free_mark();
+}
+
+/* Whether a free of p into pg needs a closer look: p starts no block of a
+ * class, or holds the mark. Cheap enough for every free. */
+static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
+  if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p))) return true;
+  return PMR_UNLIKELY(pmr_impl_block_marked(pg, p));
 }
 
 /* The push itself, after the check: p onto pg's list, marked. */
