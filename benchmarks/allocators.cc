@@ -37,14 +37,16 @@ std::unique_ptr<PmrMonoInlineAdapter> NewPmrMonoInline(const MakeCtx& c) {
 
 // The drop-in rows run the programs of SYS: elsewhere the same engines are
 // measured as resources (pmr_thread_cache, pmr_thread_cache_pool). The
-// default engine's row also runs the latency study, so that the tail a
+// default engine's row also runs the malloc test patterns (X ... ES, which
+// name their rows themselves) and the latency study, so that the tail a
 // program gets from pmr-c's malloc stands beside mimalloc's, jemalloc's,
 // tcmalloc's and glibc's; the pool engine's row stays out, to keep the study
 // short.
 constexpr char kSystemAndLatency[] =
     "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz A-lat C-lat E-lat G-lat";
 constexpr char kDropinWhy[] =
-    "pmr-c's drop-in: SYS and latency only; its engine here: pmr_thread_cache";
+    "pmr-c's drop-in: SYS, latency and the malloc test patterns only; its "
+    "engine here: pmr_thread_cache";
 constexpr char kSystemOnly[] = "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz";
 constexpr char kDropinPoolWhy[] =
     "pmr-c's drop-in: SYS only; its engine here: pmr_thread_cache_pool";
