@@ -8,6 +8,8 @@
 //   workloads_hashmap.cc        H, H-str: hash maps
 //   workloads_wordcount.cc      W: word count
 //   workloads_clients.cc        R, Q: real clients (Lua, SQLite)
+//   workloads_patterns*.cc      X, FS, FP, TC, LS, BN, T, ES: malloc test
+//                               patterns (workloads_patterns.h)
 //   system.cc                   SYS-*: real programs under each malloc
 //
 // What they share (timing, metrics, the method) is in workloads_common.h.
@@ -17,6 +19,7 @@
 #include "benchmarks/registry.h"
 #include "benchmarks/system.h"
 #include "benchmarks/workloads_common.h"
+#include "benchmarks/workloads_patterns.h"
 
 namespace bench {
 
@@ -45,6 +48,15 @@ const std::vector<WorkloadInfo>& Workloads() {
       WorkloadSChar(),
       WorkloadR(),
       WorkloadQ(),
+      // The malloc test patterns (workloads_patterns*.cc).
+      WorkloadX(),
+      WorkloadFS(),
+      WorkloadFP(),
+      WorkloadTC(),
+      WorkloadLS(),
+      WorkloadBN(),
+      WorkloadT(),
+      WorkloadES(),
       // The studies (latency.cc, scaling.cc, fragmentation.cc, paired.cc).
       WorkloadALat(),
       WorkloadCLat(),
