@@ -67,7 +67,8 @@ Sizes Sizes::Scaled(double scale) {
   s.sys_xz_bytes = sc(4u << 20, 256u << 10);
   s.x_blocks = sc(200000, 500);
   s.fs_objects = sc(200000, 200);
-  s.tc_gens = sc(100, 4);
+  s.tc_gens = sc(100, 2);
+  s.tc_blocks = sc(10000, 500);
   s.ls_steps = sc(400000, 1000);
   s.bn_steps = sc(1500000, 1000);
   s.t_ops = sc(3000000, 2000);

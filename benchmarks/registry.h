@@ -69,6 +69,7 @@ struct Sizes {
   size_t x_blocks;    // X: blocks each thread allocates
   size_t fs_objects;  // FS, FP: objects each thread allocates and writes
   size_t tc_gens;     // TC: generations of 2 threads
+  size_t tc_blocks;   // TC: blocks each thread allocates
   size_t ls_steps;    // LS: free+allocate steps per table
   size_t bn_steps;    // BN: arithmetic steps
   size_t t_ops;       // T: blocks of each loop (one by one, in batches)

@@ -19,7 +19,6 @@ namespace {
 
 // ---- TC: thread churn -------------------------------------------------------
 constexpr uint32_t kTcMin = 16, kTcMax = 4096;  // block sizes, log-uniform
-constexpr size_t kTcOps = 10000;                // allocations per thread
 constexpr size_t kTcLocal = 32;      // a thread's own short-lived blocks
 constexpr size_t kTcSlots = 1024;    // blocks handed between generations
 constexpr uint32_t kTcHandPct = 25;  // share of allocations left in a slot
@@ -32,18 +31,18 @@ constexpr uint32_t kTcHandPct = 25;  // share of allocations left in a slot
 // other side in the generation before.
 constexpr uint16_t kOwn = 0xFFFF;
 struct TCInput {
-  std::vector<uint16_t> size;  // [(g * 2 + j) * kTcOps + i]
+  std::vector<uint16_t> size;  // [(g * 2 + j) * ops + i]
   std::vector<uint16_t> slot;
 };
 
-TCInput MakeTCInput(size_t gens) {
+TCInput MakeTCInput(size_t gens, size_t ops) {
   TCInput in;
   Rng rng(0x7C);
-  const size_t n = gens * 2 * kTcOps;
+  const size_t n = gens * 2 * ops;
   in.size.resize(n);
   in.slot.resize(n);
   for (size_t k = 0; k < n; ++k) {
-    const size_t g = k / (2 * kTcOps), j = (k / kTcOps) % 2;
+    const size_t g = k / (2 * ops), j = (k / ops) % 2;
     in.size[k] = static_cast<uint16_t>(LogUniform(rng, kTcMin, kTcMax));
     in.slot[k] = kOwn;
     if (rng.Below(100) < kTcHandPct)
@@ -56,8 +55,8 @@ TCInput MakeTCInput(size_t gens) {
 template <class Make>
 void RunTC(Make make, const ChildArgs& args) {
   using A = AdapterOf<Make>;
-  const size_t gens = args.sizes.tc_gens;
-  const TCInput in = MakeTCInput(gens);
+  const size_t gens = args.sizes.tc_gens, ops = args.sizes.tc_blocks;
+  const TCInput in = MakeTCInput(gens, ops);
   auto inst = make();
   A& a = *inst;
   std::vector<Sized> slots(kTcSlots, Sized{nullptr, 0});
@@ -67,10 +66,10 @@ void RunTC(Make make, const ChildArgs& args) {
   for (int r = -args.warmup; r < args.rounds; ++r) {
     uint64_t sum[2] = {0, 0};
     auto body = [&](size_t g, int j) {
-      const size_t off = (g * 2 + j) * kTcOps;
+      const size_t off = (g * 2 + j) * ops;
       Sized own[kTcLocal] = {};
       uint64_t s = 0;
-      for (size_t i = 0; i < kTcOps; ++i) {
+      for (size_t i = 0; i < ops; ++i) {
         const uint32_t sz = in.size[off + i];
         void* p = a.alloc(sz);
         CheckAlloc(p);
@@ -101,7 +100,7 @@ void RunTC(Make make, const ChildArgs& args) {
       }
     acc += sum[0] + sum[1];
     if (r >= 0)
-      per_block.push_back((t1 - t0) / static_cast<double>(gens * 2 * kTcOps));
+      per_block.push_back((t1 - t0) / static_cast<double>(gens * 2 * ops));
   }
   Sink() += acc;
   EmitMetric("ns_per_block", per_block);
@@ -220,14 +219,14 @@ WorkloadInfo WorkloadTC() {
         "slots (freeing the block a thread of the previous generation left "
         "there), the rest kept in a ring of %d of its own; one shared "
         "instance; wall ns per block",
-        s.tc_gens, kTcOps, kTcMin, kTcMax, kTcHandPct, kTcSlots, kTcLocal);
+        s.tc_gens, s.tc_blocks, kTcMin, kTcMax, kTcHandPct, kTcSlots, kTcLocal);
   };
   w.params_json = [](const WorkloadInfo&, const Sizes& s) {
     return absl::StrFormat(
         "{\"threads\":2,\"generations\":%d,\"blocks_per_thread\":%d,"
         "\"min_bytes\":%d,\"max_bytes\":%d,\"handed_pct\":%d,\"slots\":%d,"
         "\"own_ring\":%d}",
-        s.tc_gens, kTcOps, kTcMin, kTcMax, kTcHandPct, kTcSlots, kTcLocal);
+        s.tc_gens, s.tc_blocks, kTcMin, kTcMax, kTcHandPct, kTcSlots, kTcLocal);
   };
   w.run = [](const WorkloadInfo& w, const AllocatorInfo& a,
              const ChildArgs& args) {
