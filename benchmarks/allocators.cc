@@ -37,16 +37,18 @@ std::unique_ptr<PmrMonoInlineAdapter> NewPmrMonoInline(const MakeCtx& c) {
 
 // The drop-in rows run the programs of SYS: elsewhere the same engines are
 // measured as resources (pmr_thread_cache, pmr_thread_cache_pool). The
-// default engine's row also runs the malloc test patterns (X ... ES, which
-// name their rows themselves) and the latency study, so that the tail a
+// default engine's row also runs the latency study, so that the tail a
 // program gets from pmr-c's malloc stands beside mimalloc's, jemalloc's,
-// tcmalloc's and glibc's; the pool engine's row stays out, to keep the study
-// short.
-constexpr char kSystemAndLatency[] =
-    "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz A-lat C-lat E-lat G-lat";
+// tcmalloc's and glibc's, and the big buffers (L1, L2, BP), where what a
+// malloc does with a freed big block decides; the pool engine's row stays
+// out, to keep them short. The malloc test patterns (X ... ES) name their
+// rows themselves (WorkloadInfo::rows), the default engine's among them.
+constexpr char kDropinIn[] =
+    "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz A-lat C-lat E-lat G-lat "
+    "L1 L2 BP";
 constexpr char kDropinWhy[] =
-    "pmr-c's drop-in: SYS, latency and the malloc test patterns only; its "
-    "engine here: pmr_thread_cache";
+    "pmr-c's drop-in: SYS, latency, L1, L2, BP and the malloc test patterns "
+    "only; its engine here: pmr_thread_cache";
 constexpr char kSystemOnly[] = "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz";
 constexpr char kDropinPoolWhy[] =
     "pmr-c's drop-in: SYS only; its engine here: pmr_thread_cache_pool";
@@ -159,7 +161,7 @@ const std::vector<AllocatorInfo>& Allocators() {
        "pmr-c's drop-in malloc (libpmr_malloc.so, LD_PRELOAD, own process), "
        "thread cache engine (PMR_MALLOC=thread_cache)",
        true, false, nullptr, "pmr_dropin", Make<&New<MallocAdapter>>(), false,
-       nullptr, kSystemAndLatency, kDropinWhy},
+       nullptr, kDropinIn, kDropinWhy},
       {"pmr_dropin_pool", Family::kPmr, "malloc",
        "pmr-c's drop-in malloc (libpmr_malloc.so, LD_PRELOAD, own process), "
        "synchronized pool engine (PMR_MALLOC=pool)",

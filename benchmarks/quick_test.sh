@@ -3,13 +3,15 @@
 # (sizes reduced further), and its JSON holds a record for every workload x
 # allocator pair and every metric of the workload, with a known status; the
 # container workloads V, H, S, H-str, W, S-char ran every variant (and absl
-# in H and H-str, glib in W); the SYS programs that are installed ran under
+# in H and H-str, glib in W); the big buffers L1, L2, BP ran over the malloc
+# rows, the pools and the drop-in, with page faults in their tables; the
+# malloc test patterns X ... ES ran over the malloc rows, the drop-in and
+# pmr-c's thread-safe pools; the SYS programs that are installed ran under
 # glibc and pmr-c's drop-in with the same output (a mismatch is status
-# output_mismatch, which fails here); the drop-in also ran the latency
-# study and the malloc test patterns (X ... ES); the paired study ran each
-# pmr-c pool beside mimalloc (or says why not). The measured values are not
-# asserted. Also checks the charts, the --filter references, and that a
-# missing or non-working LD_PRELOAD peer is reported
+# output_mismatch, which fails here); the drop-in also ran the latency study;
+# the paired study ran each pmr-c pool beside mimalloc (or says why not). The
+# measured values are not asserted. Also checks the charts, the --filter
+# references, and that a missing or non-working LD_PRELOAD peer is reported
 # ("not_installed", "preload_failed"), never an error, and that the text
 # report and --help fit a 160-column terminal.
 #
@@ -25,8 +27,9 @@ fail() {
 }
 
 system_workloads="SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz"
+large_workloads="L1 L2 BP"
 pattern_workloads="X FS FP TC LS BN T ES"
-workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R Q $pattern_workloads $system_workloads"
+workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R Q $large_workloads $pattern_workloads $system_workloads"
 allocator_workloads="A B1 B2 B8 C D E F G"
 container_workloads="V H S H-str W S-char"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
@@ -46,6 +49,8 @@ metrics_of() {
     W) echo "count_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     S | S-char) echo "build_ns_per_op destroy_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     R | Q) echo "ms_per_run peak_rss_growth_kib" ;;
+    L1 | L2) echo "ms_per_replacement minor_faults_per_op peak_rss_growth_kib" ;;
+    BP) echo "us_per_block minor_faults_per_op peak_rss_growth_kib" ;;
     X | TC | BN) echo "ns_per_block peak_rss_growth_kib" ;;
     FS | FP) echo "ns_per_object peak_rss_growth_kib" ;;
     LS | ES) echo "ns_per_step peak_rss_growth_kib" ;;
@@ -134,6 +139,24 @@ for a in glibc_malloc pmr_malloc pmr_unsync_pool pmr_sync_pool pmr_thread_cache;
 done
 not_applicable Q std_new_delete || fail "Q/std_new_delete should be not_applicable"
 not_applicable Q pmr_monotonic || fail "Q/pmr_monotonic should be not_applicable"
+# L1, L2, BP (big buffers): the malloc rows, pmr-c's resources and drop-in
+# and the std::pmr ones ran; bump resources sit out (they never free), BP
+# takes thread-safe rows only; the table shows the page faults.
+for w in $large_workloads; do
+  for a in glibc_malloc std_new_delete std_sync_pool pmr_malloc pmr_sync_pool pmr_thread_cache pmr_thread_cache_pool; do
+    ran "$w" "$a" || fail "$w/$a did not run"
+  done
+  grep -q '"sanitizer": ""' "$json" && { ran "$w" pmr_dropin || fail "$w/pmr_dropin did not run"; }
+  for a in std_monotonic arena pmr_monotonic pmr_monotonic_release pmr_dropin_pool; do
+    not_applicable "$w" "$a" || fail "$w/$a should be not_applicable"
+  done
+  sed -n "/^== $w: /,/^\$/p" "$out/stdout.txt" | grep -q '^   allocator .* faults$' || fail "table $w has no faults column"
+  sed -n "/^== $w: /,/^\$/p" "$out/stdout.txt" | grep -q '^   pmr_thread_cache  .* [0-9][0-9.]*  *[0-9][0-9.]*$' ||
+    fail "table $w has no thread-cache row with RSS+ and faults"
+done
+ran L1 pmr_unsync_pool || fail "L1/pmr_unsync_pool did not run"
+ran L2 pmr_unsync_pool || fail "L2/pmr_unsync_pool (one instance per thread) did not run"
+not_applicable BP pmr_unsync_pool || fail "BP/pmr_unsync_pool should be not_applicable"
 # The malloc test patterns: the malloc rows (pmr_dropin too, outside
 # sanitizer builds) and pmr-c's thread-safe pools ran, pmr_unsync_pool in
 # the one-thread ones only; the other rows sit out.

@@ -60,6 +60,15 @@ Sizes Sizes::Scaled(double scale) {
   s.w_bytes = sc(24u << 20, 64u << 10);
   s.r_scale = sc(20, 1);
   s.q_rows = sc(200000, 200);
+  // The big buffers scale too (--quick: 52 KiB .. 1.6 MiB), so that the
+  // smoke test stays small.
+  s.l_buffers = 20;
+  s.l_replacements = sc(8, 4);
+  s.l_min_bytes = sc(1u << 20, 16u << 10);
+  s.l_max_bytes = sc(32u << 20, 256u << 10);
+  s.bp_blocks = sc(60, 20);
+  s.bp_min_bytes = sc(64u << 10, 4u << 10);
+  s.bp_max_bytes = sc(4u << 20, 64u << 10);
   s.sys_redis_requests = sc(30000, 2000);
   s.sys_sql_rows = sc(50000, 500);
   s.sys_lua_n = sc(60000, 1000);
@@ -163,7 +172,10 @@ bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
     return false;
   }
   if (w.no_bump && a.bump) {
-    if (why) *why = "a bump resource would keep every block of the churn";
+    if (why)
+      *why =
+          "a bump resource never frees: it would keep every block the run "
+          "gives back";
     return false;
   }
   if (w.thread_safe_only && !a.thread_safe) {

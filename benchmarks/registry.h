@@ -59,6 +59,13 @@ struct Sizes {
   size_t w_bytes;     // W: bytes of text read (whole files, at least this)
   size_t r_scale;     // R: the Lua script's size factor
   size_t q_rows;      // Q: rows SQLite inserts
+  size_t l_buffers;   // L1, L2: live buffers per thread (not scaled)
+  size_t l_replacements;  // L1, L2: replacements per round per thread
+  size_t l_min_bytes;     // L1, L2: buffer sizes, uniform in [min, max]
+  size_t l_max_bytes;
+  size_t bp_blocks;     // BP: blocks handed from producer to consumer
+  size_t bp_min_bytes;  // BP: block sizes, uniform in [min, max]
+  size_t bp_max_bytes;
   // SYS (system.cc): the programs' input sizes.
   size_t sys_redis_requests;  // redis-benchmark requests per test
   size_t sys_sql_rows;        // rows in the sqlite3 script
@@ -98,6 +105,8 @@ constexpr size_t kArenaBlock = 1 << 20;        // seed Arena block size
 constexpr size_t kSMinLen = 8, kSMaxLen = 64;  // S: string lengths, uniform
 constexpr size_t kSPieceMax =
     16;  // S: bytes per append (1..16; the last one cut to the length)
+constexpr size_t kBPRing = 16;  // BP SPSC ring slots (blocks in flight)
+constexpr size_t kPage = 4096;  // L, BP: the page size the writes step by
 
 // The paired study (paired.cc) runs this many pairs of rounds per --rounds
 // in each process: its ratios are its figures, and they need more samples

@@ -22,6 +22,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
     if (std::string(m.unit) == "ns" && wl.primary != std::string(m.id))
       phase_ids.push_back(m.id);
   const bool phases = !phase_ids.empty();
+  // Page faults (P, L1, L2, BP): a column after RSS+.
+  const char* faults_id = nullptr;
+  for (const MetricInfo& m : wl.metrics)
+    if (std::strcmp(m.unit, "faults") == 0) faults_id = m.id;
   const bool threads = wl.instances;
   absl::FPrintF(out, "\n== %s: %s\n%s\n", wl.id, wl.title,
                 Wrap("   ", WorkloadParams(wl, run.sizes), "   "));
@@ -59,6 +63,8 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
   } else
     head += absl::StrFormat("%9s %19s %9s %-18s %8s", "median", "spread",
                             "vs glibc", "vs std::pmr", "RSS+MiB");
+  if (faults_id != nullptr && !wl.memory)
+    head += absl::StrFormat(" %9s", "faults");
   absl::FPrintF(out, "%s\n", head);
 
   std::map<std::string, std::string> not_applicable;  // why -> which
@@ -115,6 +121,10 @@ void PrintTable(const RunInfo& run, size_t w, FILE* out) {
       } else {
         row += absl::StrFormat("%9s %19s %9s %-18s %8s", Num(p->median), spread,
                                vs_g, vs_s, rss ? Mib(rss->median) : "-");
+      }
+      if (faults_id != nullptr) {
+        const Stat* f = Find(c, faults_id);
+        row += absl::StrFormat(" %9s", f ? Num(f->median) : "-");
       }
     }
     absl::FPrintF(out, "%s\n", row);

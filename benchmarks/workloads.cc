@@ -8,6 +8,7 @@
 //   workloads_hashmap.cc        H, H-str: hash maps
 //   workloads_wordcount.cc      W: word count
 //   workloads_clients.cc        R, Q: real clients (Lua, SQLite)
+//   workloads_large.cc          L1, L2, BP: big buffers (MiB), page faults
 //   workloads_patterns*.cc      X, FS, FP, TC, LS, BN, T, ES: malloc test
 //                               patterns (workloads_patterns.h)
 //   system.cc                   SYS-*: real programs under each malloc
@@ -48,6 +49,9 @@ const std::vector<WorkloadInfo>& Workloads() {
       WorkloadSChar(),
       WorkloadR(),
       WorkloadQ(),
+      WorkloadL(1),
+      WorkloadL(2),
+      WorkloadBP(),
       // The malloc test patterns (workloads_patterns*.cc).
       WorkloadX(),
       WorkloadFS(),

@@ -22,9 +22,11 @@
 #ifndef PMR_BENCHMARKS_WORKLOADS_COMMON_H_
 #define PMR_BENCHMARKS_WORKLOADS_COMMON_H_
 
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -262,6 +264,52 @@ inline uint64_t GRequest(Adapter& a, bool bulk, size_t c, const uint16_t* size,
   return sum;
 }
 
+// A lock-free single-producer single-consumer ring of pointers (F, BP): the
+// producer spins, then yields, while it is full; the consumer while it is
+// empty. slots: a power of two.
+class SpscRing {
+ public:
+  explicit SpscRing(size_t slots) : mask_(slots - 1), slot_(slots) {}
+  void Push(void* p) {
+    const size_t t = tail_.load(std::memory_order_relaxed);
+    int spins = 0;
+    while (t - head_cache_ >= slot_.size()) {
+      head_cache_ = head_.load(std::memory_order_acquire);
+      if (t - head_cache_ >= slot_.size()) Backoff(&spins);
+    }
+    slot_[t & mask_] = p;
+    tail_.store(t + 1, std::memory_order_release);
+  }
+  void* Pop() {
+    const size_t h = head_.load(std::memory_order_relaxed);
+    int spins = 0;
+    while (h == tail_cache_) {
+      tail_cache_ = tail_.load(std::memory_order_acquire);
+      if (h == tail_cache_) Backoff(&spins);
+    }
+    void* p = slot_[h & mask_];
+    head_.store(h + 1, std::memory_order_release);
+    return p;
+  }
+
+ private:
+  static void Backoff(int* spins) {
+    if (++*spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      sched_yield();  // 2 cores, maybe busy: let the other side run
+    }
+  }
+  const size_t mask_;
+  std::vector<void*> slot_;
+  alignas(kCacheLine) std::atomic<size_t> head_{0};  // consumer's position
+  alignas(kCacheLine) size_t tail_cache_ = 0;        // consumer's view of tail_
+  alignas(kCacheLine) std::atomic<size_t> tail_{0};  // producer's position
+  alignas(kCacheLine) size_t head_cache_ = 0;        // producer's view of head_
+};
+
 struct Phases {
   std::vector<double> alloc, free, total;
   void Add(uint64_t t0, uint64_t t1, uint64_t t2, double ops) {
@@ -368,6 +416,8 @@ WorkloadInfo WorkloadHStr();
 WorkloadInfo WorkloadW();  // workloads_wordcount.cc
 WorkloadInfo WorkloadR();  // workloads_clients.cc
 WorkloadInfo WorkloadQ();
+WorkloadInfo WorkloadL(int threads);  // workloads_large.cc
+WorkloadInfo WorkloadBP();
 WorkloadInfo WorkloadALat();  // latency.cc
 WorkloadInfo WorkloadCLat();
 WorkloadInfo WorkloadELat();

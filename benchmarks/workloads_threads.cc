@@ -161,51 +161,7 @@ void RunP(Make make, const ChildArgs& args, int threads) {
   EmitRssGrowth(base);
 }
 
-// ---- F: producer -> SPSC ring -> consumer frees
-// ------------------------------
-class SpscRing {
- public:
-  explicit SpscRing(size_t slots) : mask_(slots - 1), slot_(slots) {}
-  void Push(void* p) {
-    const size_t t = tail_.load(std::memory_order_relaxed);
-    int spins = 0;
-    while (t - head_cache_ >= slot_.size()) {
-      head_cache_ = head_.load(std::memory_order_acquire);
-      if (t - head_cache_ >= slot_.size()) Backoff(&spins);
-    }
-    slot_[t & mask_] = p;
-    tail_.store(t + 1, std::memory_order_release);
-  }
-  void* Pop() {
-    const size_t h = head_.load(std::memory_order_relaxed);
-    int spins = 0;
-    while (h == tail_cache_) {
-      tail_cache_ = tail_.load(std::memory_order_acquire);
-      if (h == tail_cache_) Backoff(&spins);
-    }
-    void* p = slot_[h & mask_];
-    head_.store(h + 1, std::memory_order_release);
-    return p;
-  }
-
- private:
-  static void Backoff(int* spins) {
-    if (++*spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else {
-      sched_yield();  // 2 cores, maybe busy: let the other side run
-    }
-  }
-  const size_t mask_;
-  std::vector<void*> slot_;
-  alignas(kCacheLine) std::atomic<size_t> head_{0};  // consumer's position
-  alignas(kCacheLine) size_t tail_cache_ = 0;        // consumer's view of tail_
-  alignas(kCacheLine) std::atomic<size_t> tail_{0};  // producer's position
-  alignas(kCacheLine) size_t head_cache_ = 0;        // producer's view of head_
-};
-
+// ---- F: producer -> SPSC ring (workloads_common.h) -> consumer frees -----
 template <class Make>
 void RunF(Make make, const ChildArgs& args) {
   using A = AdapterOf<Make>;

@@ -47,8 +47,9 @@
 #include "malloc/internal/dropin_rename.h"
 #endif
 
-/* calloc from this size on maps zeroed memory of its own: no memset, and
- * pages the program never touches are never resident. */
+/* calloc from this size on takes kept large memory, zeroed only where it
+ * may be dirty (map_alloc), or maps zeroed memory of its own: no memset of
+ * fresh pages, which stay not resident until the program touches them. */
 #define CALLOC_MAP_MIN ((size_t)256 << 10)
 
 /* ---- the engine -------------------------------------------------------- */
@@ -120,18 +121,25 @@ static bool engine_pages(const void *p) {
          pmr_impl_page_map_get(p) == &STATE->heaps.src;
 }
 
-static void *map_alloc(size_t bytes, size_t alignment) {
+static void *map_alloc(size_t bytes, size_t alignment, bool zero) {
   size_t front = pmr_impl_tag_front(alignment);
   if (bytes > SIZE_MAX / 2 - front) {
     errno = ENOMEM;
     return NULL;
   }
-  size_t len = page_round(front + bytes);
-  unsigned char *m = (unsigned char *)pmr_impl_os_map(len, alignment);
-  if (m == NULL) return NULL; /* errno ENOMEM */
+  size_t len = page_round(front + bytes), dirty = 0;
+  /* Kept large memory first (zeroed where it may be dirty: cheaper than
+   * faulting fresh pages in), else a mapping of its own. */
+  unsigned char *m =
+      (unsigned char *)pmr_impl_reservoir_take(len, alignment, &dirty);
+  if (m != NULL) {
+    if (zero) memset(m, 0, dirty < len ? dirty : len);
+  } else if ((m = (unsigned char *)pmr_impl_os_map(len, alignment)) == NULL) {
+    return NULL; /* errno ENOMEM */
+  }
   void *p = pmr_impl_tag_block(m, len, alignment, PMR_IMPL_TAG_MAP);
   if (!pmr_impl_tag_registry_add(p)) {
-    pmr_impl_os_unmap(m, len);
+    if (!pmr_impl_reservoir_put(m, len, len)) pmr_impl_os_unmap(m, len);
     errno = ENOMEM;
     return NULL;
   }
@@ -234,7 +242,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
       void *p = boot_alloc(bytes, alignment);
       if (p != NULL) return p;
     }
-    return map_alloc(bytes, alignment);
+    return map_alloc(bytes, alignment, false);
   }
   if (pooled(bytes, alignment)) {
     void *p = pmr_impl_hres_allocate(r, bytes, alignment);
@@ -356,7 +364,7 @@ void *calloc(size_t count, size_t size) {
     return NULL;
   }
   if (bytes >= CALLOC_MAP_MIN && engine_get() != NULL)
-    return map_alloc(bytes, PMR_IMPL_TAG_ALIGN); /* zeros, untouched */
+    return map_alloc(bytes, PMR_IMPL_TAG_ALIGN, true);
   void *p = malloc(bytes);
   if (p != NULL && !in_boot(p)) memset(p, 0, bytes);
   return p;

@@ -79,8 +79,13 @@ size_t pmr_segment_cache_trim(void);
  * kept ranges, and a later large request of any size is carved out of a
  * kept range (the one that gives it the most memory still resident, then
  * the smallest; the rest stays kept), so replacing a 20 MiB buffer with a
- * 15 MiB one faults no page in and maps nothing. A block that grows
- * (realloc, try_resize) takes the kept range right after it, in place.
+ * 15 MiB one faults no page in and maps nothing. Where that range holds
+ * fewer resident bytes than the request, resident pages of other kept
+ * ranges are moved under the rest of it (Linux: mremap; the page tables
+ * move, no page faults in), so replacing it with a 25 MiB one after other
+ * large blocks were freed faults in none either. Carved memory holds what
+ * its last owners left in it (zero where it was never touched). A block that
+ * grows (realloc, try_resize) takes the kept range right after it, in place.
  *
  * Bounds: kept memory that may be resident totals at most `max_bytes`
  * (default PMR_LARGE_RESERVOIR_DEFAULT_MAX_BYTES; the oldest ranges go back
@@ -104,6 +109,7 @@ typedef struct pmr_large_reservoir_stats {
   size_t grown;          /* blocks grown in place into a kept range */
   size_t misses;         /* large blocks mapped because no range fitted */
   size_t purged_bytes;   /* bytes unmapped by the delay, bound or trim */
+  size_t moved_bytes;    /* resident bytes moved into carved blocks */
   size_t max_bytes;      /* the bounds in effect */
   unsigned delay_ms;
 } pmr_large_reservoir_stats;

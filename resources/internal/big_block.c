@@ -240,13 +240,11 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
   if (!big_cached(len, align)) {
     /* Freed large memory first, carved to the length: no new mapping, no
      * page fault where it is still resident. */
-    p = (char *)pmr_impl_reservoir_take(len, align);
+    p = (char *)pmr_impl_reservoir_take(len, align, NULL);
     if (p != NULL) {
       *cap = len;
       return p;
     }
-    pmr_impl_reservoir_make_room(len);
-    pmr_impl_segcache_make_room(len);
     if (sizeof(void *) >= 8 && len != 0 && len <= SIZE_MAX / BIG_ROOM) {
       size_t room = (BIG_ROOM - 1) * len < BIG_ROOM_MAX ? (BIG_ROOM - 1) * len
                                                         : BIG_ROOM_MAX;
@@ -254,10 +252,18 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
       p = (char *)pmr_impl_os_reserve(len + room, align);
       if (p != NULL) {
         *cap = len + room;
+        /* Kept resident pages moved under it first; then kept memory gives
+         * back what the rest will take, so the reservoir never raises the
+         * process's resident memory. */
+        size_t filled = pmr_impl_reservoir_fill(p, len);
+        pmr_impl_reservoir_make_room(len - filled);
+        pmr_impl_segcache_make_room(len - filled);
         return p;
       }
       errno = saved; /* no room: the block alone */
     }
+    pmr_impl_reservoir_make_room(len);
+    pmr_impl_segcache_make_room(len);
     return (char *)pmr_impl_os_map(*size, align);
   }
   p = (char *)pmr_impl_segcache_take(len, len + len / 4,

@@ -1,5 +1,8 @@
 /* The pools' platform layer (see os_mem.h). */
-/* madvise and MAP_ANONYMOUS are outside strict POSIX. */
+/* madvise and MAP_ANONYMOUS are outside strict POSIX, mremap is Linux's. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
 #endif
@@ -174,6 +177,51 @@ void pmr_impl_os_unmap(void *p, size_t bytes) {
 #else
   (void)p;
   (void)bytes;
+#endif
+}
+
+#if defined(PMR_IMPL_OS_MMAP) && defined(__linux__) && defined(MREMAP_FIXED)
+/* In two steps, so that `to` is never left unmapped: a fixed move unmaps
+ * its target before it looks at its source, and kernels before 6.17 refuse
+ * a source that spans two mappings only then. So first a move where the
+ * kernel chooses, one page longer (a resize, refused with nothing changed
+ * when the source spans two mappings: then each half is moved alone), and
+ * then the fixed move of a source that is one mapping. */
+static bool move_range(char *from, char *to, size_t len, size_t ps) {
+  void *q = mremap(from, len, len + ps, MREMAP_MAYMOVE);
+  if (q == MAP_FAILED) {
+    if (errno != EFAULT || len <= ps) {
+      munmap(from, len);
+      return false;
+    }
+    size_t half = (len / 2) & ~(ps - 1);
+    bool first = move_range(from, to, half, ps);
+    return move_range(from + half, to + half, len - half, ps) && first;
+  }
+  if (mremap(q, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to) == to) {
+    munmap((char *)q + len, ps);
+    return true;
+  }
+  /* Refused after all (the kernel out of memory): `to` mapped again if the
+   * refusal left it unmapped, the pages given back. */
+  mmap(to, len, PROT_READ | PROT_WRITE,
+       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  munmap(q, len + ps);
+  return false;
+}
+#endif
+
+bool pmr_impl_os_move(void *from, void *to, size_t len) {
+#if defined(PMR_IMPL_OS_MMAP) && defined(__linux__) && defined(MREMAP_FIXED)
+  int saved = errno;
+  bool moved =
+      move_range((char *)from, (char *)to, len, pmr_impl_os_page_size());
+  errno = saved;
+  return moved;
+#else
+  pmr_impl_os_unmap(from, len);
+  (void)to;
+  return false;
 #endif
 }
 

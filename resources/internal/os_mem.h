@@ -20,6 +20,10 @@
 
 #include "mem_resource/pmr_mem_resource.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Oversize blocks from this size on are mapped (malloc's classic mmap
  * threshold): malloc would keep the holes they leave in its heap. */
 #define PMR_IMPL_OS_BIG_MIN ((size_t)128 << 10)
@@ -53,6 +57,15 @@ void *pmr_impl_os_reserve(size_t bytes, size_t alignment);
 /* Unmaps what pmr_impl_os_map or pmr_impl_os_reserve(bytes, ...) returned. */
 void pmr_impl_os_unmap(void *p, size_t bytes);
 
+/* Moves the pages of [from, from + len) to [to, to + len) (page-aligned,
+ * len a multiple of the OS page, both mapped and apart), resident ones with
+ * their contents and no page fault, replacing what was mapped at `to`.
+ * [from, from + len) is unmapped after, moved or not; `to` stays mapped.
+ * False when some pages could not be moved (not Linux, or the kernel
+ * refused): those at `to` are then as they were, or zero pages. errno
+ * untouched. */
+bool pmr_impl_os_move(void *from, void *to, size_t len);
+
 /* Gives the OS the physical memory of the whole OS pages inside
  * [p, p + bytes); they read as zeros when touched again. errno untouched. */
 void pmr_impl_os_decommit(void *p, size_t bytes);
@@ -67,5 +80,9 @@ size_t pmr_impl_os_page_size(void);
 /* Fills buf with n random bytes from the OS (getrandom, where there is
  * one), without allocating; false when it cannot (errno untouched). */
 bool pmr_impl_os_random(void *buf, size_t n);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* PMR_IMPL_OS_MEM_H */

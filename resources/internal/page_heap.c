@@ -138,8 +138,8 @@ static bool misuse(pmr_impl_page *pg, void *p, bool owner) {
                    (size_t)(c - after) % block == 0);
     if (!starts) {
       what = "which is not the start of a block";
-    } else if (block > PMR_IMPL_UNMARKED_BLOCK &&
-               pmr_impl_word_peek(p, 1) == pmr_impl_free_mark()) {
+    } else if (pg->mark_word != 0 &&
+               pmr_impl_word_peek(p, pg->mark_word) == pmr_impl_free_mark()) {
       pmr_impl_page_class *k = &h->classes[pg->cls];
       if (!owner || on_list(pg->free, p, pg->capacity) ||
           (k->current == pg && on_list(k->free, p, pg->capacity)) ||
@@ -192,7 +192,8 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
   for (unsigned i = 0; i < PMR_IMPL_HEAP_CLASSES; ++i) {
     uint32_t block = (uint32_t)pmr_impl_pool_class_size(i);
     h->classes[i].block = block;
-    h->classes[i].index = (uint16_t)i;
+    h->classes[i].index = (uint8_t)i;
+    h->classes[i].mark_word = (uint8_t)PMR_IMPL_MARK_WORD(block);
     h->classes[i].carve_bytes =
         (uint16_t)(block >= PMR_IMPL_CARVE_BYTES
                        ? block
@@ -207,6 +208,10 @@ _Static_assert((offsetof(pmr_impl_page_heap, classes) +
                        8 <=
                    UINT8_MAX,
                "a small map entry holds a class's offset / 8");
+_Static_assert(PMR_IMPL_HEAP_CLASSES <= UINT8_MAX + 1 &&
+                   PMR_IMPL_PAGE_SIZE / 8 <= UINT16_MAX,
+               "class indexes fit the page's cls and the class's index; a "
+               "page's blocks fit its carved count");
 _Static_assert(PMR_IMPL_HEAP_LARGEST <= UINT16_MAX &&
                    PMR_IMPL_CARVE_BYTES <= UINT16_MAX,
                "a class's carve_bytes fits 16 bits");
@@ -294,8 +299,7 @@ void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
   pmr_impl_fill(p, pg->block);
 #endif
   PMR_IMPL_NOACCESS(p, pg->block);
-  if (pg->block > PMR_IMPL_UNMARKED_BLOCK)
-    pmr_impl_word_set(p, 1, pmr_impl_free_mark());
+  pmr_impl_word_set(p, pg->mark_word, pmr_impl_free_mark());
   void *head = atomic_load_explicit(&pg->remote, memory_order_relaxed);
   do {
     pmr_impl_link_set(p, head);
@@ -391,7 +395,8 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   pmr_impl_count_up(&h->pages_taken);
   pg->block = k->block;
   pg->start_check = start_check_of(k->block);
-  pg->cls = (uint8_t)k->index;
+  pg->cls = k->index;
+  pg->mark_word = k->mark_word;
   make_current(pg, 0);
   /* Carved again even for the class it last served: its old free list is
    * in the order the blocks were freed, and handing a page out in address
@@ -426,25 +431,36 @@ static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
   /* Eight links a turn, to a bound computed once: the loop costs little
    * more than its stores. */
   char *last = lim - block, *q = b, *first = b;
+  /* Free blocks are marked, these too (freeing one that was never handed
+   * out is a double free as well): the mark first, then the link, which
+   * overwrites it in blocks that hold none (PMR_IMPL_MARK_WORD). */
+  void *mark = pmr_impl_free_mark();
+  size_t mw = pg->mark_word;
+#define CARVE_ONE(at, next)          \
+  do {                               \
+    pmr_impl_word_set(at, mw, mark); \
+    pmr_impl_link_set(at, next);     \
+  } while (0)
   if ((size_t)(last - q) >= 8 * block) {
     char *stop = last - 8 * block;
     do { /* each link is the address of the next store */
       char *n1 = q + block, *n2 = n1 + block, *n3 = n2 + block;
       char *n4 = n3 + block, *n5 = n4 + block, *n6 = n5 + block;
       char *n7 = n6 + block, *n8 = n7 + block;
-      pmr_impl_link_set(q, n1);
-      pmr_impl_link_set(n1, n2);
-      pmr_impl_link_set(n2, n3);
-      pmr_impl_link_set(n3, n4);
-      pmr_impl_link_set(n4, n5);
-      pmr_impl_link_set(n5, n6);
-      pmr_impl_link_set(n6, n7);
-      pmr_impl_link_set(n7, n8);
+      CARVE_ONE(q, n1);
+      CARVE_ONE(n1, n2);
+      CARVE_ONE(n2, n3);
+      CARVE_ONE(n3, n4);
+      CARVE_ONE(n4, n5);
+      CARVE_ONE(n5, n6);
+      CARVE_ONE(n6, n7);
+      CARVE_ONE(n7, n8);
       q = n8;
     } while (q <= stop);
   }
-  for (; q != last; q += block) pmr_impl_link_set(q, q + block);
-  pmr_impl_link_set(last, NULL);
+  for (; q != last; q += block) CARVE_ONE(q, q + block);
+  CARVE_ONE(last, NULL);
+#undef CARVE_ONE
 #ifdef PMR_SECURE
   /* Secure builds: the blocks in a random order (a program cannot tell
    * which block comes next from the last one's address), each filled. */
@@ -471,15 +487,9 @@ static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
     first = b + (size_t)order[0] * block;
   }
 #endif
-  /* Free blocks are marked, these too: freeing one that was never handed
-   * out is a double free as well. */
-  if (block > PMR_IMPL_UNMARKED_BLOCK) {
-    void *mark = pmr_impl_free_mark();
-    for (q = b; q != lim; q += block) pmr_impl_word_set(q, 1, mark);
-  }
   k->free = first;
   uint32_t n = (uint32_t)((size_t)(lim - b) / block);
-  pg->carved += n;
+  pg->carved = (uint16_t)(pg->carved + n);
   pg->count += n; /* out of the page's hands: in k's list */
   pg->carve = lim;
   /* The region below the frame's table is used up (pg, the table's first

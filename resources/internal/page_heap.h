@@ -88,6 +88,11 @@
 /* Blocks of at most this many bytes hold no free mark (see "misuse"
  * below): they have no second word. */
 #define PMR_IMPL_UNMARKED_BLOCK 8u
+/* The word of a free block of `block` bytes that holds the mark: 1, or 0
+ * for unmarked blocks, where the link written after it overwrites it (a
+ * link never equals the mark: links are aligned, the mark is odd). A word
+ * index read from the class or page, so that marking takes no branch. */
+#define PMR_IMPL_MARK_WORD(block) ((block) > PMR_IMPL_UNMARKED_BLOCK ? 1u : 0u)
 /* How much of a page's untouched blocks a class lays out at a time: what
  * it will touch soon, in L1 while it does. */
 #define PMR_IMPL_CARVE_BYTES 4096u
@@ -101,7 +106,8 @@ typedef struct pmr_impl_page_class {
   pmr_impl_page *current; /* never NULL: the heap's no_page when none */
   pmr_impl_page *partial;
   uint32_t block; /* block size (0 for the empty class) */
-  uint16_t index;
+  uint8_t index;
+  uint8_t mark_word;    /* PMR_IMPL_MARK_WORD(block) */
   uint16_t carve_bytes; /* blocks laid out at a time: whole blocks in
                            PMR_IMPL_CARVE_BYTES, at least one */
 } pmr_impl_page_class;
@@ -214,7 +220,7 @@ static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(next);
 #endif
-    if (k->block > PMR_IMPL_UNMARKED_BLOCK) pmr_impl_word_set(b, 1, NULL);
+    pmr_impl_word_set(b, k->mark_word, NULL);
     PMR_IMPL_UNDEFINED(b, k->block);
 #ifdef PMR_SECURE
     if (PMR_UNLIKELY(!pmr_impl_fill_intact(b, k->block)))
@@ -292,8 +298,8 @@ static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
   uint32_t off = (uint32_t)((uintptr_t)p & (PMR_IMPL_PAGE_SIZE - 1));
   uint32_t check = pg->start_check;
   if (PMR_UNLIKELY(off * check >= check)) return true;
-  return pg->block > PMR_IMPL_UNMARKED_BLOCK &&
-         PMR_UNLIKELY(pmr_impl_word_peek(p, 1) == pmr_impl_free_mark());
+  return PMR_UNLIKELY(pmr_impl_word_peek(p, pg->mark_word) ==
+                      pmr_impl_free_mark());
 }
 
 /* The push itself, after the check: p onto pg's list, marked. */
@@ -303,8 +309,7 @@ static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
   pmr_impl_fill(p, pg->block);
 #endif
   PMR_IMPL_NOACCESS(p, pg->block);
-  if (pg->block > PMR_IMPL_UNMARKED_BLOCK)
-    pmr_impl_word_set(p, 1, pmr_impl_free_mark());
+  pmr_impl_word_set(p, pg->mark_word, pmr_impl_free_mark());
   /* The list's head between the two words' stores: the compiler keeps them
    * two plain stores (it cannot merge them across one that may alias). */
   pg->free = p;

@@ -52,10 +52,11 @@ typedef struct pmr_impl_page {
    * alone stays on the fast path. One counter, tested by the decrement
    * itself. */
   uint32_t count;
-  uint32_t block;    /* block size; 0 when the page is free; a run's first
-                        page: the run's bytes */
-  uint32_t capacity; /* blocks the page holds; a run's first page: its pages */
-  uint32_t carved;   /* blocks laid out so far */
+  uint32_t block;     /* block size; 0 when the page is free; a run's first
+                         page: the run's bytes */
+  uint32_t capacity;  /* blocks the page holds; a run's first page: its pages */
+  uint16_t carved;    /* blocks laid out so far */
+  uint16_t mark_word; /* while it serves a class: the class's (page_heap.h) */
   uint8_t cls;
   uint8_t state;
   bool dirty;    /* free page whose memory may be resident (decommit) */

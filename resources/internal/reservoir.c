@@ -31,7 +31,7 @@ static pmr_impl_spin lock;
 /* By address; the lock guards everything below. */
 static span spans[MAX_SPANS];
 static size_t count, kept, dirty_total;
-static size_t hits, grown, misses, purged;
+static size_t hits, grown, misses, purged, moved;
 static size_t max_bytes = PMR_LARGE_RESERVOIR_DEFAULT_MAX_BYTES;
 static uint64_t delay_ns =
     (uint64_t)PMR_LARGE_RESERVOIR_DEFAULT_DELAY_MS * 1000000u;
@@ -127,7 +127,55 @@ bool pmr_impl_reservoir_on(void) {
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) & ~(to - 1); }
 
-void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
+/* Resident pages moved from other kept spans into a block being carved, to
+ * do after the lock is let go. */
+#define MAX_MOVES 8
+typedef struct move_list {
+  struct {
+    char *from, *to;
+    size_t len;
+  } m[MAX_MOVES];
+  size_t n;
+} move_list;
+
+/* The block being carved has [to, to + need) not resident (beyond its
+ * span's dirty prefix): the dirty prefixes of other spans, newest first
+ * (the likeliest to be in the CPU's caches still; the bound takes the
+ * oldest), are
+ * taken out of them to be moved there (pmr_impl_os_move: the page tables
+ * move, nothing faults in, the memory stays as resident as it was). The
+ * block's memory is then as its last owners left it, as any kept memory. */
+static void gather_moves(char *to, size_t need, size_t ps, move_list *moves) {
+  while (need != 0 && moves->n < MAX_MOVES) {
+    size_t d = count;
+    for (size_t i = 0; i < count; ++i)
+      if (spans[i].dirty >= ps &&
+          (d == count || spans[i].since > spans[d].since))
+        d = i;
+    if (d == count) return;
+    span *s = &spans[d];
+    size_t n = s->dirty & ~(ps - 1);
+    if (n > need) n = need;
+    moves->m[moves->n].from = s->p;
+    moves->m[moves->n].to = to;
+    moves->m[moves->n].len = n;
+    ++moves->n;
+    to += n;
+    need -= n;
+    moved += n;
+    if (n == s->len) {
+      remove_at(d, NULL);
+    } else { /* the span's front goes: the rest stays kept, sorted */
+      s->p += n;
+      s->len -= n;
+      s->dirty -= n;
+      kept -= n;
+      dirty_total -= n;
+    }
+  }
+}
+
+void *pmr_impl_reservoir_take(size_t len, size_t alignment, size_t *dirty) {
   if (len == 0) return NULL;
   if (!pmr_impl_reservoir_on() ||
       atomic_load_explicit(&count_hint, memory_order_relaxed) == 0) {
@@ -143,6 +191,8 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
   uint64_t now = pmr_impl_coarse_ns();
   out_list out;
   out.n = 0;
+  move_list moves;
+  moves.n = 0;
   char *got = NULL;
   lock_res();
   purge_due(now, &out);
@@ -180,11 +230,22 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
       }
       got = a;
       ++hits;
+      size_t warm = round_up(best_warm, ps);
+      if (warm < len) gather_moves(a + warm, len - warm, ps, &moves);
+      if (dirty != NULL) {
+        *dirty = warm;
+        for (size_t i = 0; i < moves.n; ++i) *dirty += moves.m[i].len;
+      }
     }
   }
   if (got == NULL) ++misses;
   unlock_res();
   unmap_all(&out);
+  for (size_t i = 0; i < moves.n; ++i) {
+    /* Not moved: the pages at `to` fault in as before, and those at `from`
+     * went back to the OS as a purge would. */
+    (void)pmr_impl_os_move(moves.m[i].from, moves.m[i].to, moves.m[i].len);
+  }
   return got;
 }
 
@@ -200,16 +261,19 @@ bool pmr_impl_reservoir_put(void *p, size_t len, size_t dirty) {
   size_t i = 0;
   while (i < count && spans[i].p < c) ++i;
   span s = {c, len, dirty, now};
-  bool left = i > 0 && spans[i - 1].p + spans[i - 1].len == c;
-  bool right = i < count && c + len == spans[i].p;
-  if (left) { /* the prefix rule: anything resident in s lies after l */
+  /* Adjacent spans merge when the merged one still has its resident bytes
+   * as a prefix (exactly): never a span with untouched room before one in
+   * use, whose bound would then count that room resident. */
+  if (i > 0 && spans[i - 1].p + spans[i - 1].len == c &&
+      (spans[i - 1].dirty == spans[i - 1].len || s.dirty == 0)) {
     span l = spans[i - 1];
     s.p = l.p;
     s.dirty = s.dirty != 0 ? l.len + s.dirty : l.dirty;
     s.len += l.len;
     remove_at(--i, NULL);
   }
-  if (right) {
+  if (i < count && s.p + s.len == spans[i].p &&
+      (s.dirty == s.len || spans[i].dirty == 0)) {
     span r = spans[i];
     s.dirty = r.dirty != 0 ? s.len + r.dirty : s.dirty;
     s.len += r.len;
@@ -254,6 +318,24 @@ bool pmr_impl_reservoir_extend(void *end, size_t need) {
   return ok;
 }
 
+size_t pmr_impl_reservoir_fill(void *p, size_t len) {
+  if (!pmr_impl_reservoir_on() ||
+      atomic_load_explicit(&count_hint, memory_order_relaxed) == 0)
+    return 0;
+  size_t ps = pmr_impl_os_page_size();
+  move_list moves;
+  moves.n = 0;
+  lock_res();
+  gather_moves((char *)p, len & ~(ps - 1), ps, &moves);
+  unlock_res();
+  size_t filled = 0;
+  for (size_t i = 0; i < moves.n; ++i) {
+    if (pmr_impl_os_move(moves.m[i].from, moves.m[i].to, moves.m[i].len))
+      filled += moves.m[i].len;
+  }
+  return filled;
+}
+
 void pmr_impl_reservoir_make_room(size_t bytes) {
   if (atomic_load_explicit(&count_hint, memory_order_relaxed) == 0) return;
   out_list out;
@@ -296,6 +378,7 @@ pmr_large_reservoir_stats pmr_large_reservoir_get_stats(void) {
   st.grown = grown;
   st.misses = misses;
   st.purged_bytes = purged;
+  st.moved_bytes = moved;
   st.max_bytes = max_bytes;
   st.delay_ms = (unsigned)(delay_ns / 1000000u);
   unlock_res();

@@ -982,6 +982,18 @@ void scenario_reservoir(const std::string& mode) {
   CHECK(z != nullptr);
   free(z);
   CHECK(stats().reservoir_bytes >= (size_t{1} << 20));
+  // And calloc takes kept memory: a dirty block's range, zeroed.
+  char* d = static_cast<char*>(malloc(size_t{4} << 20));
+  CHECK(d != nullptr);
+  memset(d, 3, size_t{4} << 20);
+  free(d);
+  pmr_dropin_stats s3 = stats();
+  char* e = static_cast<char*>(calloc(1, size_t{3} << 20));
+  CHECK(e != nullptr);
+  CHECK(stats().reservoir_hits == s3.reservoir_hits + 1);
+  for (size_t i = 0; i < (size_t{3} << 20); i += 512) CHECK(e[i] == 0);
+  CHECK(e[(size_t{3} << 20) - 1] == 0);
+  free(e);
   CHECK(malloc_trim(0) == 1);
   CHECK(stats().reservoir_bytes == 0);
   printf("PASS reservoir\n");

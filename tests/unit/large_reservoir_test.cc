@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "resources/internal/os_mem.h"
 #include "resources/internal/reservoir.h"
 #include "resources/pmr_segment_cache.h"
 #include "resources/pmr_synchronized_pool.h"
@@ -110,6 +111,79 @@ TEST_F(LargeReservoirTest, AFreedBlockServesASmallerOneWithNoMappingNoFault) {
   EXPECT_EQ(pmr_large_reservoir_get_stats().kept_bytes, 0u);
 }
 
+// A request larger than any kept block's resident bytes: the freed blocks'
+// resident pages are moved under it (Linux), so it faults nothing in, and it
+// holds what they held.
+TEST_F(LargeReservoirTest, ResidentPagesOfOtherRangesServeALargerRequest) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "pages are moved only on Linux";
+#endif
+  const size_t n = 4 * kMiB;
+  char* a = static_cast<char*>(pmr_allocate(r_, n, 16));
+  char* b = static_cast<char*>(pmr_allocate(r_, n, 16));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  memset(a, 1, n);
+  memset(b, 2, n);
+  pmr_deallocate(r_, a, n, 16);
+  pmr_deallocate(r_, b, n, 16);
+  pmr_large_reservoir_stats s = pmr_large_reservoir_get_stats();
+  ASSERT_GE(s.resident_bytes, 2 * n);
+  const long faults = MinorFaults();
+  char* c = static_cast<char*>(pmr_allocate(r_, 2 * n, 16));
+  ASSERT_NE(c, nullptr);
+  pmr_large_reservoir_stats t = pmr_large_reservoir_get_stats();
+  EXPECT_EQ(t.hits, s.hits + 1);
+  EXPECT_EQ(t.moved_bytes, s.moved_bytes + n);
+  // One block's bytes where they lay, the other's moved after them.
+  ASSERT_TRUE(c == a || c == b);
+  const char first = c == a ? 1 : 2;
+  EXPECT_EQ(c[0], first);
+  EXPECT_EQ(c[n - 1], first);
+  EXPECT_EQ(c[2 * n - 1], 3 - first);
+  memset(c, 4, 2 * n);
+  EXPECT_LT(MinorFaults() - faults, 64);  // 2048 pages, none faulted in
+  EXPECT_EQ(Resident(c, 2 * n), Pages(2 * n));
+  pmr_deallocate(r_, c, 2 * n, 16);
+  pmr_synchronized_pool_trim(&pool_);
+  EXPECT_EQ(pmr_large_reservoir_get_stats().kept_bytes, 0u);
+  EXPECT_EQ(Resident(c, 2 * n), -1);
+}
+
+// The move under it all: pages of two adjacent mappings (a source the
+// kernel's fixed move refuses before 6.17) land with their contents, the
+// target stays mapped throughout, the source is gone.
+TEST(OsMoveTest, PagesOfTwoMappingsMoveWithTheirContents) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "pages are moved only on Linux";
+#endif
+  const size_t ps = static_cast<size_t>(sysconf(_SC_PAGESIZE)), n = 16 * ps;
+  char* src = MapRegion(2 * n);
+  ASSERT_NE(src, nullptr);
+  // The second half mapped again with another flag: two mappings.
+  ASSERT_EQ(
+      mmap(src + n, n, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0),
+      static_cast<void*>(src + n));
+  for (size_t i = 0; i < 2 * n; i += ps) src[i] = static_cast<char>(i / ps + 1);
+  char* dst = MapRegion(2 * n);
+  ASSERT_NE(dst, nullptr);
+  errno = 77;
+  // From the middle of the first mapping into the second.
+  EXPECT_TRUE(pmr_impl_os_move(src + n / 2, dst + ps, n));
+  EXPECT_EQ(errno, 77);
+  for (size_t i = 0; i < n; i += ps)
+    EXPECT_EQ(dst[ps + i], static_cast<char>((n / 2 + i) / ps + 1)) << i;
+  EXPECT_EQ(Resident(dst + ps, n), Pages(n));
+  EXPECT_EQ(dst[0], 0);  // around it, the target as it was
+  EXPECT_EQ(dst[ps + n], 0);
+  EXPECT_EQ(Resident(src + n / 2, n), -1);  // the source is gone
+  EXPECT_EQ(src[0], 1);                     // and nothing else
+  EXPECT_EQ(src[2 * n - ps], static_cast<char>(2 * n / ps));
+  munmap(src, 2 * n);
+  munmap(dst, 2 * n);
+}
+
 TEST_F(LargeReservoirTest, AdjacentRangesMergeAndServeALargerRequest) {
   char* m = MapRegion(8 * kMiB);
   ASSERT_NE(m, nullptr);
@@ -120,9 +194,10 @@ TEST_F(LargeReservoirTest, AdjacentRangesMergeAndServeALargerRequest) {
   EXPECT_EQ(s.ranges, 1u);
   EXPECT_EQ(s.kept_bytes, 8 * kMiB);
   EXPECT_EQ(s.resident_bytes, 8 * kMiB);
-  EXPECT_EQ(pmr_impl_reservoir_take(8 * kMiB, 16), m);
+  EXPECT_EQ(pmr_impl_reservoir_take(8 * kMiB, 16, nullptr), m);
   EXPECT_EQ(pmr_large_reservoir_get_stats().kept_bytes, 0u);
-  EXPECT_EQ(pmr_impl_reservoir_take(kMiB, 16), nullptr);  // nothing kept
+  EXPECT_EQ(pmr_impl_reservoir_take(kMiB, 16, nullptr),
+            nullptr);  // nothing kept
   munmap(m, 8 * kMiB);
 }
 
