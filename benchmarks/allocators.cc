@@ -41,13 +41,14 @@ std::unique_ptr<PmrMonoInlineAdapter> NewPmrMonoInline(const MakeCtx& c) {
 // program gets from pmr-c's malloc stands beside mimalloc's, jemalloc's,
 // tcmalloc's and glibc's, and the big buffers (L1, L2, BP), where what a
 // malloc does with a freed big block decides; the pool engine's row stays
-// out, to keep them short.
+// out, to keep them short. The malloc test patterns (X ... ES) name their
+// rows themselves (WorkloadInfo::rows), the default engine's among them.
 constexpr char kDropinIn[] =
     "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz A-lat C-lat E-lat G-lat "
     "L1 L2 BP";
 constexpr char kDropinWhy[] =
-    "pmr-c's drop-in: SYS, latency, L1, L2 and BP only; its engine here: "
-    "pmr_thread_cache";
+    "pmr-c's drop-in: SYS, latency, L1, L2, BP and the malloc test patterns "
+    "only; its engine here: pmr_thread_cache";
 constexpr char kSystemOnly[] = "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz";
 constexpr char kDropinPoolWhy[] =
     "pmr-c's drop-in: SYS only; its engine here: pmr_thread_cache_pool";

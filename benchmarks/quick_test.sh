@@ -4,15 +4,16 @@
 # allocator pair and every metric of the workload, with a known status; the
 # container workloads V, H, S, H-str, W, S-char ran every variant (and absl
 # in H and H-str, glib in W); the big buffers L1, L2, BP ran over the malloc
-# rows, the pools and the drop-in, with page faults in their tables; the SYS
-# programs that are installed ran under glibc and pmr-c's drop-in with the
-# same output (a mismatch is status output_mismatch, which fails here); the
-# drop-in also ran the latency study; the paired study ran each pmr-c pool
-# beside mimalloc (or says why not). The measured values are not asserted.
-# Also checks the charts, the --filter references, and that a missing or
-# non-working LD_PRELOAD peer is reported ("not_installed", "preload_failed"),
-# never an error, and that the text report and --help fit a 160-column
-# terminal.
+# rows, the pools and the drop-in, with page faults in their tables; the
+# malloc test patterns X ... ES ran over the malloc rows, the drop-in and
+# pmr-c's thread-safe pools; the SYS programs that are installed ran under
+# glibc and pmr-c's drop-in with the same output (a mismatch is status
+# output_mismatch, which fails here); the drop-in also ran the latency study;
+# the paired study ran each pmr-c pool beside mimalloc (or says why not). The
+# measured values are not asserted. Also checks the charts, the --filter
+# references, and that a missing or non-working LD_PRELOAD peer is reported
+# ("not_installed", "preload_failed"), never an error, and that the text
+# report and --help fit a 160-column terminal.
 #
 # Usage: quick_test.sh PATH/TO/benchmarks/all
 set -uo pipefail
@@ -27,7 +28,8 @@ fail() {
 
 system_workloads="SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz"
 large_workloads="L1 L2 BP"
-workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R Q $large_workloads $system_workloads"
+pattern_workloads="X FS FP TC LS BN T ES"
+workloads="A B1 B2 B8 C D E F G V H S H-str W S-char R Q $large_workloads $pattern_workloads $system_workloads"
 allocator_workloads="A B1 B2 B8 C D E F G"
 container_workloads="V H S H-str W S-char"
 allocators="glibc_malloc jemalloc tcmalloc mimalloc std_new_delete std_monotonic std_unsync_pool std_sync_pool
@@ -49,6 +51,10 @@ metrics_of() {
     R | Q) echo "ms_per_run peak_rss_growth_kib" ;;
     L1 | L2) echo "ms_per_replacement minor_faults_per_op peak_rss_growth_kib" ;;
     BP) echo "us_per_block minor_faults_per_op peak_rss_growth_kib" ;;
+    X | TC | BN) echo "ns_per_block peak_rss_growth_kib" ;;
+    FS | FP) echo "ns_per_object peak_rss_growth_kib" ;;
+    LS | ES) echo "ns_per_step peak_rss_growth_kib" ;;
+    T) echo "pair_ns_per_op batch_ns_per_op total_ns_per_op peak_rss_growth_kib" ;;
     SYS-*) echo "wall_ms cpu_ms peak_rss_kib" ;;
   esac
 }
@@ -64,6 +70,9 @@ if ! "$bin" --quick --scale=0.01 --json="$json" --markdown="$out/results.md" --s
 fi
 echo "quick run took $(($(date +%s) - start)) s"
 [ -s "$json" ] || { fail "no JSON written"; echo "$fails failed"; exit 1; }
+# The summary, in a file of its own: with pipefail, `sed | grep -q` fails
+# when grep stops reading before sed is done.
+sed -n '/^== Which resource/,$p' "$out/stdout.txt" >"$out/summary.txt"
 
 for w in $workloads; do
   grep -q "^== $w: " "$out/stdout.txt" || fail "no table for workload $w"
@@ -99,7 +108,7 @@ for w in $allocator_workloads; do
 done
 not_applicable F pmr_unsync_pool || fail "F/pmr_unsync_pool should be not_applicable"
 ran F no_allocator || fail "F/no_allocator (F's floor) did not run"
-sed -n '/^== Which resource/,$p' "$out/stdout.txt" | grep "^   F " | grep -q no_allocator &&
+grep "^   F " "$out/summary.txt" | grep -q no_allocator &&
   fail "the summary's F row picks no_allocator (a floor, not a choice)"
 # Container workloads: every variant ran, with its container type recorded.
 for w in $container_workloads; do
@@ -148,6 +157,21 @@ done
 ran L1 pmr_unsync_pool || fail "L1/pmr_unsync_pool did not run"
 ran L2 pmr_unsync_pool || fail "L2/pmr_unsync_pool (one instance per thread) did not run"
 not_applicable BP pmr_unsync_pool || fail "BP/pmr_unsync_pool should be not_applicable"
+# The malloc test patterns: the malloc rows (pmr_dropin too, outside
+# sanitizer builds) and pmr-c's thread-safe pools ran, pmr_unsync_pool in
+# the one-thread ones only; the other rows sit out.
+for w in $pattern_workloads; do
+  rows="glibc_malloc pmr_sync_pool pmr_thread_cache"
+  grep -q '"sanitizer": ""' "$json" && rows="$rows pmr_dropin"
+  for a in $rows; do ran "$w" "$a" || fail "$w/$a did not run"; done
+  case $w in
+    BN | T | ES) ran "$w" pmr_unsync_pool || fail "$w/pmr_unsync_pool did not run" ;;
+    *) not_applicable "$w" pmr_unsync_pool || fail "$w/pmr_unsync_pool should be not_applicable" ;;
+  esac
+  for a in std_new_delete pmr_malloc pmr_monotonic pmr_dropin_pool simple_pool; do
+    not_applicable "$w" "$a" || fail "$w/$a should be not_applicable"
+  done
+done
 # SYS: every installed program ran under glibc and pmr-c's drop-in (both
 # engines), and its row is in the SYS table; one not installed says so.
 for w in $system_workloads; do
@@ -178,7 +202,7 @@ grep -q '"workload": "S", "allocator": "glibc_malloc", .*"container": "std::stri
   fail "S/glibc_malloc: container should be std::string"
 # The summary has a row for every workload.
 for w in $workloads; do
-  sed -n '/^== Which resource/,$p' "$out/stdout.txt" | grep -q "^   $w " || fail "summary has no row for $w"
+  grep -q "^   $w " "$out/summary.txt" || fail "summary has no row for $w"
 done
 
 if command -v python3 >/dev/null 2>&1; then
@@ -256,7 +280,7 @@ grep -q '"workload": "E-frag", "allocator": "glibc_malloc", "kind": "rss_over_ru
 grep -q '"workload": "Q-frag", "allocator": "glibc_malloc", "metric": "rss_per_live", .*"median": [0-9]' "$json" ||
   fail "Q-frag/glibc_malloc: no fragmentation ratio"
 not_applicable E-frag pmr_monotonic || fail "E-frag/pmr_monotonic should be not_applicable"
-sed -n '/^== Which resource/,$p' "$out/stdout.txt" | grep -q "^   A-lat " &&
+grep -q "^   A-lat " "$out/summary.txt" &&
   fail "the summary should not list the studies"
 
 # ---- the paired study: each pmr-c pool and mimalloc in one process ----------

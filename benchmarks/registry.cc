@@ -74,6 +74,14 @@ Sizes Sizes::Scaled(double scale) {
   s.sys_lua_n = sc(60000, 1000);
   s.sys_py_n = sc(60000, 1000);
   s.sys_xz_bytes = sc(4u << 20, 256u << 10);
+  s.x_blocks = sc(200000, 500);
+  s.fs_objects = sc(200000, 200);
+  s.tc_gens = sc(100, 2);
+  s.tc_blocks = sc(10000, 500);
+  s.ls_steps = sc(400000, 1000);
+  s.bn_steps = sc(1500000, 1000);
+  s.t_ops = sc(3000000, 2000);
+  s.es_steps = sc(2000000, 1000);
   return s;
 }
 
@@ -116,6 +124,11 @@ bool InList(const char* id, const char* list) {
 
 bool Applicable(const WorkloadInfo& w, const AllocatorInfo& a,
                 std::string* why) {
+  if (w.rows != nullptr) {
+    if (InList(a.id, w.rows)) return true;
+    if (why) *why = w.rows_why;
+    return false;
+  }
   if (a.only_in != nullptr && !InList(w.id, a.only_in)) {
     if (why) *why = a.only_why;
     return false;

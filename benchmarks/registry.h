@@ -72,6 +72,15 @@ struct Sizes {
   size_t sys_lua_n;           // the Lua script's size factor
   size_t sys_py_n;            // the Python script's size factor
   size_t sys_xz_bytes;        // bytes xz compresses
+  // The malloc test patterns (workloads_patterns*.cc).
+  size_t x_blocks;    // X: blocks each thread allocates
+  size_t fs_objects;  // FS, FP: objects each thread allocates and writes
+  size_t tc_gens;     // TC: generations of 2 threads
+  size_t tc_blocks;   // TC: blocks each thread allocates
+  size_t ls_steps;    // LS: free+allocate steps per table
+  size_t bn_steps;    // BN: arithmetic steps
+  size_t t_ops;       // T: blocks of each loop (one by one, in batches)
+  size_t es_steps;    // ES: steps
   static Sizes Scaled(double scale);
 };
 
@@ -154,6 +163,10 @@ struct WorkloadInfo {
   const char* study = nullptr;
   const char* study_of = nullptr;
   bool no_bump = false;  // E-frag: bump resources would keep every block
+  // Only these allocators take part (ids, space-separated), whatever their
+  // own only_in says; the others are not applicable, for rows_why.
+  const char* rows = nullptr;
+  const char* rows_why = nullptr;
   RunFn run = nullptr;
 };
 

@@ -9,6 +9,8 @@
 //   workloads_wordcount.cc      W: word count
 //   workloads_clients.cc        R, Q: real clients (Lua, SQLite)
 //   workloads_large.cc          L1, L2, BP: big buffers (MiB), page faults
+//   workloads_patterns*.cc      X, FS, FP, TC, LS, BN, T, ES: malloc test
+//                               patterns (workloads_patterns.h)
 //   system.cc                   SYS-*: real programs under each malloc
 //
 // What they share (timing, metrics, the method) is in workloads_common.h.
@@ -18,6 +20,7 @@
 #include "benchmarks/registry.h"
 #include "benchmarks/system.h"
 #include "benchmarks/workloads_common.h"
+#include "benchmarks/workloads_patterns.h"
 
 namespace bench {
 
@@ -49,6 +52,15 @@ const std::vector<WorkloadInfo>& Workloads() {
       WorkloadL(1),
       WorkloadL(2),
       WorkloadBP(),
+      // The malloc test patterns (workloads_patterns*.cc).
+      WorkloadX(),
+      WorkloadFS(),
+      WorkloadFP(),
+      WorkloadTC(),
+      WorkloadLS(),
+      WorkloadBN(),
+      WorkloadT(),
+      WorkloadES(),
       // The studies (latency.cc, scaling.cc, fragmentation.cc, paired.cc).
       WorkloadALat(),
       WorkloadCLat(),
