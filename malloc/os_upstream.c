@@ -14,7 +14,7 @@
 
 #include "malloc/internal/dropin.h"
 #include "resources/internal/fork_guard.h"
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/spin_lock.h"
 
 #define KEEP_BYTES ((size_t)8 << 20)
@@ -30,15 +30,12 @@ static kept_block *lists[KEEP_PAGES + 1]; /* lock; by page count */
 static size_t kept;                       /* lock: bytes in the lists */
 static atomic_bool fork_registered;
 
-static bool fork_take(void) { return pmr_impl_fork_spin_take(&lock); }
-static void fork_release(void) { pmr_impl_spin_unlock(&lock); }
-static const pmr_impl_fork_client fork_client = {fork_take, fork_release,
-                                                 fork_release};
+static const pmr_impl_fork_client fork_client = {.spin = &lock};
 
 /* The length of a block of `bytes`, and its list (0: not kept). */
 static size_t length_of(size_t bytes, size_t *pages) {
   size_t ps = pmr_impl_os_page_size();
-  size_t len = (bytes + ps - 1) & ~(ps - 1);
+  size_t len = pmr_impl_round_up(bytes, ps);
   *pages = len / ps <= KEEP_PAGES ? len / ps : 0;
   return len;
 }

@@ -1,6 +1,6 @@
 /* The process-wide reservoir of freed large memory (reservoir.h,
  * pmr_segment_cache.h). */
-/* POSIX 2008 (clock_gettime, clock.h) for builds that ask for strict ISO C
+/* POSIX 2008 (clock_gettime, platform.h) for builds that ask for strict ISO C
  * (-std=c11) and define nothing. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -10,10 +10,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "resources/internal/clock.h"
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/mem_check.h"
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/spin_lock.h"
 #include "resources/pmr_segment_cache.h"
 
@@ -41,10 +40,7 @@ static atomic_size_t count_hint;
 static _Atomic uint64_t due_hint = UINT64_MAX;
 static atomic_bool off_hint; /* max_bytes == 0 */
 
-static bool fork_take(void) { return pmr_impl_fork_spin_take(&lock); }
-static void fork_release(void) { pmr_impl_spin_unlock(&lock); }
-static const pmr_impl_fork_client fork_client = {fork_take, fork_release,
-                                                 fork_release};
+static const pmr_impl_fork_client fork_client = {.spin = &lock};
 
 static void lock_res(void) {
   pmr_impl_fork_register(&fork_client);

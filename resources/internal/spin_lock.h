@@ -5,11 +5,11 @@
 #ifndef PMR_IMPL_SPIN_LOCK_H
 #define PMR_IMPL_SPIN_LOCK_H
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "mem_resource/pmr_mem_resource.h"
+#include "resources/internal/platform.h"
 
 typedef atomic_int pmr_impl_spin;
 
@@ -29,7 +29,7 @@ PMR_NOINLINE static void pmr_impl_spin_lock_slow(pmr_impl_spin *l) {
       __builtin_ia32_pause();
 #endif
     } else {
-      sched_yield();
+      pmr_impl_os_yield();
     }
   }
 }

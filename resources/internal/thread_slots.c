@@ -12,9 +12,9 @@ alignas(64) unsigned char pmr_impl_slot_none[PMR_IMPL_SLOT_NONE_BYTES];
 #define NONE ((void *)pmr_impl_slot_none)
 #define N8 NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE
 _Static_assert(PMR_IMPL_DIRECT_SLOTS == 64, "the initializer has 65 entries");
-_Thread_local _Atomic(void *)
-    pmr_impl_tl_slots[PMR_IMPL_DIRECT_SLOTS + 1] PMR_IMPL_TLS_MODEL = {
-        N8, N8, N8, N8, N8, N8, N8, N8, NONE};
+PMR_IMPL_THREAD_LOCAL _Atomic(void *)
+    pmr_impl_tl_slots[PMR_IMPL_DIRECT_SLOTS + 1] = {N8, N8, N8, N8,  N8,
+                                                    N8, N8, N8, NONE};
 #undef N8
 
 /* A thread's entries beyond the direct ones, and its place in the list of
@@ -36,7 +36,7 @@ static atomic_bool key_ok;
 static bool formatted;
 
 static record empty_record; /* a thread's record before its first use */
-static _Thread_local record *tl_rec PMR_IMPL_TLS_MODEL = &empty_record;
+static PMR_IMPL_THREAD_LOCAL record *tl_rec = &empty_record;
 
 static void thread_exit(void *arg);
 
@@ -117,8 +117,10 @@ static void fork_child(void) {
   }
 }
 
-static const pmr_impl_fork_client fork_client = {fork_take_all,
-                                                 fork_release_all, fork_child};
+static const pmr_impl_fork_client fork_client = {
+    .take_all = fork_take_all,
+    .release_all = fork_release_all,
+    .child = fork_child};
 
 /* ---- owners ------------------------------------------------------------- */
 
