@@ -262,8 +262,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
  * then has a second word, where a free block holds the mark that tells a
  * double free (page_heap.h). */
 void *malloc(size_t bytes) {
-  /* pmr_impl_heap_key(bytes, PMR_IMPL_TAG_ALIGN); 0 bytes: SIZE_MAX. */
-  size_t key = (bytes - 1) | (PMR_IMPL_TAG_ALIGN - 1);
+  size_t key = pmr_impl_heap_key(bytes, PMR_IMPL_TAG_ALIGN);
   void *p = pmr_impl_hres_alloc_fast(
       STATE, key, atomic_load_explicit(&fast_limit, memory_order_acquire));
   if (PMR_LIKELY(p != NULL)) return p;

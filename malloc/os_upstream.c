@@ -18,8 +18,9 @@
 #include "resources/internal/spin_lock.h"
 
 #define KEEP_BYTES ((size_t)8 << 20)
-/* Page counts kept: up to this many OS pages (128 KiB of 4 KiB pages). */
-#define KEEP_PAGES 32u
+/* Page counts kept: up to the engine's mapping threshold, in the smallest
+ * OS pages (32 of 4 KiB). */
+#define KEEP_PAGES ((unsigned)(PMR_IMPL_OS_BIG_MIN / PMR_IMPL_OS_PAGE_MIN))
 
 typedef struct kept_block {
   struct kept_block *next;

@@ -163,7 +163,7 @@ static inline size_t pmr_impl_heap_key(size_t bytes, size_t alignment) {
 }
 
 /* The classes of sizes up to PMR_IMPL_POOL_TABLE_LIMIT: 8 .. 1024. */
-#define PMR_IMPL_HEAP_SMALL_CLASSES 24
+#define PMR_IMPL_HEAP_SMALL_CLASSES PMR_IMPL_POOL_TABLE_CLASSES
 
 /* The fast paths' size-class map, derived from pool_classes.h's class rule
  * (the one definition of the classes): map[key] is the byte offset / 8,

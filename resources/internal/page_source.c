@@ -21,8 +21,9 @@
 
 _Static_assert(sizeof(pmr_impl_page) <= PMR_IMPL_PAGE_SLOT,
                "a descriptor fits its slot");
-_Static_assert(offsetof(pmr_impl_page, heap) + sizeof(void *) <= 64 &&
-                   offsetof(pmr_impl_page, remote) >= 64,
+_Static_assert(offsetof(pmr_impl_page, heap) + sizeof(void *) <=
+                       PMR_IMPL_CACHE_LINE &&
+                   offsetof(pmr_impl_page, remote) >= PMR_IMPL_CACHE_LINE,
                "an owner's free reads and writes the descriptor's first line "
                "only; a remote free writes the second only");
 _Static_assert(PMR_IMPL_PAGE_SLOT % PMR_MAX_ALIGN == 0,

@@ -37,7 +37,7 @@
 #endif
 #endif
 
-#if defined(PMR_IMPL_MEM_CHECK_ASAN)
+#if defined(PMR_IMPL_ASAN)
 /* Mapped memory is no heap block: LeakSanitizer must scan it for pointers
  * to the heap (a pooled block may hold the only one). LeakSanitizer's
  * list of root regions has a lock of its own that fork() does not guard:
@@ -72,7 +72,7 @@ static atomic_size_t page_size_cache;
 size_t pmr_impl_os_page_size(void) {
   size_t s = atomic_load_explicit(&page_size_cache, memory_order_relaxed);
   if (s == 0) {
-    s = 4096;
+    s = PMR_IMPL_OS_PAGE_MIN;
 #if defined(PMR_IMPL_OS_MMAP)
     int saved = errno;
     long v = sysconf(_SC_PAGESIZE);

@@ -82,8 +82,16 @@ void pmr_impl_os_decommit(void *p, size_t bytes);
  * (add) or is no longer a region to scan for pointers; nothing otherwise. */
 void pmr_impl_os_lsan_root(void *p, size_t bytes, bool add);
 
-/* The OS page size (4096 where it cannot be asked). */
+/* The smallest OS page the library assumes: what pmr_impl_os_page_size
+ * says where it cannot ask, and the unit of bounds counted in OS pages. */
+#define PMR_IMPL_OS_PAGE_MIN ((size_t)4096)
+
+/* The OS page size (PMR_IMPL_OS_PAGE_MIN where it cannot be asked). */
 size_t pmr_impl_os_page_size(void);
+
+/* The cache line size assumed for alignment: what threads write often is
+ * kept on lines of its own (no false sharing). */
+#define PMR_IMPL_CACHE_LINE 64
 
 /* Fills buf with n random bytes from the OS (getrandom, where there is
  * one), without allocating; false when it cannot (errno untouched). */

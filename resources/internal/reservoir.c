@@ -114,14 +114,12 @@ static void count_purged(const out_list *out) {
 }
 
 bool pmr_impl_reservoir_on(void) {
-#if defined(PMR_IMPL_MEM_CHECK_ASAN)
+#if defined(PMR_IMPL_ASAN)
   return false;
 #else
   return !atomic_load_explicit(&off_hint, memory_order_relaxed);
 #endif
 }
-
-static size_t round_up(size_t n, size_t to) { return (n + to - 1) & ~(to - 1); }
 
 /* Resident pages moved from other kept spans into a block being carved, to
  * do after the lock is let go. */
@@ -197,7 +195,7 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
   size_t best = count, best_warm = 0;
   for (size_t i = 0; i < count; ++i) {
     const span *s = &spans[i];
-    uintptr_t a = round_up((uintptr_t)s->p, alignment);
+    uintptr_t a = pmr_impl_align_up((uintptr_t)s->p, alignment);
     size_t lead = (size_t)(a - (uintptr_t)s->p);
     if (lead > s->len || s->len - lead < len) continue;
     size_t warm = s->dirty > lead ? s->dirty - lead : 0;
@@ -210,7 +208,7 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
   }
   if (best != count) {
     span s = spans[best];
-    char *a = (char *)round_up((uintptr_t)s.p, alignment);
+    char *a = (char *)pmr_impl_align_up((uintptr_t)s.p, alignment);
     size_t lead = (size_t)(a - s.p), rest = s.len - lead - len;
     if (lead == 0 || rest == 0 || count < MAX_SPANS) {
       remove_at(best, NULL);
@@ -226,7 +224,7 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment) {
       }
       got = a;
       ++hits;
-      size_t warm = round_up(best_warm, ps);
+      size_t warm = pmr_impl_round_up(best_warm, ps);
       if (warm < len) gather_moves(a + warm, len - warm, ps, &moves);
     }
   }

@@ -13,10 +13,6 @@
 
 typedef atomic_int pmr_impl_spin;
 
-/* The cache line size assumed for alignment: what threads write often is
- * kept on lines of its own (no false sharing). */
-#define PMR_IMPL_CACHE_LINE 64
-
 static inline bool pmr_impl_spin_try_lock(pmr_impl_spin *l) {
   return atomic_load_explicit(l, memory_order_relaxed) == 0 &&
          atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;

@@ -7,7 +7,8 @@
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/meta_mem.h"
 
-alignas(64) unsigned char pmr_impl_slot_none[PMR_IMPL_SLOT_NONE_BYTES];
+alignas(PMR_IMPL_CACHE_LINE) unsigned char pmr_impl_slot_none
+    [PMR_IMPL_SLOT_NONE_BYTES];
 
 #define NONE ((void *)pmr_impl_slot_none)
 #define N8 NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE

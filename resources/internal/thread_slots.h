@@ -71,7 +71,8 @@ typedef struct pmr_impl_slot_owner {
 
 /* Every entry without an object points here; formatted by the client
  * before its first registration (pmr_impl_slots_register). */
-extern alignas(64) unsigned char pmr_impl_slot_none[PMR_IMPL_SLOT_NONE_BYTES];
+extern alignas(PMR_IMPL_CACHE_LINE) unsigned char pmr_impl_slot_none
+    [PMR_IMPL_SLOT_NONE_BYTES];
 extern PMR_IMPL_THREAD_LOCAL _Atomic(void *)
     pmr_impl_tl_slots[PMR_IMPL_DIRECT_SLOTS + 1];
 
