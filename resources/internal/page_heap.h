@@ -67,8 +67,9 @@
  *                  give-back to upstream and the OS)
  *   page_map.h     which source holds a page, process-wide
  *   page_geometry.h  page, segment and frame sizes; descriptor slots
- *   pool_classes.h the size classes (the one definition); platform.h the
- *                  delays' clock; platform.h and segment_cache.h the OS.
+ *   pool_classes.h the size classes (the one definition);
+ *                  segment_cache.h the segments kept between pools;
+ *                  platform.h the OS (maps, purge, the delays' clock).
  * Above them big_block.h (oversize blocks: runs, mappings) and the
  * resources. */
 #ifndef PMR_IMPL_PAGE_HEAP_H
