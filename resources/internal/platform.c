@@ -290,6 +290,15 @@ bool pmr_impl_os_atfork(void (*prepare)(void), void (*parent)(void),
   return pthread_atfork(prepare, parent, child) == 0;
 }
 
+bool pmr_impl_os_exit_key_create(pmr_impl_os_exit_key *k,
+                                 void (*at_exit)(void *)) {
+  return pthread_key_create(k, at_exit) == 0;
+}
+
+bool pmr_impl_os_exit_key_set(pmr_impl_os_exit_key k, void *value) {
+  return pthread_setspecific(k, value) == 0;
+}
+
 const char *pmr_impl_os_getenv(const char *name) { return getenv(name); }
 
 size_t pmr_impl_os_peak_rss(void) {

@@ -5,23 +5,12 @@
  * (mmap, madvise, mremap, sysconf, getrandom, clock_gettime, pthread_atfork,
  * getenv, getrusage, write, the TLS model) touches this file and platform.c
  * only. Unless a contract says otherwise, a call leaves errno untouched.
- *
- * Memory straight from the OS. A pool whose upstream hands out system
- * memory (PMR_TRAIT_SYSTEM_MEMORY:
- * the malloc resource, or a third-party resource that says it) maps its
- * segments, and its oversize blocks of at least PMR_IMPL_OS_BIG_MIN bytes,
- * itself, so that it can give the OS back the memory of pages that stay free
- * (decommit: the address range stays mapped and reads as zeros when touched
- * again). Such a pool says PMR_TRAIT_MAPS_LARGE (pmr_mem_resource.h), and a
- * pool over it (pmr_impl_os_backed) decommits its free pages as well. Memory
- * from any other upstream is never decommitted: the pool cannot know what it is
- * (a buffer registered with a device, a locked region, a file).
- *
- * On a platform without mmap pmr_impl_os_direct is false and decommit does
- * nothing. */
+ * Sections: memory, the machine, the process, thread-local storage, the
+ * clock. */
 #ifndef PMR_IMPL_PLATFORM_H
 #define PMR_IMPL_PLATFORM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +20,20 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- memory --------------------------------------------------------------
+ *
+ * Memory straight from the OS. A pool whose upstream hands out system
+ * memory (PMR_TRAIT_SYSTEM_MEMORY: the malloc resource, or a third-party
+ * resource that says it) maps its segments, and its oversize blocks of at
+ * least PMR_IMPL_OS_BIG_MIN bytes, itself, so that it can give the OS back
+ * the memory of pages that stay free (decommit: the address range stays
+ * mapped and reads as zeros when touched again). Such a pool says
+ * PMR_TRAIT_MAPS_LARGE (pmr_mem_resource.h), and a pool over it
+ * (pmr_impl_os_backed) decommits its free pages as well. Memory from any
+ * other upstream is never decommitted: the pool cannot know what it is (a
+ * buffer registered with a device, a locked region, a file). On a platform
+ * without mmap pmr_impl_os_direct is false and decommit does nothing. */
 
 /* Oversize blocks from this size on are mapped (malloc's classic mmap
  * threshold): malloc would keep the holes they leave in its heap. */
@@ -82,6 +85,15 @@ void pmr_impl_os_decommit(void *p, size_t bytes);
  * (add) or is no longer a region to scan for pointers; nothing otherwise. */
 void pmr_impl_os_lsan_root(void *p, size_t bytes, bool add);
 
+/* Memory for the library's own records (meta_mem.c): `bytes` rounded up to
+ * whole OS pages, zeroed, page-aligned, from the OS and never scanned by
+ * LeakSanitizer; NULL when the OS refuses or has no mmap. */
+void *pmr_impl_os_map_records(size_t bytes);
+/* Unmaps what pmr_impl_os_map_records(bytes) returned. */
+void pmr_impl_os_unmap_records(void *p, size_t bytes);
+
+/* ---- the machine --------------------------------------------------------- */
+
 /* The smallest OS page the library assumes: what pmr_impl_os_page_size
  * says where it cannot ask, and the unit of bounds counted in OS pages. */
 #define PMR_IMPL_OS_PAGE_MIN ((size_t)4096)
@@ -97,13 +109,6 @@ size_t pmr_impl_os_page_size(void);
  * one), without allocating; false when it cannot (errno untouched). */
 bool pmr_impl_os_random(void *buf, size_t n);
 
-/* Memory for the library's own records (meta_mem.c): `bytes` rounded up to
- * whole OS pages, zeroed, page-aligned, from the OS and never scanned by
- * LeakSanitizer; NULL when the OS refuses or has no mmap. */
-void *pmr_impl_os_map_records(size_t bytes);
-/* Unmaps what pmr_impl_os_map_records(bytes) returned. */
-void pmr_impl_os_unmap_records(void *p, size_t bytes);
-
 /* ---- the process ------------------------------------------------------- */
 
 /* Registers fork() handlers (pthread_atfork): prepare runs in the parent
@@ -111,6 +116,16 @@ void pmr_impl_os_unmap_records(void *p, size_t bytes);
  * refuses (out of memory). fork_guard.h is the library's one caller. */
 bool pmr_impl_os_atfork(void (*prepare)(void), void (*parent)(void),
                         void (*child)(void));
+
+/* A thread-exit key: a thread that sets a value in it has at_exit(value)
+ * run when it exits (pthread keys). */
+typedef pthread_key_t pmr_impl_os_exit_key;
+/* Creates *k with at_exit; false when the OS refuses (out of keys). */
+bool pmr_impl_os_exit_key_create(pmr_impl_os_exit_key *k,
+                                 void (*at_exit)(void *));
+/* Sets the calling thread's value of k; false when the OS refuses (out of
+ * memory). */
+bool pmr_impl_os_exit_key_set(pmr_impl_os_exit_key k, void *value);
 
 /* The environment variable `name`, or NULL when unset (getenv: the string
  * belongs to the environment; nothing is allocated). */

@@ -32,7 +32,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pmr_impl_slot_owner **owners; /* slot -> owner, NULL when free */
 static size_t nslots;
 static record *records; /* every listed record */
-static pthread_key_t exit_key;
+static pmr_impl_os_exit_key exit_key;
 static atomic_bool key_ok;
 static bool formatted;
 
@@ -47,7 +47,7 @@ static bool have_key(void) {
   if (atomic_load_explicit(&key_ok, memory_order_acquire)) return true;
   pthread_mutex_lock(&lock);
   if (!atomic_load_explicit(&key_ok, memory_order_relaxed) &&
-      pthread_key_create(&exit_key, thread_exit) == 0)
+      pmr_impl_os_exit_key_create(&exit_key, thread_exit))
     atomic_store_explicit(&key_ok, true, memory_order_release);
   pthread_mutex_unlock(&lock);
   return atomic_load_explicit(&key_ok, memory_order_acquire);
@@ -191,7 +191,7 @@ void *pmr_impl_slots_get(pmr_impl_slot_owner *o) {
     if (rec == NULL) return NULL;
     rec->direct = pmr_impl_tl_slots;
     /* The key's destructor gives the objects back when the thread exits. */
-    if (pthread_setspecific(exit_key, rec) != 0) {
+    if (!pmr_impl_os_exit_key_set(exit_key, rec)) {
       pmr_impl_meta_free(rec);
       return NULL;
     }
