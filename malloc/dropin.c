@@ -22,23 +22,19 @@
 
 #include <errno.h>
 #include <malloc.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "malloc/internal/dropin.h"
 #include "malloc/internal/tag_registry.h"
 #include "resources/internal/heap_resource.h"
 #include "resources/internal/meta_mem.h"
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/pool_classes.h"
 #include "resources/internal/reservoir.h"
-#include "resources/internal/tls.h"
 #include "resources/pmr_segment_cache.h"
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
@@ -55,8 +51,7 @@
 /* ---- the engine -------------------------------------------------------- */
 
 static size_t page_round(size_t n) {
-  size_t ps = pmr_impl_os_page_size();
-  return (n + ps - 1) & ~(ps - 1);
+  return pmr_impl_round_up(n, pmr_impl_os_page_size());
 }
 
 static union {
@@ -75,12 +70,12 @@ static atomic_int init_state;      /* 0 none, 1 running, 2 done */
 static bool use_pool;              /* PMR_MALLOC=pool */
 static bool stats_at_exit;         /* PMR_MALLOC_STATS=1 */
 static atomic_size_t mapped_bytes; /* PMR_IMPL_TAG_MAP blocks */
-static _Thread_local bool tl_in_init PMR_IMPL_TLS_MODEL;
+static PMR_IMPL_THREAD_LOCAL bool tl_in_init;
 
 /* ---- blocks served during set-up: a static arena ------------------------ */
 
 #define BOOT_BYTES ((size_t)64 << 10)
-static _Alignas(64) unsigned char boot[BOOT_BYTES];
+static _Alignas(PMR_IMPL_CACHE_LINE) unsigned char boot[BOOT_BYTES];
 static atomic_size_t boot_used;
 
 static bool in_boot(const void *p) {
@@ -95,9 +90,8 @@ static void *boot_alloc(size_t bytes, size_t alignment) {
   if (bytes == 0) bytes = 1;
   size_t used = atomic_load_explicit(&boot_used, memory_order_relaxed);
   for (;;) {
-    size_t at = (used + PMR_IMPL_TAG_ALIGN + alignment - 1) & ~(alignment - 1);
-    size_t end =
-        at + ((bytes + PMR_IMPL_TAG_ALIGN - 1) & ~(PMR_IMPL_TAG_ALIGN - 1));
+    size_t at = pmr_impl_round_up(used + PMR_IMPL_TAG_ALIGN, alignment);
+    size_t end = at + pmr_impl_round_up(bytes, PMR_IMPL_TAG_ALIGN);
     if (end > BOOT_BYTES) return NULL;
     if (atomic_compare_exchange_weak_explicit(&boot_used, &used, end,
                                               memory_order_relaxed,
@@ -150,7 +144,7 @@ static void *map_alloc(size_t bytes, size_t alignment, bool zero) {
 /* ---- set-up ------------------------------------------------------------- */
 
 static bool env_is(const char *name, const char *value) {
-  const char *v = getenv(name);
+  const char *v = pmr_impl_os_getenv(name);
   return v != NULL && strcmp(v, value) == 0;
 }
 
@@ -158,7 +152,7 @@ static bool env_is(const char *name, const char *value) {
  * or not one (no allocation: strtoull allocates nothing). */
 static unsigned long long env_number(const char *name,
                                      unsigned long long otherwise) {
-  const char *v = getenv(name);
+  const char *v = pmr_impl_os_getenv(name);
   if (v == NULL || *v < '0' || *v > '9') return otherwise;
   char *end;
   unsigned long long n = strtoull(v, &end, 10);
@@ -211,7 +205,7 @@ PMR_NOINLINE static pmr_mem_resource *engine_slow(void) {
     errno = saved;
   }
   while (atomic_load_explicit(&init_state, memory_order_acquire) != 2)
-    sched_yield();
+    pmr_impl_os_yield();
   return atomic_load_explicit(&engine_r, memory_order_acquire);
 }
 
@@ -276,8 +270,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
  * then has a second word, where a free block holds the mark that tells a
  * double free (page_heap.h). */
 void *malloc(size_t bytes) {
-  /* pmr_impl_heap_key(bytes, PMR_IMPL_TAG_ALIGN); 0 bytes: SIZE_MAX. */
-  size_t key = (bytes - 1) | (PMR_IMPL_TAG_ALIGN - 1);
+  size_t key = pmr_impl_heap_key(bytes, PMR_IMPL_TAG_ALIGN);
   void *p = pmr_impl_hres_alloc_fast(
       STATE, key, atomic_load_explicit(&fast_limit, memory_order_acquire));
   if (PMR_LIKELY(p != NULL)) return p;
@@ -493,7 +486,7 @@ void *pvalloc(size_t bytes) {
     return NULL;
   }
   return pmr_impl_dropin_aligned(
-      ps, bytes == 0 ? ps : (bytes + ps - 1) & ~(ps - 1));
+      ps, bytes == 0 ? ps : pmr_impl_round_up(bytes, ps));
 }
 
 /* Gives free pages and kept blocks back to the OS, as glibc's gives back
@@ -544,9 +537,7 @@ pmr_dropin_stats pmr_dropin_get_stats(void) {
   st.reservoir_grown = res.grown;
   st.reservoir_misses = res.misses;
   st.reservoir_purged_bytes = res.purged_bytes;
-  struct rusage ru;
-  if (getrusage(RUSAGE_SELF, &ru) == 0)
-    st.peak_rss_bytes = (size_t)ru.ru_maxrss * 1024; /* Linux: KiB */
+  st.peak_rss_bytes = pmr_impl_os_peak_rss();
   return st;
 }
 
@@ -563,13 +554,7 @@ void pmr_dropin_print_stats(int fd) {
                    st.peak_rss_bytes);
   if (n <= 0) return;
   size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-  int saved = errno;
-  for (size_t off = 0; off < len;) {
-    ssize_t w = write(fd, line + off, len - off);
-    if (w <= 0) break;
-    off += (size_t)w;
-  }
-  errno = saved;
+  pmr_impl_os_write(fd, line, len);
 }
 
 /* At exit (or unload): the statistics when asked for. The engine is never

@@ -14,12 +14,13 @@
 
 #include "malloc/internal/dropin.h"
 #include "resources/internal/fork_guard.h"
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/spin_lock.h"
 
 #define KEEP_BYTES ((size_t)8 << 20)
-/* Page counts kept: up to this many OS pages (128 KiB of 4 KiB pages). */
-#define KEEP_PAGES 32u
+/* Page counts kept: up to the engine's mapping threshold, in the smallest
+ * OS pages (32 of 4 KiB). */
+#define KEEP_PAGES ((unsigned)(PMR_IMPL_OS_BIG_MIN / PMR_IMPL_OS_PAGE_MIN))
 
 typedef struct kept_block {
   struct kept_block *next;
@@ -30,15 +31,12 @@ static kept_block *lists[KEEP_PAGES + 1]; /* lock; by page count */
 static size_t kept;                       /* lock: bytes in the lists */
 static atomic_bool fork_registered;
 
-static bool fork_take(void) { return pmr_impl_fork_spin_take(&lock); }
-static void fork_release(void) { pmr_impl_spin_unlock(&lock); }
-static const pmr_impl_fork_client fork_client = {fork_take, fork_release,
-                                                 fork_release};
+static const pmr_impl_fork_client fork_client = {.spin = &lock};
 
 /* The length of a block of `bytes`, and its list (0: not kept). */
 static size_t length_of(size_t bytes, size_t *pages) {
   size_t ps = pmr_impl_os_page_size();
-  size_t len = (bytes + ps - 1) & ~(ps - 1);
+  size_t len = pmr_impl_round_up(bytes, ps);
   *pages = len / ps <= KEEP_PAGES ? len / ps : 0;
   return len;
 }

@@ -18,10 +18,7 @@ static reg_slot *reg_slots;      /* reg_lock */
 static size_t reg_cap, reg_used; /* reg_used: slots not empty */
 static atomic_bool reg_fork_registered;
 
-static bool reg_fork_take(void) { return pmr_impl_fork_spin_take(&reg_lock); }
-static void reg_fork_release(void) { pmr_impl_spin_unlock(&reg_lock); }
-static const pmr_impl_fork_client reg_fork_client = {
-    reg_fork_take, reg_fork_release, reg_fork_release};
+static const pmr_impl_fork_client reg_fork_client = {.spin = &reg_lock};
 
 static size_t reg_home(uintptr_t p, size_t cap) {
   return (size_t)((p >> 4) * (uintptr_t)0x9e3779b97f4a7c15u) & (cap - 1);

@@ -78,6 +78,17 @@ extern "C" {
 #define PMR_MAYBE_UNUSED
 #endif
 
+/* 1 when this translation unit is built with AddressSanitizer (GCC and
+ * clang say it differently); the one test of it, for the library's headers.
+ * Not for direct use. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PMR_IMPL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PMR_IMPL_ASAN 1
+#endif
+#endif
+
 /* alignof(T) in C and C++: the typed container macros take both. */
 #ifndef PMR_ALIGNOF
 #ifdef __cplusplus

@@ -181,12 +181,8 @@ size_t pmr_monotonic_buffer_next_chunk_size(const pmr_monotonic_buffer *m);
 void *pmr_impl_monotonic_buffer_refill(pmr_monotonic_buffer *m, size_t bytes,
                                        size_t alignment);
 
-#if defined(__SANITIZE_ADDRESS__) || defined(PMR_VALGRIND)
+#if defined(PMR_IMPL_ASAN) || defined(PMR_VALGRIND)
 #define PMR_IMPL_MONOTONIC_CHECKED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PMR_IMPL_MONOTONIC_CHECKED 1
-#endif
 #endif
 
 /* Takes bytes at alignment (both valid) from m's current buffer into *out;

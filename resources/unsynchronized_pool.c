@@ -7,8 +7,8 @@
 #include "resources/internal/big_block.h"
 #include "resources/internal/debug_track.h"
 #include "resources/internal/live_registry.h"
-#include "resources/internal/os_mem.h"
 #include "resources/internal/page_heap.h"
+#include "resources/internal/platform.h"
 #include "resources/pmr_segment_cache.h"
 
 typedef struct {
@@ -167,7 +167,7 @@ static bool unsync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
 }
 
 /* Not thread-safe; keeps freed blocks; maps its large blocks where its
- * upstream lets it (os_mem.h). */
+ * upstream lets it (platform.h). */
 static unsigned unsync_traits(const pmr_mem_resource *self) {
   const state *s = state_of((pmr_mem_resource *)(uintptr_t)self);
   return PMR_TRAIT_KEEPS_FREED |

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "resources/internal/debug_track.h"
-#include "resources/internal/os_mem.h"
 #include "resources/internal/page_heap.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/reservoir.h"
 #include "resources/internal/segment_cache.h"
 #include "resources/internal/spin_lock.h"

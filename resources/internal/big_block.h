@@ -30,7 +30,7 @@ extern "C" {
  * give them back to the OS and fault them in again. trim and release give
  * back every kept block.
  *
- * Over the malloc resource (pmr_impl_os_direct, os_mem.h), blocks of at
+ * Over the malloc resource (pmr_impl_os_direct, platform.h), blocks of at
  * least PMR_IMPL_OS_BIG_MIN bytes are mapped from the OS and unmapped when
  * they go back, instead of leaving holes in malloc's heap. */
 typedef struct pmr_impl_big_block {

@@ -21,6 +21,11 @@
 #include "resources/internal/spin_lock.h"
 
 typedef struct pmr_impl_fork_client {
+  /* A client whose state is guarded by one spin lock sets only this:
+   * `static const pmr_impl_fork_client c = {.spin = &lock};`. The guard
+   * takes it before fork(), releases it in the parent and frees it in the
+   * child; the three functions below are then unused. */
+  pmr_impl_spin *spin;
   /* Takes every lock of the client's live instances, each with
    * pmr_impl_fork_spin_take / pmr_impl_fork_mutex_take; when one stays
    * busy, releases what it took and returns false. */
@@ -34,7 +39,8 @@ typedef struct pmr_impl_fork_client {
 } pmr_impl_fork_client;
 
 /* Registers client c once (later calls with the same c do nothing).
- * Thread-safe. False when pthread_atfork fails (out of memory): then fork()
+ * Thread-safe. False when the OS refuses the handlers (pmr_impl_os_atfork:
+ * out of memory): then fork()
  * is not guarded, and registration is tried again on the next call. */
 bool pmr_impl_fork_register(const pmr_impl_fork_client *c);
 /* The same for a client the others call into while they hold their own

@@ -8,7 +8,7 @@
 
 #include "resources/internal/debug_track.h"
 #include "resources/internal/fork_guard.h"
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 
 _Static_assert(
     offsetof(pmr_impl_theap, heap) == 0,

@@ -172,8 +172,10 @@ static void fork_child(void) {
   pthread_mutex_init(&guarded, NULL);
 }
 
-static const pmr_impl_fork_client fork_client = {fork_take_all,
-                                                 fork_release_all, fork_child};
+static const pmr_impl_fork_client fork_client = {
+    .take_all = fork_take_all,
+    .release_all = fork_release_all,
+    .child = fork_child};
 
 /* ---- listing ---------------------------------------------------------------
  */

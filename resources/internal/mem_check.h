@@ -18,15 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define PMR_IMPL_MEM_CHECK_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PMR_IMPL_MEM_CHECK_ASAN 1
-#endif
-#endif
+#include "mem_resource/pmr_mem_resource.h"
 
-#if defined(PMR_IMPL_MEM_CHECK_ASAN)
+#if defined(PMR_IMPL_ASAN)
 #include <sanitizer/asan_interface.h>
 #define PMR_IMPL_MEM_CHECKED 1
 #define PMR_IMPL_NOACCESS(p, n) __asan_poison_memory_region((p), (n))
@@ -67,7 +61,7 @@ static inline void pmr_impl_word_set(void *p, size_t w, void *v) {
  * that is a double free, which memcheck then reports as well. */
 static inline void *pmr_impl_word_peek(void *p, size_t w) {
   void **at = (void **)p + w;
-#if defined(PMR_IMPL_MEM_CHECK_ASAN)
+#if defined(PMR_IMPL_ASAN)
   bool closed = __asan_address_is_poisoned(at);
   PMR_IMPL_DEFINED(at, sizeof *at);
   void *v = *at;

@@ -1,8 +1,4 @@
 /* The library's own records' memory (meta_mem.h). */
-/* MAP_ANONYMOUS is outside strict POSIX. */
-#ifndef _DEFAULT_SOURCE
-#define _DEFAULT_SOURCE
-#endif
 #include "resources/internal/meta_mem.h"
 
 #include <errno.h>
@@ -10,14 +6,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "resources/internal/fork_guard.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/spin_lock.h"
 
-#define HEADER ((size_t)64) /* keeps the payload on a line of its own */
-#define MIN_SHIFT 6         /* blocks of 64 bytes ... */
-#define CLASSES 13          /* ... to 256 KiB, header included */
+/* A block's header: one cache line, so the payload starts a line of its
+ * own. */
+#define HEADER ((size_t)PMR_IMPL_CACHE_LINE)
+#define MIN_SHIFT 6 /* blocks of 64 bytes ... */
+#define CLASSES 13  /* ... to 256 KiB, header included */
+_Static_assert(((size_t)1 << MIN_SHIFT) == HEADER,
+               "the smallest block is one line");
 #define CHUNK ((size_t)1 << 20)
 /* A header's class for a block that is a mapping of its own. */
 #define DIRECT ((unsigned)CLASSES)
@@ -38,10 +38,7 @@ static free_block *free_lists[CLASSES]; /* lock */
 static char *bump, *bump_end;           /* lock: the current chunk */
 static size_t mapped;                   /* lock */
 
-static bool fork_take(void) { return pmr_impl_fork_spin_take(&lock); }
-static void fork_release(void) { pmr_impl_spin_unlock(&lock); }
-static const pmr_impl_fork_client fork_client = {fork_take, fork_release,
-                                                 fork_release};
+static const pmr_impl_fork_client fork_client = {.spin = &lock};
 
 void pmr_impl_meta_use_os(void) {
   atomic_store_explicit(&os_mode, true, memory_order_release);
@@ -51,17 +48,6 @@ bool pmr_impl_meta_uses_os(void) {
   return atomic_load_explicit(&os_mode, memory_order_acquire);
 }
 
-static void *os_map(size_t bytes) {
-#if defined(MAP_ANONYMOUS)
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-#else
-  (void)bytes;
-  return NULL;
-#endif
-}
-
 static void *os_alloc(size_t bytes) {
   if (bytes > SIZE_MAX / 2 - HEADER - CHUNK) return NULL;
   size_t total = bytes + HEADER;
@@ -69,8 +55,8 @@ static void *os_alloc(size_t bytes) {
   while (cls < CLASSES && ((size_t)1 << (MIN_SHIFT + cls)) < total) ++cls;
   meta_header *h;
   if (cls == DIRECT) {
-    size_t len = (total + 4095) & ~(size_t)4095;
-    if ((h = (meta_header *)os_map(len)) == NULL) return NULL;
+    size_t len = pmr_impl_round_up(total, pmr_impl_os_page_size());
+    if ((h = (meta_header *)pmr_impl_os_map_records(len)) == NULL) return NULL;
     h->cls = DIRECT;
     h->bytes = len;
     pmr_impl_spin_lock(&lock);
@@ -90,7 +76,7 @@ static void *os_alloc(size_t bytes) {
     if ((size_t)(bump_end - bump) < size) {
       /* The rest of the chunk is dropped: records are few and long-lived. */
       pmr_impl_spin_unlock(&lock);
-      char *chunk = (char *)os_map(CHUNK);
+      char *chunk = (char *)pmr_impl_os_map_records(CHUNK);
       if (chunk == NULL) return NULL;
       pmr_impl_spin_lock(&lock);
       bump = chunk;
@@ -112,7 +98,7 @@ static void os_free(void *p) {
     pmr_impl_spin_lock(&lock);
     mapped -= len;
     pmr_impl_spin_unlock(&lock);
-    munmap(h, len);
+    pmr_impl_os_unmap_records(h, len);
     return;
   }
   free_block *f = (free_block *)(void *)h;
@@ -133,7 +119,7 @@ void *pmr_impl_meta_alloc(size_t bytes) {
   } else if (bytes >= CHUNK / 4) {
     p = calloc(1, bytes); /* large and zeroed: calloc can leave it untouched */
   } else {
-    size_t size = (bytes + HEADER - 1) & ~(HEADER - 1);
+    size_t size = pmr_impl_round_up(bytes, HEADER);
     p = aligned_alloc(HEADER, size != 0 ? size : HEADER);
     if (p != NULL) memset(p, 0, size);
   }

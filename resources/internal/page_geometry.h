@@ -9,9 +9,11 @@
 
 #define PMR_IMPL_PAGE_SHIFT 16
 #define PMR_IMPL_PAGE_SIZE ((size_t)1 << PMR_IMPL_PAGE_SHIFT)
-/* Pages a segment asks of upstream at most (1 MiB); fewer when upstream
- * cannot give that much. */
-#define PMR_IMPL_SEGMENT_PAGES 16u
+/* A segment: what a source asks of upstream at most (1 MiB), fewer pages
+ * when upstream cannot give that much. */
+#define PMR_IMPL_SEGMENT_SHIFT 20
+#define PMR_IMPL_SEGMENT_PAGES \
+  (1u << (PMR_IMPL_SEGMENT_SHIFT - PMR_IMPL_PAGE_SHIFT))
 
 /* Descriptors are PMR_IMPL_PAGE_SLOT bytes; a frame's table sits at one of
  * PMR_IMPL_PAGE_COLORS multiples of its size, by address bits above the
@@ -24,7 +26,7 @@
 #define PMR_IMPL_PAGE_SLOT (1u << PMR_IMPL_PAGE_SLOT_SHIFT)
 /* Frames of a source with segment frames (page_source.h: seg_frames): one
  * segment. */
-#define PMR_IMPL_SEG_FRAME_SHIFT 20
+#define PMR_IMPL_SEG_FRAME_SHIFT PMR_IMPL_SEGMENT_SHIFT
 /* pmr_impl_page_of shifts an address right by this: a page's index in its
  * frame then lands on multiples of a descriptor's size. */
 #define PMR_IMPL_PAGE_OF_SHIFT (PMR_IMPL_PAGE_SHIFT - PMR_IMPL_PAGE_SLOT_SHIFT)

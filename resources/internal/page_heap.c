@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 
 pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
   pmr_pool_options o = pmr_impl_pool_effective_options(opts);

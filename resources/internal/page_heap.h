@@ -16,7 +16,7 @@
  * side by side in a table inside the frame's first page, at one of
  * PMR_IMPL_PAGE_COLORS offsets chosen by the frame's address, with blocks
  * before and after it; a frame's other pages are all blocks. A source whose
- * segments it maps itself (os_mem.h), or whose upstream maps its large
+ * segments it maps itself (platform.h), or whose upstream maps its large
  * blocks (a pool over the malloc resource), uses frames of a whole segment
  * (PMR_IMPL_SEGMENT_PAGES pages, aligned to that; page_source.h:
  * seg_frames): a program freeing blocks across many pages touches one small
@@ -35,7 +35,7 @@
  * A segment whose pages are all free goes back to upstream once the free
  * pages exceed the retention bound, or on trim.
  *
- * When the pool maps its segments itself (os_mem.h: its upstream is the
+ * When the pool maps its segments itself (platform.h: its upstream is the
  * malloc resource), or its upstream is a pool that maps them (a pool over
  * the malloc resource), a page free for PMR_IMPL_PURGE_DELAY_NS gives its
  * memory back to the OS (all but the OS page of its frame's table, if it
@@ -67,8 +67,9 @@
  *                  give-back to upstream and the OS)
  *   page_map.h     which source holds a page, process-wide
  *   page_geometry.h  page, segment and frame sizes; descriptor slots
- *   pool_classes.h the size classes (the one definition); clock.h the
- *                  delays' clock; os_mem.h and segment_cache.h the OS.
+ *   pool_classes.h the size classes (the one definition);
+ *                  segment_cache.h the segments kept between pools;
+ *                  platform.h the OS (maps, purge, the delays' clock).
  * Above them big_block.h (oversize blocks: runs, mappings) and the
  * resources. */
 #ifndef PMR_IMPL_PAGE_HEAP_H
@@ -163,7 +164,7 @@ static inline size_t pmr_impl_heap_key(size_t bytes, size_t alignment) {
 }
 
 /* The classes of sizes up to PMR_IMPL_POOL_TABLE_LIMIT: 8 .. 1024. */
-#define PMR_IMPL_HEAP_SMALL_CLASSES 24
+#define PMR_IMPL_HEAP_SMALL_CLASSES PMR_IMPL_POOL_TABLE_CLASSES
 
 /* The fast paths' size-class map, derived from pool_classes.h's class rule
  * (the one definition of the classes): map[key] is the byte offset / 8,

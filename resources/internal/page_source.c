@@ -1,7 +1,7 @@
 /* The page core's source: segments from upstream, the set of free pages,
  * and the give-back of memory to upstream and to the OS (see
  * page_source.h; runs of free pages are in page_runs.c). */
-/* POSIX 2008 (clock_gettime, clock.h) for builds that ask for strict ISO C
+/* POSIX 2008 (clock_gettime, platform.h) for builds that ask for strict ISO C
  * (-std=c11) and define nothing. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "resources/internal/os_mem.h"
 #include "resources/internal/page_source_impl.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/reservoir.h"
 #include "resources/internal/segment_cache.h"
 
@@ -21,8 +21,9 @@
 
 _Static_assert(sizeof(pmr_impl_page) <= PMR_IMPL_PAGE_SLOT,
                "a descriptor fits its slot");
-_Static_assert(offsetof(pmr_impl_page, heap) + sizeof(void *) <= 64 &&
-                   offsetof(pmr_impl_page, remote) >= 64,
+_Static_assert(offsetof(pmr_impl_page, heap) + sizeof(void *) <=
+                       PMR_IMPL_CACHE_LINE &&
+                   offsetof(pmr_impl_page, remote) >= PMR_IMPL_CACHE_LINE,
                "an owner's free reads and writes the descriptor's first line "
                "only; a remote free writes the second only");
 _Static_assert(PMR_IMPL_PAGE_SLOT % PMR_MAX_ALIGN == 0,

@@ -11,10 +11,10 @@
 #include <stdint.h>
 
 #include "mem_resource/pmr_mem_resource.h"
-#include "resources/internal/clock.h"
 #include "resources/internal/mem_check.h"
 #include "resources/internal/page_geometry.h"
 #include "resources/internal/page_map.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/spin_lock.h"
 #include "resources/pmr_pool_options.h"
 

@@ -26,7 +26,12 @@ extern "C" {
 /* The largest class: it bounds the table, not the option (whose clamp is
  * PMR_POOL_PAGE_LARGEST_BLOCK, pmr_pool_options.h). */
 #define PMR_IMPL_POOL_MAX_CLASS_SIZE ((size_t)1 << 20)
-#define PMR_IMPL_POOL_TABLE_LIMIT 1024 /* sizes served by the lookup table */
+/* Sizes up to this are served by the lookup table (1 KiB). */
+#define PMR_IMPL_POOL_TABLE_SHIFT 10
+#define PMR_IMPL_POOL_TABLE_LIMIT (1 << PMR_IMPL_POOL_TABLE_SHIFT)
+/* The classes of sizes up to PMR_IMPL_POOL_TABLE_LIMIT, by the rule above:
+ * the 8 multiples of 8 up to 64 = 2^6, then four per power of two. */
+#define PMR_IMPL_POOL_TABLE_CLASSES (8 + 4 * (PMR_IMPL_POOL_TABLE_SHIFT - 6))
 /* Alignments above this bypass the pools (blocks in a page are aligned at
  * most so). */
 #define PMR_IMPL_POOL_MAX_BLOCK_ALIGN ((size_t)4096)

@@ -1,6 +1,6 @@
 /* The process-wide reservoir of freed large memory (reservoir.h,
  * pmr_segment_cache.h). */
-/* POSIX 2008 (clock_gettime, clock.h) for builds that ask for strict ISO C
+/* POSIX 2008 (clock_gettime, platform.h) for builds that ask for strict ISO C
  * (-std=c11) and define nothing. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -10,10 +10,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "resources/internal/clock.h"
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/mem_check.h"
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/spin_lock.h"
 #include "resources/pmr_segment_cache.h"
 
@@ -41,10 +40,7 @@ static atomic_size_t count_hint;
 static _Atomic uint64_t due_hint = UINT64_MAX;
 static atomic_bool off_hint; /* max_bytes == 0 */
 
-static bool fork_take(void) { return pmr_impl_fork_spin_take(&lock); }
-static void fork_release(void) { pmr_impl_spin_unlock(&lock); }
-static const pmr_impl_fork_client fork_client = {fork_take, fork_release,
-                                                 fork_release};
+static const pmr_impl_fork_client fork_client = {.spin = &lock};
 
 static void lock_res(void) {
   pmr_impl_fork_register(&fork_client);
@@ -118,14 +114,12 @@ static void count_purged(const out_list *out) {
 }
 
 bool pmr_impl_reservoir_on(void) {
-#if defined(PMR_IMPL_MEM_CHECK_ASAN)
+#if defined(PMR_IMPL_ASAN)
   return false;
 #else
   return !atomic_load_explicit(&off_hint, memory_order_relaxed);
 #endif
 }
-
-static size_t round_up(size_t n, size_t to) { return (n + to - 1) & ~(to - 1); }
 
 /* Resident pages moved from other kept spans into a block being carved, to
  * do after the lock is let go. */
@@ -201,7 +195,7 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment, size_t *dirty) {
   size_t best = count, best_warm = 0;
   for (size_t i = 0; i < count; ++i) {
     const span *s = &spans[i];
-    uintptr_t a = round_up((uintptr_t)s->p, alignment);
+    uintptr_t a = pmr_impl_align_up((uintptr_t)s->p, alignment);
     size_t lead = (size_t)(a - (uintptr_t)s->p);
     if (lead > s->len || s->len - lead < len) continue;
     size_t warm = s->dirty > lead ? s->dirty - lead : 0;
@@ -214,7 +208,7 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment, size_t *dirty) {
   }
   if (best != count) {
     span s = spans[best];
-    char *a = (char *)round_up((uintptr_t)s.p, alignment);
+    char *a = (char *)pmr_impl_align_up((uintptr_t)s.p, alignment);
     size_t lead = (size_t)(a - s.p), rest = s.len - lead - len;
     if (lead == 0 || rest == 0 || count < MAX_SPANS) {
       remove_at(best, NULL);
@@ -230,7 +224,7 @@ void *pmr_impl_reservoir_take(size_t len, size_t alignment, size_t *dirty) {
       }
       got = a;
       ++hits;
-      size_t warm = round_up(best_warm, ps);
+      size_t warm = pmr_impl_round_up(best_warm, ps);
       if (warm < len) gather_moves(a + warm, len - warm, ps, &moves);
       if (dirty != NULL) {
         *dirty = warm;

@@ -1,5 +1,5 @@
 /* The process-wide cache of free segments (see pmr_segment_cache.h). */
-/* POSIX 2008 (clock_gettime, clock.h) for builds that ask for strict ISO C
+/* POSIX 2008 (clock_gettime, platform.h) for builds that ask for strict ISO C
  * (-std=c11) and define nothing. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -10,11 +10,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "resources/internal/clock.h"
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/mem_check.h"
-#include "resources/internal/os_mem.h"
 #include "resources/internal/page_geometry.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/spin_lock.h"
 #include "resources/pmr_segment_cache.h"
 
@@ -45,10 +44,7 @@ static size_t max_bytes = PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES;
 static uint64_t delay_ns =
     (uint64_t)PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS * 1000000u;
 
-static bool fork_take(void) { return pmr_impl_fork_spin_take(&lock); }
-static void fork_release(void) { pmr_impl_spin_unlock(&lock); }
-static const pmr_impl_fork_client fork_client = {fork_take, fork_release,
-                                                 fork_release};
+static const pmr_impl_fork_client fork_client = {.spin = &lock};
 
 static void lock_cache(void) {
   pmr_impl_fork_register(&fork_client);

@@ -1,5 +1,5 @@
 /* PRIVATE: the process-wide cache of free segments (pmr_segment_cache.h),
- * for page sources that map their segments themselves (os_mem.h). */
+ * for page sources that map their segments themselves (platform.h). */
 #ifndef PMR_IMPL_SEGMENT_CACHE_H
 #define PMR_IMPL_SEGMENT_CACHE_H
 
@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* The alignment of every block the cache keeps: a segment of a source
- * that maps its own (os_mem.h). Blocks are at most twice that (an
+ * that maps its own (platform.h). Blocks are at most twice that (an
  * oversize block holding a segment of a pool over a pool, plus its
  * trailer). */
 #define PMR_IMPL_SEGCACHE_MAX ((size_t)1 << 20)

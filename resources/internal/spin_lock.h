@@ -5,17 +5,13 @@
 #ifndef PMR_IMPL_SPIN_LOCK_H
 #define PMR_IMPL_SPIN_LOCK_H
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "mem_resource/pmr_mem_resource.h"
+#include "resources/internal/platform.h"
 
 typedef atomic_int pmr_impl_spin;
-
-/* The cache line size assumed for alignment: what threads write often is
- * kept on lines of its own (no false sharing). */
-#define PMR_IMPL_CACHE_LINE 64
 
 static inline bool pmr_impl_spin_try_lock(pmr_impl_spin *l) {
   return atomic_load_explicit(l, memory_order_relaxed) == 0 &&
@@ -29,7 +25,7 @@ PMR_NOINLINE static void pmr_impl_spin_lock_slow(pmr_impl_spin *l) {
       __builtin_ia32_pause();
 #endif
     } else {
-      sched_yield();
+      pmr_impl_os_yield();
     }
   }
 }

@@ -12,7 +12,7 @@ _Static_assert(sizeof(pmr_impl_theap) <= PMR_IMPL_SLOT_NONE_BYTES,
                "the stand-in heap fits pmr_impl_slot_none");
 
 #if !PMR_IMPL_TLS_FS
-_Thread_local char pmr_impl_theap_mark PMR_IMPL_TLS_MODEL;
+PMR_IMPL_THREAD_LOCAL char pmr_impl_theap_mark;
 #endif
 
 void pmr_impl_theaps_init(pmr_impl_theaps *hs, pmr_mem_resource *up,

@@ -31,8 +31,8 @@
 #define PMR_IMPL_THREAD_HEAP_H
 
 #include "resources/internal/page_heap.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/spin_lock.h"
-#include "resources/internal/tls.h"
 
 struct pmr_impl_theaps;
 
@@ -49,14 +49,14 @@ typedef struct pmr_impl_theap {
 } pmr_impl_theap;
 
 /* The calling thread's id for pmr_impl_theap.owner: never 0, and no two
- * live threads share one. On x86-64 Linux (tls.h: PMR_IMPL_TLS_FS) the
+ * live threads share one. On x86-64 Linux (platform.h: PMR_IMPL_TLS_FS) the
  * thread pointer, one load; elsewhere the address of a thread-local. */
 #if PMR_IMPL_TLS_FS
 static inline uintptr_t pmr_impl_theap_owner_id(void) {
   return pmr_impl_thread_ptr();
 }
 #else
-extern _Thread_local char pmr_impl_theap_mark PMR_IMPL_TLS_MODEL;
+extern PMR_IMPL_THREAD_LOCAL char pmr_impl_theap_mark;
 static inline uintptr_t pmr_impl_theap_owner_id(void) {
   return (uintptr_t)&pmr_impl_theap_mark;
 }

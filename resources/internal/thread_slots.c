@@ -7,14 +7,15 @@
 #include "resources/internal/fork_guard.h"
 #include "resources/internal/meta_mem.h"
 
-alignas(64) unsigned char pmr_impl_slot_none[PMR_IMPL_SLOT_NONE_BYTES];
+alignas(PMR_IMPL_CACHE_LINE) unsigned char pmr_impl_slot_none
+    [PMR_IMPL_SLOT_NONE_BYTES];
 
 #define NONE ((void *)pmr_impl_slot_none)
 #define N8 NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE
 _Static_assert(PMR_IMPL_DIRECT_SLOTS == 64, "the initializer has 65 entries");
-_Thread_local _Atomic(void *)
-    pmr_impl_tl_slots[PMR_IMPL_DIRECT_SLOTS + 1] PMR_IMPL_TLS_MODEL = {
-        N8, N8, N8, N8, N8, N8, N8, N8, NONE};
+PMR_IMPL_THREAD_LOCAL _Atomic(void *)
+    pmr_impl_tl_slots[PMR_IMPL_DIRECT_SLOTS + 1] = {N8, N8, N8, N8,  N8,
+                                                    N8, N8, N8, NONE};
 #undef N8
 
 /* A thread's entries beyond the direct ones, and its place in the list of
@@ -31,12 +32,12 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pmr_impl_slot_owner **owners; /* slot -> owner, NULL when free */
 static size_t nslots;
 static record *records; /* every listed record */
-static pthread_key_t exit_key;
+static pmr_impl_os_exit_key exit_key;
 static atomic_bool key_ok;
 static bool formatted;
 
 static record empty_record; /* a thread's record before its first use */
-static _Thread_local record *tl_rec PMR_IMPL_TLS_MODEL = &empty_record;
+static PMR_IMPL_THREAD_LOCAL record *tl_rec = &empty_record;
 
 static void thread_exit(void *arg);
 
@@ -46,7 +47,7 @@ static bool have_key(void) {
   if (atomic_load_explicit(&key_ok, memory_order_acquire)) return true;
   pthread_mutex_lock(&lock);
   if (!atomic_load_explicit(&key_ok, memory_order_relaxed) &&
-      pthread_key_create(&exit_key, thread_exit) == 0)
+      pmr_impl_os_exit_key_create(&exit_key, thread_exit))
     atomic_store_explicit(&key_ok, true, memory_order_release);
   pthread_mutex_unlock(&lock);
   return atomic_load_explicit(&key_ok, memory_order_acquire);
@@ -117,8 +118,10 @@ static void fork_child(void) {
   }
 }
 
-static const pmr_impl_fork_client fork_client = {fork_take_all,
-                                                 fork_release_all, fork_child};
+static const pmr_impl_fork_client fork_client = {
+    .take_all = fork_take_all,
+    .release_all = fork_release_all,
+    .child = fork_child};
 
 /* ---- owners ------------------------------------------------------------- */
 
@@ -188,7 +191,7 @@ void *pmr_impl_slots_get(pmr_impl_slot_owner *o) {
     if (rec == NULL) return NULL;
     rec->direct = pmr_impl_tl_slots;
     /* The key's destructor gives the objects back when the thread exits. */
-    if (pthread_setspecific(exit_key, rec) != 0) {
+    if (!pmr_impl_os_exit_key_set(exit_key, rec)) {
       pmr_impl_meta_free(rec);
       return NULL;
     }

@@ -4,7 +4,7 @@
  * cache's page heaps) registers each instance as an owner and gets a slot:
  * the smallest free small integer. Each thread has a table from slots to
  * its object for that owner. Slots below PMR_IMPL_DIRECT_SLOTS sit in an
- * initial-exec thread-local array (tls.h: one load at a fixed offset from
+ * initial-exec thread-local array (platform.h: one load at a fixed offset from
  * the thread pointer); the others in a map per thread, reached through
  * pmr_impl_slots_find. An entry without an object holds the stand-in
  * pmr_impl_slot_none, which the client formats once so that its fast paths
@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "resources/internal/tls.h"
+#include "resources/internal/platform.h"
 
 /* Slots that a thread's entry is found for in one load. */
 #define PMR_IMPL_DIRECT_SLOTS 64
@@ -71,9 +71,10 @@ typedef struct pmr_impl_slot_owner {
 
 /* Every entry without an object points here; formatted by the client
  * before its first registration (pmr_impl_slots_register). */
-extern alignas(64) unsigned char pmr_impl_slot_none[PMR_IMPL_SLOT_NONE_BYTES];
-extern _Thread_local _Atomic(void *)
-    pmr_impl_tl_slots[PMR_IMPL_DIRECT_SLOTS + 1] PMR_IMPL_TLS_MODEL;
+extern alignas(PMR_IMPL_CACHE_LINE) unsigned char pmr_impl_slot_none
+    [PMR_IMPL_SLOT_NONE_BYTES];
+extern PMR_IMPL_THREAD_LOCAL _Atomic(void *)
+    pmr_impl_tl_slots[PMR_IMPL_DIRECT_SLOTS + 1];
 
 /* The calling thread's object for o, or pmr_impl_slot_none when it has none
  * (or o's slot is beyond the direct ones): one or two loads. */

@@ -1,6 +1,6 @@
 // A shared library that contains pmr-c and is loaded with dlopen after
 // start-up works: its thread-locals fit the static TLS reserve
-// (resources/internal/tls.h), in the default build and with
+// (resources/internal/platform.h), in the default build and with
 // --config=portable_tls.
 #include <dlfcn.h>
 #include <gtest/gtest.h>

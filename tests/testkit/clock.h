@@ -1,7 +1,7 @@
-// The pools' clock for their delays (clock.h), moved by a test: a test
-// of "after a second" advances it instead of sleeping, so nothing depends on
-// how fast the machine runs. One FakeClock at a time; it gives the real
-// clock back when it goes.
+// The pools' clock for their delays (resources/internal/platform.h), moved by a
+// test: a test of "after a second" advances it instead of sleeping, so nothing
+// depends on how fast the machine runs. One FakeClock at a time; it gives the
+// real clock back when it goes.
 #ifndef PMR_TESTS_TESTKIT_CLOCK_H
 #define PMR_TESTS_TESTKIT_CLOCK_H
 

@@ -14,7 +14,11 @@
 #   with a unit of time, speed or ratio: "12 ns", "15%", "1.3x", "x mimalloc",
 #   "MiB/s"); figures go to the docs (benchmarks/RESULTS.md, the READMEs);
 # - benchmarks use the public headers only (so that no internal change breaks
-#   them), except the instruction counts (benchmarks/instructions.cc).
+#   them), except the instruction counts (benchmarks/instructions.cc);
+# - resources/ and malloc/ call the OS only through the platform layer
+#   (resources/internal/platform.[ch]): no other file there calls mmap,
+#   madvise, sysconf, clock_gettime, pthread_atfork, getenv, ... or declares
+#   a thread-local of its own kind (_Thread_local: PMR_IMPL_THREAD_LOCAL).
 set -uo pipefail
 cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-.}" 2>/dev/null || true
 fail=0
@@ -72,6 +76,14 @@ for f in $bench_files; do
   case $f in benchmarks/instructions.cc) continue ;; esac
   grep -nE '#[[:space:]]*include[[:space:]]*"[^"]*(resources|containers|malloc)/internal/' "$f" >/dev/null &&
     say "$f: includes an internal header (benchmarks use the public ones)"
+done
+
+# OS calls only in the platform layer (comment lines aside).
+os_re='(^|[^A-Za-z0-9_.>])(mmap|munmap|madvise|mremap|mincore|sysconf|getrandom|syscall|clock_gettime|pthread_atfork|getenv|secure_getenv|getrusage|sched_yield|write|pthread_key_create|pthread_setspecific|pthread_getspecific)[[:space:]]*\(|_Thread_local|__thread([^A-Za-z0-9_]|$)'
+for f in resources/*.[ch] resources/internal/*.[ch] malloc/*.[ch] malloc/internal/*.[ch]; do
+  case $f in resources/internal/platform.[ch]) continue ;; esac
+  hits=$(grep -nE "$os_re" "$f" | grep -vE '^[0-9]+:[[:space:]]*(\*|/\*|//)')
+  [ -z "$hits" ] || say "$f: an OS call outside the platform layer (resources/internal/platform.h): $hits"
 done
 
 CC=${CC:-cc}

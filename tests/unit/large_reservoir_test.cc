@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 #include "resources/internal/reservoir.h"
 #include "resources/pmr_segment_cache.h"
 #include "resources/pmr_synchronized_pool.h"

@@ -1,5 +1,5 @@
 // The pools over the malloc resource map their memory themselves and give
-// the OS back the memory of free pages (resources/internal/os_mem.h); over
+// the OS back the memory of free pages (resources/internal/platform.h); over
 // any other upstream they never do. Residency is read with mincore.
 #include <gtest/gtest.h>
 #include <sys/mman.h>

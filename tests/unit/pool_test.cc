@@ -884,6 +884,10 @@ TEST(SizeClasses, ClassOfIsTheSmallestClassThatFits) {
   EXPECT_EQ(pmr_impl_pool_class_of(0), 0u);
   EXPECT_EQ(pmr_impl_pool_class_size(PMR_IMPL_POOL_CLASSES - 1),
             PMR_IMPL_POOL_MAX_CLASS_SIZE);
+  // The table's classes, counted by the rule (PMR_IMPL_POOL_TABLE_CLASSES,
+  // the heaps' small classes): the last one is the table's bound.
+  EXPECT_EQ(pmr_impl_pool_class_of(PMR_IMPL_POOL_TABLE_LIMIT),
+            unsigned{PMR_IMPL_POOL_TABLE_CLASSES} - 1);
 }
 
 // From 4 KiB to 8 KiB each class is the largest multiple of 16 that n

@@ -346,7 +346,7 @@ std::string KindName(const ::testing::TestParamInfo<Kind>& info) {
 }
 
 // The cache's own entry points (resources/internal/segment_cache.h,
-// os_mem.h), for what the pools cannot be made to ask for exactly.
+// platform.h), for what the pools cannot be made to ask for exactly.
 extern "C" {
 void* pmr_impl_os_map(size_t bytes, size_t alignment);
 void pmr_impl_os_unmap(void* p, size_t bytes);

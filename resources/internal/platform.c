@@ -1,4 +1,4 @@
-/* The pools' platform layer (see os_mem.h). */
+/* The platform layer (platform.h): every OS call of the library. */
 /* madvise and MAP_ANONYMOUS are outside strict POSIX, mremap is Linux's. */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
@@ -9,11 +9,13 @@
 #ifndef _DARWIN_C_SOURCE
 #define _DARWIN_C_SOURCE
 #endif
-#include "resources/internal/os_mem.h"
+#include "resources/internal/platform.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "resources/internal/mem_check.h"
 #include "resources/internal/page_geometry.h"
@@ -22,7 +24,10 @@
 #include <sys/syscall.h>
 #endif
 #if defined(__unix__) || defined(__APPLE__)
+#define PMR_IMPL_OS_UNIX 1
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
 #define MAP_ANONYMOUS MAP_ANON
@@ -32,7 +37,7 @@
 #endif
 #endif
 
-#if defined(PMR_IMPL_MEM_CHECK_ASAN)
+#if defined(PMR_IMPL_ASAN)
 /* Mapped memory is no heap block: LeakSanitizer must scan it for pointers
  * to the heap (a pooled block may hold the only one). LeakSanitizer's
  * list of root regions has a lock of its own that fork() does not guard:
@@ -44,10 +49,7 @@
 #include "resources/internal/spin_lock.h"
 
 static pmr_impl_spin root_lock;
-static bool root_fork_take(void) { return pmr_impl_fork_spin_take(&root_lock); }
-static void root_fork_release(void) { pmr_impl_spin_unlock(&root_lock); }
-static const pmr_impl_fork_client root_fork_client = {
-    root_fork_take, root_fork_release, root_fork_release};
+static const pmr_impl_fork_client root_fork_client = {.spin = &root_lock};
 
 static void root_change(void *p, size_t n, bool add) {
   pmr_impl_fork_register(&root_fork_client);
@@ -70,7 +72,7 @@ static atomic_size_t page_size_cache;
 size_t pmr_impl_os_page_size(void) {
   size_t s = atomic_load_explicit(&page_size_cache, memory_order_relaxed);
   if (s == 0) {
-    s = 4096;
+    s = PMR_IMPL_OS_PAGE_MIN;
 #if defined(PMR_IMPL_OS_MMAP)
     int saved = errno;
     long v = sysconf(_SC_PAGESIZE);
@@ -106,8 +108,6 @@ bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes) {
          (pmr_resource_traits(r) & PMR_TRAIT_MAPS_LARGE) != 0;
 }
 
-static size_t round_up(size_t n, size_t to) { return (n + to - 1) & ~(to - 1); }
-
 static void *map_aligned(size_t bytes, size_t alignment, int flags) {
 #if defined(PMR_IMPL_OS_MMAP)
   size_t ps = pmr_impl_os_page_size();
@@ -116,7 +116,7 @@ static void *map_aligned(size_t bytes, size_t alignment, int flags) {
     errno = ENOMEM;
     return NULL;
   }
-  size_t len = round_up(bytes, ps);
+  size_t len = pmr_impl_round_up(bytes, ps);
   size_t span = len + (alignment - ps); /* room to align within */
   int saved = errno;
   char *m = (char *)mmap(NULL, span, PROT_READ | PROT_WRITE,
@@ -125,7 +125,7 @@ static void *map_aligned(size_t bytes, size_t alignment, int flags) {
     errno = ENOMEM;
     return NULL;
   }
-  char *a = (char *)round_up((size_t)(uintptr_t)m, alignment);
+  char *a = (char *)pmr_impl_align_up((uintptr_t)m, alignment);
   if (a != m) munmap(m, (size_t)(a - m));
   if (a + len != m + span) munmap(a + len, (size_t)(m + span - (a + len)));
   errno = saved;
@@ -154,7 +154,7 @@ void *pmr_impl_os_reserve(size_t bytes, size_t alignment) {
 
 void pmr_impl_os_lsan_root(void *p, size_t bytes, bool add) {
 #if defined(PMR_IMPL_OS_MMAP)
-  size_t len = round_up(bytes, pmr_impl_os_page_size());
+  size_t len = pmr_impl_round_up(bytes, pmr_impl_os_page_size());
   if (add) {
     ROOT_ADD(p, len);
   } else {
@@ -169,7 +169,7 @@ void pmr_impl_os_lsan_root(void *p, size_t bytes, bool add) {
 
 void pmr_impl_os_unmap(void *p, size_t bytes) {
 #if defined(PMR_IMPL_OS_MMAP)
-  size_t len = round_up(bytes, pmr_impl_os_page_size());
+  size_t len = pmr_impl_round_up(bytes, pmr_impl_os_page_size());
   int saved = errno;
   ROOT_REMOVE(p, len);
   munmap(p, len);
@@ -228,7 +228,7 @@ bool pmr_impl_os_move(void *from, void *to, size_t len) {
 void pmr_impl_os_decommit(void *p, size_t bytes) {
 #if defined(PMR_IMPL_OS_MMAP)
   size_t ps = pmr_impl_os_page_size();
-  uintptr_t lo = round_up((uintptr_t)p, ps);
+  uintptr_t lo = pmr_impl_align_up((uintptr_t)p, ps);
   uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(ps - 1);
   if (hi <= lo) return;
   int saved = errno;
@@ -257,4 +257,87 @@ bool pmr_impl_os_random(void *buf, size_t n) {
   (void)n;
   return false;
 #endif
+}
+
+void *pmr_impl_os_map_records(size_t bytes) {
+#if defined(PMR_IMPL_OS_MMAP)
+  int saved = errno;
+  void *p = mmap(NULL, pmr_impl_round_up(bytes, pmr_impl_os_page_size()),
+                 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  errno = saved;
+  return p == MAP_FAILED ? NULL : p;
+#else
+  (void)bytes;
+  return NULL;
+#endif
+}
+
+void pmr_impl_os_unmap_records(void *p, size_t bytes) {
+#if defined(PMR_IMPL_OS_MMAP)
+  int saved = errno;
+  munmap(p, pmr_impl_round_up(bytes, pmr_impl_os_page_size()));
+  errno = saved;
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+/* ---- the process ------------------------------------------------------- */
+
+bool pmr_impl_os_atfork(void (*prepare)(void), void (*parent)(void),
+                        void (*child)(void)) {
+  return pthread_atfork(prepare, parent, child) == 0;
+}
+
+bool pmr_impl_os_exit_key_create(pmr_impl_os_exit_key *k,
+                                 void (*at_exit)(void *)) {
+  return pthread_key_create(k, at_exit) == 0;
+}
+
+bool pmr_impl_os_exit_key_set(pmr_impl_os_exit_key k, void *value) {
+  return pthread_setspecific(k, value) == 0;
+}
+
+const char *pmr_impl_os_getenv(const char *name) { return getenv(name); }
+
+size_t pmr_impl_os_peak_rss(void) {
+#if defined(PMR_IMPL_OS_UNIX)
+  struct rusage ru;
+  int saved = errno;
+  int got = getrusage(RUSAGE_SELF, &ru);
+  errno = saved;
+#if defined(__APPLE__)
+  if (got == 0) return (size_t)ru.ru_maxrss; /* bytes */
+#else
+  if (got == 0) return (size_t)ru.ru_maxrss * 1024; /* KiB */
+#endif
+#endif
+  return 0;
+}
+
+void pmr_impl_os_write(int fd, const void *buf, size_t len) {
+#if defined(PMR_IMPL_OS_UNIX)
+  int saved = errno;
+  for (size_t off = 0; off < len;) {
+    ssize_t w = write(fd, (const char *)buf + off, len - off);
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  errno = saved;
+#else
+  (void)fd;
+  (void)buf;
+  (void)len;
+#endif
+}
+
+void pmr_impl_os_yield(void) { sched_yield(); }
+
+/* ---- the clock ---------------------------------------------------------- */
+
+_Atomic uint64_t pmr_impl_clock_fixed;
+
+void pmr_impl_clock_set_for_tests(uint64_t ns) {
+  atomic_store_explicit(&pmr_impl_clock_fixed, ns, memory_order_relaxed);
 }
