@@ -187,10 +187,15 @@ void pmr_impl_os_unmap(void *p, size_t bytes) {
  * kernel chooses, one page longer (a resize, refused with nothing changed
  * when the source spans two mappings: then each half is moved alone), and
  * then the fixed move of a source that is one mapping. */
+/* Pieces below this are given back rather than split further: each split
+ * costs system calls (and, with other threads running, TLB shootdowns)
+ * that cost more than faulting the pages in again. */
+#define MOVE_SPLIT_MIN ((size_t)256 << 10)
+
 static bool move_range(char *from, char *to, size_t len, size_t ps) {
   void *q = mremap(from, len, len + ps, MREMAP_MAYMOVE);
   if (q == MAP_FAILED) {
-    if (errno != EFAULT || len <= ps) {
+    if (errno != EFAULT || len < 2 * MOVE_SPLIT_MIN) {
       munmap(from, len);
       return false;
     }

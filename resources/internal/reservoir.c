@@ -124,6 +124,10 @@ bool pmr_impl_reservoir_on(void) {
 /* Resident pages moved from other kept spans into a block being carved, to
  * do after the lock is let go. */
 #define MAX_MOVES 8
+/* Fewer bytes are not moved: a move costs system calls (and, with other
+ * threads running, TLB shootdowns) that cost more than faulting so few
+ * pages in. */
+#define MOVE_MIN ((size_t)256 << 10)
 typedef struct move_list {
   struct {
     char *from, *to;
@@ -140,10 +144,10 @@ typedef struct move_list {
  * move, nothing faults in, the memory stays as resident as it was). The
  * block's memory is then as its last owners left it, as any kept memory. */
 static void gather_moves(char *to, size_t need, size_t ps, move_list *moves) {
-  while (need != 0 && moves->n < MAX_MOVES) {
+  while (need >= MOVE_MIN && moves->n < MAX_MOVES) {
     size_t d = count;
     for (size_t i = 0; i < count; ++i)
-      if (spans[i].dirty >= ps &&
+      if (spans[i].dirty >= MOVE_MIN &&
           (d == count || spans[i].since > spans[d].since))
         d = i;
     if (d == count) return;

@@ -157,7 +157,8 @@ TEST(OsMoveTest, PagesOfTwoMappingsMoveWithTheirContents) {
 #if !defined(__linux__)
   GTEST_SKIP() << "pages are moved only on Linux";
 #endif
-  const size_t ps = static_cast<size_t>(sysconf(_SC_PAGESIZE)), n = 16 * ps;
+  // Pieces of 512 KiB (ranges of less are given back, not split).
+  const size_t ps = static_cast<size_t>(sysconf(_SC_PAGESIZE)), n = kMiB;
   char* src = MapRegion(2 * n);
   ASSERT_NE(src, nullptr);
   // The second half mapped again with another flag: two mappings.
