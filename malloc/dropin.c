@@ -6,7 +6,7 @@
  * does not take them from there gets libstdc++'s, which call these.
  *
  * Where a block's size comes from, without a header on the common ones:
- *   - a pooled block (up to 8 KiB): its page, found from its address
+ *   - a pooled block (up to 16 KiB): its page, found from its address
  *     through the page map (pmr_impl_hres_free_unsized);
  *   - any other block carries 16 bytes in front of it (pmr_impl_tag,
  * internal/tag_registry.h): what was asked of the engine (or of the OS), its

@@ -8,7 +8,7 @@
  *   - headerless: when the resource tells a block's usable size from its
  *     address (pmr_good_size / pmr_usable_size answer non-zero): the
  *     unsynchronized pool, the synchronized pool and the thread cache for
- *     their pooled sizes (up to their largest_required_pool_block, 8 KiB
+ *     their pooled sizes (up to their largest_required_pool_block, 16 KiB
  *     by default), and a statistics resource over one of them. The block
  *     is allocated with its usable size (the pool's class size) and
  *     nothing is added to it; pmr_malloc_adapter_size returns that usable

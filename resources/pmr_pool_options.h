@@ -12,13 +12,13 @@ extern "C" {
  * clamped to them; SIZE_MAX clamps to the maximum, not to the minimum). */
 #define PMR_POOL_DEFAULT_MAX_BLOCKS_PER_CHUNK ((size_t)4096)
 #define PMR_POOL_MAX_MAX_BLOCKS_PER_CHUNK ((size_t)1 << 20)
-#define PMR_POOL_DEFAULT_LARGEST_BLOCK ((size_t)8192)
+#define PMR_POOL_DEFAULT_LARGEST_BLOCK ((size_t)16384)
 #define PMR_POOL_DEFAULT_MAX_FREE_BYTES ((size_t)1 << 20) /* 1 MiB */
 /* The clamp of largest_required_pool_block: both pools and the thread cache
  * serve blocks up to this size from pages, and a larger value is clamped to
- * it (their get_options report at most 8192). Larger requests are oversize
- * blocks from upstream. */
-#define PMR_POOL_PAGE_LARGEST_BLOCK ((size_t)8192)
+ * it (their get_options report at most 16384). Larger requests are
+ * oversize blocks from upstream. */
+#define PMR_POOL_PAGE_LARGEST_BLOCK ((size_t)16384)
 
 typedef struct pmr_pool_options {
   /* The most blocks one 64 KiB page serves (fewer when fewer fit); the

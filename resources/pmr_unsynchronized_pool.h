@@ -5,11 +5,11 @@
  * parser's AST, an interpreter's objects, a per-connection cache.
  *
  *   - Classes: 8, 16, ..., 64, then four per power of two (80, 96, 112, 128,
- *     160, ..., 4 KiB), then the eight sizes of which 15 .. 8 blocks fill a
- *     64 KiB page (4368, 4672, ..., 7280, 8192). A request goes to the
- *     smallest class that holds its size rounded up to its alignment and is
- *     a multiple of that alignment; its block is aligned for it. Waste is
- *     at most 25% for requests of more than 24 bytes (at most 20% above
+ *     160, ..., 4 KiB), then the twelve sizes of which 15 .. 4 blocks fill
+ *     a 64 KiB page (4368, 4672, ..., 8192, 9360, 10912, 13104, 16384). A
+ * request goes to the smallest class that holds its size rounded up to its
+ * alignment and is a multiple of that alignment; its block is aligned for it.
+ * Waste is at most 25% for requests of more than 24 bytes (at most 20% above
  *     64); below that, at most 7 bytes.
  *   - Pages: memory comes from upstream in segments of up to 1 MiB (16 pages
  *     of 64 KiB, aligned to 64 KiB; fewer pages when upstream cannot give
@@ -61,7 +61,7 @@ extern "C" {
  * stack or inside another struct. */
 typedef struct pmr_unsynchronized_pool {
   pmr_mem_resource base; /* first: the abstract resource */
-  PMR_IMPL_STATE(3072);
+  PMR_IMPL_STATE(4096);
 } pmr_unsynchronized_pool;
 
 /* Initialises p. opts == NULL (or zero fields) means the defaults.

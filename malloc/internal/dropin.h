@@ -13,7 +13,7 @@ void *pmr_impl_dropin_aligned(size_t alignment, size_t bytes);
 
 /* The engine's upstream (os_upstream.c): memory from the OS, never from
  * malloc (PMR_TRAIT_SYSTEM_MEMORY: the engine maps its segments and large
- * blocks itself and asks this one for blocks of 8 KiB to 128 KiB only),
+ * blocks itself and asks this one for blocks of 16 KiB to 128 KiB only),
  * with freed blocks of up to 128 KiB kept for a request of the same length,
  * 8 MiB in all. Thread-safe, fork-safe. */
 extern pmr_mem_resource pmr_impl_dropin_os;

@@ -115,12 +115,7 @@ PMR_NOINLINE static void *hres_allocate_slow(pmr_mem_resource *self,
 /* A pooled block p (debug builds: checked): pushed locally when its page's
  * heap is the calling thread's, else onto the page's remote list. */
 static void free_pooled(pmr_impl_hres *s, void *p) {
-  pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
-  if (pmr_impl_theap_mine(pg)) {
-    if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
-    return;
-  }
-  pmr_impl_heap_free_remote(pg, p);
+  pmr_impl_hres_free_pooled(pmr_impl_page_of(&s->heaps.src, p), p);
 }
 
 /* Deallocation never fails, never calls upstream and leaves errno alone. */
@@ -201,13 +196,9 @@ static inline void hres_deallocate(pmr_mem_resource *self, void *p,
   const pmr_impl_hres *s = state_of(self);
   size_t limit = fixed ? PMR_IMPL_POOL_TABLE_LIMIT : s->small_limit;
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < limit)) {
-    pmr_impl_page *pg =
-        fixed ? pmr_impl_page_of_seg(p) : pmr_impl_page_of(&s->heaps.src, p);
-    if (PMR_LIKELY(pmr_impl_theap_mine(pg))) {
-      if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
-    } else {
-      pmr_impl_heap_free_remote(pg, p);
-    }
+    pmr_impl_hres_free_pooled(
+        fixed ? pmr_impl_page_of_seg(p) : pmr_impl_page_of(&s->heaps.src, p),
+        p);
     return;
   }
 #else
@@ -235,11 +226,7 @@ size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p) {
    * neither has a heap. */
   if (block - 1 >= PMR_IMPL_HEAP_LARGEST) return 0;
 #ifndef PMR_DEBUG
-  if (PMR_LIKELY(pmr_impl_theap_mine(pg))) {
-    if (PMR_UNLIKELY(pmr_impl_page_push(pg, p))) pmr_impl_heap_free_slow(pg);
-  } else {
-    pmr_impl_heap_free_remote(pg, p);
-  }
+  pmr_impl_hres_free_pooled(pg, p);
 #else
   /* Alignment 1: the block's size is its class's, a multiple of any
    * alignment it was asked with, so it names the same class. */

@@ -77,6 +77,29 @@ static inline void *pmr_impl_hres_alloc_fast(pmr_impl_hres *s, size_t key,
   return NULL;
 }
 
+/* Frees p, which starts a block of page pg, and pg's heap is the calling
+ * thread's: pushed after the mark's check (page_heap.h, "misuse"). */
+static inline void pmr_impl_hres_free_local(pmr_impl_page *pg, void *p) {
+  if (PMR_UNLIKELY(pmr_impl_block_marked(pg, p))) {
+    pmr_impl_page_free_suspect(pg, p);
+    return;
+  }
+  if (PMR_UNLIKELY(pmr_impl_page_push_checked(pg, p)))
+    pmr_impl_heap_free_slow(pg);
+}
+
+/* Frees p of page pg, a pooled block by its size: locally when the calling
+ * thread owns pg's heap, else onto pg's remote list; misuse is reported
+ * (page_heap.h). The start check comes first: only a page that serves a
+ * class passes it, and only such a page has a heap to read (a block freed
+ * twice may lie in a page that went back to the source). */
+static inline void pmr_impl_hres_free_pooled(pmr_impl_page *pg, void *p) {
+  if (PMR_LIKELY(pmr_impl_block_starts(pg, p) && pmr_impl_theap_mine(pg)))
+    pmr_impl_hres_free_local(pg, p);
+  else
+    pmr_impl_heap_free_remote(pg, p);
+}
+
 /* Frees p when it is a pooled block of s's in a page of the calling
  * thread's heap (true); else does nothing (false: then call
  * pmr_impl_hres_free_unsized, which also takes other threads' blocks).
@@ -92,12 +115,7 @@ static inline bool pmr_impl_hres_free_fast(pmr_impl_hres *s, void *p) {
    * them apart (and reports misuse). */
   if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p) || !pmr_impl_theap_mine(pg)))
     return false;
-  if (PMR_UNLIKELY(pmr_impl_block_marked(pg, p))) {
-    pmr_impl_page_free_suspect(pg, p);
-    return true;
-  }
-  if (PMR_UNLIKELY(pmr_impl_page_push_checked(pg, p)))
-    pmr_impl_heap_free_slow(pg);
+  pmr_impl_hres_free_local(pg, p);
   return true;
 #else
   (void)s;

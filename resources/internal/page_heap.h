@@ -82,7 +82,7 @@
 #include "resources/internal/page_source.h"
 #include "resources/internal/pool_classes.h"
 
-/* Classes 8 .. 8192 bytes of the class rule in pool_classes.h: the last one
+/* Classes 8 .. 16384 bytes of the class rule in pool_classes.h: the last one
  * is the last page-fitted class. */
 #define PMR_IMPL_HEAP_CLASSES \
   (PMR_IMPL_POOL_FIT_FIRST + PMR_IMPL_POOL_FIT_CLASSES)

@@ -23,14 +23,14 @@ const uint8_t
 #undef C8
 
 /* The class sizes of the rule in pool_classes.h, in order: 8 .. 64 by 8, four
- * per power of two to 4 KiB, the page-fitted eight to 8 KiB, four per power
+ * per power of two to 4 KiB, the page-fitted twelve to 16 KiB, four per power
  * of two to 1 MiB. */
 const uint32_t pmr_impl_pool_class_sizes[PMR_IMPL_POOL_CLASSES] = {
     8,      16,     24,     32,     40,     48,     56,     64,     80,
     96,     112,    128,    160,    192,    224,    256,    320,    384,
     448,    512,    640,    768,    896,    1024,   1280,   1536,   1792,
     2048,   2560,   3072,   3584,   4096,   4368,   4672,   5040,   5456,
-    5952,   6544,   7280,   8192,   10240,  12288,  14336,  16384,  20480,
+    5952,   6544,   7280,   8192,   9360,   10912,  13104,  16384,  20480,
     24576,  28672,  32768,  40960,  49152,  57344,  65536,  81920,  98304,
     114688, 131072, 163840, 196608, 229376, 262144, 327680, 393216, 458752,
     524288, 655360, 786432, 917504, 1048576};

@@ -15,13 +15,13 @@ extern "C" {
 #endif
 
 /* Size classes: multiples of 8 up to 64; then four classes per power of two
- * (2^k + j * 2^(k-2), j = 1..4) up to 4 KiB; then, up to 8 KiB, the largest
- * multiple of 16 that n blocks fit in a 64 KiB page, for n = 15 .. 8 (a page
- * of such a class wastes less than n * 16 bytes, where a power-of-two
- * quarter such as 5120 would waste a whole 4 KiB, and 4 KiB plus a header of
- * up to 272 bytes, as SQLite's page cache asks, costs 4368); then four per
- * power of two again up to 1 MiB (the table's bound; pages serve up to
- * 8 KiB): 68 classes in all. */
+ * (2^k + j * 2^(k-2), j = 1..4) up to 4 KiB; then, up to 16 KiB, the
+ * largest multiple of 16 that n blocks fit in a 64 KiB page, for
+ * n = 15 .. 4 (a page of such a class wastes less than n * 16 bytes, where a
+ * power-of-two quarter such as 5120 would waste a whole 4 KiB, and 4 KiB
+ * plus a header of up to 272 bytes, as SQLite's page cache asks, costs
+ * 4368); then four per power of two again up to 1 MiB (the table's bound;
+ * pages serve up to 16 KiB): 68 classes in all. */
 #define PMR_IMPL_POOL_CLASSES 68
 /* The largest class: it bounds the table, not the option (whose clamp is
  * PMR_POOL_PAGE_LARGEST_BLOCK, pmr_pool_options.h). */
@@ -35,9 +35,9 @@ extern "C" {
 /* Alignments above this bypass the pools (blocks in a page are aligned at
  * most so). */
 #define PMR_IMPL_POOL_MAX_BLOCK_ALIGN ((size_t)4096)
-/* The page-fitted classes: above 4 KiB, up to 8 KiB. */
+/* The page-fitted classes: above 4 KiB, up to 16 KiB (n = 15 .. 4). */
 #define PMR_IMPL_POOL_FIT_FIRST 32u /* the class of 4097 bytes */
-#define PMR_IMPL_POOL_FIT_CLASSES 8u
+#define PMR_IMPL_POOL_FIT_CLASSES 12u
 
 extern const uint8_t
     pmr_impl_pool_class_table[PMR_IMPL_POOL_TABLE_LIMIT / 8 + 1];
@@ -50,12 +50,10 @@ static inline unsigned pmr_impl_pool_class_of(size_t s) {
     return pmr_impl_pool_class_table[(s + 7) >> 3];
   unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(s - 1));
   if (k < 12) return 8u + (k - 6u) * 4u + (unsigned)(((s - 1) >> (k - 2)) & 3u);
-  if (k == 12) {
-    unsigned c = PMR_IMPL_POOL_FIT_FIRST;
-    while (pmr_impl_pool_class_sizes[c] < s) ++c;
-    return c;
-  }
-  return PMR_IMPL_POOL_FIT_FIRST + PMR_IMPL_POOL_FIT_CLASSES + (k - 13u) * 4u +
+  if (k < 14) /* page-fitted: n blocks of 16 * floor(4096 / n) bytes hold s
+                 while n <= 4096 / ceil(s / 16); the largest such n */
+    return PMR_IMPL_POOL_FIT_FIRST + 15u - 4096u / (unsigned)((s + 15) >> 4);
+  return PMR_IMPL_POOL_FIT_FIRST + PMR_IMPL_POOL_FIT_CLASSES + (k - 14u) * 4u +
          (unsigned)(((s - 1) >> (k - 2)) & 3u);
 }
 
@@ -67,11 +65,11 @@ static inline size_t pmr_impl_pool_class_size(unsigned idx) {
 
 /* The class of a request of s bytes (its size rounded up to its alignment)
  * at that alignment, or -1 when it is not pooled under `largest` (a class
- * size, at most 8 KiB): the smallest class that holds s and whose size is a
+ * size, at most 16 KiB): the smallest class that holds s and whose size is a
  * multiple of the alignment, so that its blocks (at multiples of their size
  * from a page's start) are aligned for it. That is pmr_impl_pool_class_of(s)
  * except for a page-fitted class (a multiple of 16) asked for a larger
- * alignment: then the next class that is a multiple of it (8 KiB at the
+ * alignment: then the next class that is a multiple of it (16 KiB at the
  * most). */
 static inline int pmr_impl_pool_class_for(size_t s, size_t alignment,
                                           size_t largest) {

@@ -890,13 +890,13 @@ TEST(SizeClasses, ClassOfIsTheSmallestClassThatFits) {
             unsigned{PMR_IMPL_POOL_TABLE_CLASSES} - 1);
 }
 
-// From 4 KiB to 8 KiB each class is the largest multiple of 16 that n
-// blocks fit in a 64 KiB page, n = 15 .. 8: a page wastes less than n * 16
+// From 4 KiB to 16 KiB each class is the largest multiple of 16 that n
+// blocks fit in a 64 KiB page, n = 15 .. 4: a page wastes less than n * 16
 // bytes (SQLite's page-cache blocks, 4 KiB + 264, take 4368).
 TEST(SizeClasses, ClassesAboveFourKiBFillAPage) {
   unsigned first = pmr_impl_pool_class_of(4097);
-  unsigned last = pmr_impl_pool_class_of(8192);
-  ASSERT_EQ(last - first + 1, 8u);
+  unsigned last = pmr_impl_pool_class_of(16384);
+  ASSERT_EQ(last - first + 1, 12u);
   EXPECT_EQ(pmr_impl_pool_class_size(first - 1), 4096u);
   for (unsigned c = first; c <= last; ++c) {
     size_t size = pmr_impl_pool_class_size(c), n = 15 - (c - first);
@@ -905,7 +905,8 @@ TEST(SizeClasses, ClassesAboveFourKiBFillAPage) {
     EXPECT_GT(n * (size + 16), size_t{65536}) << size;
   }
   EXPECT_EQ(pmr_impl_pool_class_size(pmr_impl_pool_class_of(4360)), 4368u);
-  EXPECT_EQ(pmr_impl_pool_class_size(last + 1), 10240u);
+  EXPECT_EQ(pmr_impl_pool_class_size(pmr_impl_pool_class_of(8193)), 9360u);
+  EXPECT_EQ(pmr_impl_pool_class_size(last + 1), 20480u);
 }
 
 // The class of an aligned request is the smallest that holds its rounded
@@ -964,7 +965,9 @@ TEST_P(PoolTest, FifteenSqlitePageBlocksShareAPage) {
 }
 
 TEST(SizeClasses, WasteIsBounded) {
-  // At most 25% (in fact 20%) above 24 bytes; at most 7 bytes below.
+  // At most 25% (in fact 20%) above 24 bytes; at most 7 bytes below. The
+  // one exception, by a hair: 13105 to 13107 bytes take 16384 (20.01%), the
+  // next class that fits a page (4 blocks; 13104 is the largest of 5).
   double worst = 0;
   for (size_t s = 1; s <= PMR_IMPL_POOL_MAX_CLASS_SIZE; ++s) {
     size_t block = pmr_impl_pool_class_size(pmr_impl_pool_class_of(s));
@@ -975,7 +978,7 @@ TEST(SizeClasses, WasteIsBounded) {
       double frac = double(waste) / double(block);
       ASSERT_LE(frac, 0.25) << s;
       if (s > 64) {
-        ASSERT_LE(frac, 0.20) << s;
+        ASSERT_LE(frac, s > 13104 && s < 13108 ? 0.2002 : 0.20) << s;
       }
       worst = std::max(worst, frac);
     }
@@ -984,16 +987,17 @@ TEST(SizeClasses, WasteIsBounded) {
 }
 
 // The table of class sizes follows the rule of pool_classes.h: 8 .. 64 by 8,
-// four per power of two (2^k + j 2^(k-2)) but for the eight page-fitted
+// four per power of two (2^k + j 2^(k-2)) but for the twelve page-fitted
 // classes above 4 KiB (ClassesAboveFourKiBFillAPage).
 TEST(SizeClasses, TheTableFollowsTheRule) {
   std::vector<size_t> rule;
   for (size_t i = 1; i <= 8; ++i) rule.push_back(8 * i);
   for (unsigned k = 6; k < 20; ++k) {
     if (k == 12) {
-      for (size_t n = 15; n >= 8; --n) rule.push_back(65536 / n / 16 * 16);
+      for (size_t n = 15; n >= 4; --n) rule.push_back(65536 / n / 16 * 16);
       continue;
     }
+    if (k == 13) continue;  // page-fitted too, above
     for (size_t j = 1; j <= 4; ++j)
       rule.push_back((size_t{1} << k) + j * (size_t{1} << (k - 2)));
   }

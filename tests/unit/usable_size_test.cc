@@ -38,8 +38,10 @@ TEST_P(UsableSizeTest, PooledRequestsGetTheirClassSize) {
   EXPECT_EQ(pmr_good_size(r, 8, 8), 8u);
   EXPECT_EQ(pmr_good_size(r, 100, 64), 128u);
   EXPECT_EQ(pmr_good_size(r, 8192, kAlign), 8192u);
+  EXPECT_EQ(pmr_good_size(r, 8193, kAlign), 9360u);
+  EXPECT_EQ(pmr_good_size(r, 16384, kAlign), 16384u);
   // Beyond the largest pooled block: oversize, which it cannot size.
-  EXPECT_EQ(pmr_good_size(r, 8193, kAlign), 0u);
+  EXPECT_EQ(pmr_good_size(r, 16385, kAlign), 0u);
   EXPECT_EQ(pmr_good_size(r, 1 << 20, kAlign), 0u);
   // Bad requests.
   EXPECT_EQ(pmr_good_size(r, 100, 3), 0u);
@@ -50,7 +52,7 @@ TEST_P(UsableSizeTest, EveryPooledBlockTellsItsUsableSize) {
   Pool pool(GetParam());
   pmr_mem_resource* r = pool.get();
   std::vector<std::pair<void*, size_t>> blocks;
-  for (size_t n = 0; n <= 8192; n += (n < 256 ? 1 : 37)) {
+  for (size_t n = 0; n <= 16384; n += (n < 256 ? 1 : 37)) {
     size_t u = pmr_good_size(r, n, kAlign);
     ASSERT_GE(u, n);
     ASSERT_EQ(pmr_good_size(r, u, kAlign), u) << n;  // a usable size is one
@@ -70,7 +72,7 @@ TEST_P(UsableSizeTest, EveryPooledBlockTellsItsUsableSize) {
 TEST_P(UsableSizeTest, OversizeBlocksAndTheirInsidesSayZero) {
   Pool pool(GetParam());
   pmr_mem_resource* r = pool.get();
-  for (size_t n : {size_t{8193}, size_t{20000}, size_t{200000}}) {
+  for (size_t n : {size_t{16385}, size_t{20000}, size_t{200000}}) {
     auto* p = static_cast<char*>(pmr_allocate(r, n, kAlign));
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(pmr_usable_size(r, p, kAlign), 0u) << n;
