@@ -211,6 +211,17 @@ class PmrAdapter {
   pmr_thread_cache tc_;
 };
 
+// The same resources, freeing through pmr_deallocate_unsized: the size the
+// workload passes is not read, as by a caller that does not keep it (its
+// load is not made).
+class PmrUnsizedAdapter : public PmrAdapter {
+ public:
+  using PmrAdapter::PmrAdapter;
+  void dealloc(void* p, size_t) {
+    pmr_deallocate_unsized(resource(), p, kAlign);
+  }
+};
+
 // pmr_monotonic_buffer through its inline fast path. Its deallocate is a
 // no-op by contract, so a caller holding the concrete type does not call it.
 class PmrMonoInlineAdapter {
@@ -303,8 +314,9 @@ using MakeFn = std::unique_ptr<A> (*)(const MakeCtx&);
 struct AdapterFactory {
   std::variant<MakeFn<MallocAdapter>, MakeFn<AbslMapAdapter>,
                MakeFn<GlibMapAdapter>, MakeFn<StdAdapter>, MakeFn<PmrAdapter>,
-               MakeFn<PmrMonoInlineAdapter>, MakeFn<SimplePoolAdapter>,
-               MakeFn<ArenaAdapter>, MakeFn<NoAllocatorAdapter>>
+               MakeFn<PmrUnsizedAdapter>, MakeFn<PmrMonoInlineAdapter>,
+               MakeFn<SimplePoolAdapter>, MakeFn<ArenaAdapter>,
+               MakeFn<NoAllocatorAdapter>>
       make;
 };
 

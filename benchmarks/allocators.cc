@@ -31,6 +31,11 @@ std::unique_ptr<PmrAdapter> NewPmr(const MakeCtx& c) {
   return std::make_unique<PmrAdapter>(kKind, c.mono_first_chunk);
 }
 
+template <PmrAdapter::Kind kKind>
+std::unique_ptr<PmrUnsizedAdapter> NewPmrUnsized(const MakeCtx& c) {
+  return std::make_unique<PmrUnsizedAdapter>(kKind, c.mono_first_chunk);
+}
+
 std::unique_ptr<PmrMonoInlineAdapter> NewPmrMonoInline(const MakeCtx& c) {
   return std::make_unique<PmrMonoInlineAdapter>(c.mono_first_chunk);
 }
@@ -52,6 +57,12 @@ constexpr char kDropinWhy[] =
 constexpr char kSystemOnly[] = "SYS-redis SYS-sqlite SYS-lua SYS-python SYS-xz";
 constexpr char kDropinPoolWhy[] =
     "pmr-c's drop-in: SYS only; its engine here: pmr_thread_cache_pool";
+
+// The unsized rows: the pools and the thread cache freeing through
+// pmr_deallocate_unsized, where the callers' sizes are a load of their own.
+constexpr char kUnsizedIn[] = "C E";
+constexpr char kUnsizedWhy[] =
+    "pmr_deallocate_unsized (no size on free): C and E only";
 
 // The C++ bridge's rows: std::pmr containers over pmr-c's resources.
 constexpr char kBridgeIn[] = "V S H";
@@ -157,6 +168,22 @@ const std::vector<AllocatorInfo>& Allocators() {
        "default options",
        true, false, "std_sync_pool", nullptr,
        Make<&NewPmr<PmrAdapter::kThreadCachePool>>()},
+      {"pmr_unsync_pool_unsized", Family::kPmr, "abstract",
+       "pmr_unsynchronized_pool, freed by pmr_deallocate_unsized (the size "
+       "not loaded)",
+       false, false, "std_unsync_pool", nullptr,
+       Make<&NewPmrUnsized<PmrAdapter::kUnsyncPool>>(), false, nullptr,
+       kUnsizedIn, kUnsizedWhy},
+      {"pmr_sync_pool_unsized", Family::kPmr, "abstract",
+       "pmr_synchronized_pool, freed by pmr_deallocate_unsized", true, false,
+       "std_sync_pool", nullptr, Make<&NewPmrUnsized<PmrAdapter::kSyncPool>>(),
+       false, nullptr, kUnsizedIn, kUnsizedWhy},
+      {"pmr_thread_cache_unsized", Family::kPmr, "abstract",
+       "pmr_thread_cache over the malloc resource, freed by "
+       "pmr_deallocate_unsized",
+       true, false, "std_sync_pool", nullptr,
+       Make<&NewPmrUnsized<PmrAdapter::kThreadCache>>(), false, nullptr,
+       kUnsizedIn, kUnsizedWhy},
       {"pmr_dropin", Family::kPmr, "malloc",
        "pmr-c's drop-in malloc (libpmr_malloc.so, LD_PRELOAD, own process), "
        "thread cache engine (PMR_MALLOC=thread_cache)",

@@ -159,6 +159,13 @@ LOOP_INLINE void PmrMixed(long n, pmr_mem_resource* r) {
       [r](void* p, size_t b) { pmr_deallocate(r, p, b, kAlign); });
 }
 
+// The same, freed through pmr_deallocate_unsized (the size not loaded).
+LOOP_INLINE void PmrMixedUnsized(long n, pmr_mem_resource* r) {
+  Mixed(
+      n, [r](size_t b) { return pmr_allocate(r, b, kAlign); },
+      [r](void* p, size_t) { pmr_deallocate_unsized(r, p, kAlign); });
+}
+
 // mimalloc called directly (not as a drop-in malloc): its own entry points,
 // found with dlopen so that it does not replace this program's malloc.
 struct Mimalloc {
@@ -338,6 +345,27 @@ const Scenario kScenarios[] = {
        pmr_thread_cache tc;
        pmr_thread_cache_init(&tc, nullptr, nullptr);
        PmrMixed(n, &tc.base);
+       pmr_thread_cache_destroy(&tc);
+     }},
+    {"pmr_unsynchronized_pool_mixed_unsized",
+     [](long n) {
+       pmr_unsynchronized_pool pool;
+       pmr_unsynchronized_pool_init(&pool, nullptr, nullptr);
+       PmrMixedUnsized(n, &pool.base);
+       pmr_unsynchronized_pool_destroy(&pool);
+     }},
+    {"pmr_synchronized_pool_mixed_unsized",
+     [](long n) {
+       pmr_synchronized_pool pool;
+       pmr_synchronized_pool_init(&pool, nullptr, nullptr);
+       PmrMixedUnsized(n, &pool.base);
+       pmr_synchronized_pool_destroy(&pool);
+     }},
+    {"pmr_thread_cache_mixed_unsized",
+     [](long n) {
+       pmr_thread_cache tc;
+       pmr_thread_cache_init(&tc, nullptr, nullptr);
+       PmrMixedUnsized(n, &tc.base);
        pmr_thread_cache_destroy(&tc);
      }},
     {"mi_malloc_pair",  // mimalloc's mi_malloc / mi_free, called directly

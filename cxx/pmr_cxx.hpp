@@ -68,7 +68,7 @@ bool c_is_equal(const pmr_mem_resource *self,
 // library built with hidden visibility has its own, which only loses the
 // round trip through it, never correctness).
 inline constexpr pmr_mem_resource_ops c_ops = {
-    c_allocate, c_deallocate, c_is_equal, nullptr, nullptr, nullptr};
+    c_allocate, c_deallocate, c_is_equal, nullptr, nullptr, nullptr, nullptr};
 }  // namespace impl
 
 // ---- C resource -> std::pmr::memory_resource ------------------------------

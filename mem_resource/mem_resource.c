@@ -195,3 +195,14 @@ size_t pmr_usable_size(const pmr_mem_resource *r, const void *p,
     return 0;
   return r->ops->usable_size(r, p, 0, alignment);
 }
+
+size_t pmr_impl_deallocate_unsized_slow(pmr_mem_resource *r, void *p,
+                                        size_t alignment) {
+  if (r == NULL) r = pmr_get_default_resource();
+  if (p == NULL || !pmr_is_pow2(alignment)) return 0;
+  if (r->ops->deallocate_unsized != NULL)
+    return r->ops->deallocate_unsized(r, p, alignment);
+  size_t u = pmr_usable_size(r, p, alignment);
+  if (u != 0) r->ops->deallocate(r, p, u, alignment);
+  return u;
+}

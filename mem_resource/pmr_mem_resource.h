@@ -152,6 +152,14 @@ typedef struct pmr_mem_resource_ops {
    * <= SIZE_MAX - alignment. */
   size_t (*usable_size)(const pmr_mem_resource *self, const void *p,
                         size_t bytes, size_t alignment);
+  /* Optional (may be NULL: then pmr_deallocate_unsized asks usable_size
+   * and calls deallocate with its answer): deallocates p, a block of self
+   * in use allocated with `alignment`, without its size, when self tells
+   * that size from p's address (usable_size would answer u != 0), and
+   * returns u; otherwise does nothing and returns 0. Called only with
+   * p != NULL and a power-of-two alignment. */
+  size_t (*deallocate_unsized)(pmr_mem_resource *self, void *p,
+                               size_t alignment);
 } pmr_mem_resource_ops;
 
 /* What a resource says of itself (pmr_mem_resource_ops.traits), so that a
@@ -281,6 +289,36 @@ static inline void pmr_deallocate(pmr_mem_resource *r, void *p, size_t bytes,
     }
     r->ops->deallocate(r, p, bytes, alignment);
   }
+}
+
+/* Gives p back to r (NULL: the default resource) without its size, when r
+ * tells the size from p's address: p's request got a non-zero
+ * pmr_good_size answer (the pools' and the thread cache's pooled sizes, up
+ * to their largest_required_pool_block; statistics over one of them). For
+ * callers that cannot cheaply keep a block's size (a free list of
+ * mixed-size nodes, a C API whose free takes only a pointer). Returns the
+ * block's usable size; 0 when r cannot tell it (an oversize block, a
+ * resource with no usable_size, p == NULL, an alignment that is not a power
+ * of two): then nothing is done, and the block goes back through
+ * pmr_deallocate with its size. p must come from r with `alignment` and be
+ * in use; a block freed twice is reported as by pmr_deallocate (or,
+ * once its page went back to the pool's free pages, 0 is returned).
+ * Cost: the pools and the thread cache look the address up in the page
+ * map (two dependent loads) and read the page's block size, where the
+ * sized call reads nothing but the page: a few instructions more than
+ * pmr_deallocate, against the caller's load of the size. A resource with
+ * no deallocate_unsized hook pays a usable_size call first. A resource
+ * that counts bytes (pmr_statistics) counts the usable size: allocate with
+ * pmr_good_size's answer to keep its counts balanced. Thread-safe for a
+ * thread-safe r. */
+size_t pmr_impl_deallocate_unsized_slow(pmr_mem_resource *r, void *p,
+                                        size_t alignment);
+static inline size_t pmr_deallocate_unsized(pmr_mem_resource *r, void *p,
+                                            size_t alignment) {
+  if (PMR_LIKELY(r != NULL && p != NULL && pmr_is_pow2(alignment) &&
+                 r->ops->deallocate_unsized != NULL))
+    return r->ops->deallocate_unsized(r, p, alignment);
+  return pmr_impl_deallocate_unsized_slow(r, p, alignment);
 }
 
 /* The PMR_TRAIT_* bits r says of itself (NULL: the default resource's); 0

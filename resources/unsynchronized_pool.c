@@ -187,12 +187,33 @@ static size_t unsync_usable_size(const pmr_mem_resource *self, const void *p,
   return k == &s->heap.empty ? 0 : k->block;
 }
 
+/* Pooled blocks only (the page tells the size); 0 for the rest. Debug
+ * builds: checked against the table with the alignment only. */
+static size_t unsync_deallocate_unsized(pmr_mem_resource *self, void *p,
+                                        size_t alignment) {
+  state *s = state_of(self);
+  if (pmr_impl_page_map_get(p) != &s->src) return 0;
+  pmr_impl_page *pg = pmr_impl_page_of(&s->src, p);
+  size_t block = pg->block; /* 0: a free page; above: a run (oversize) */
+  if (block - 1 >= PMR_IMPL_HEAP_LARGEST) return 0;
+#ifdef PMR_DEBUG
+  if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p,
+                                PMR_IMPL_TRACK_ANY_BYTES, alignment, true))
+    return block;
+#else
+  (void)alignment;
+#endif
+  if (pmr_impl_page_push(pg, p)) pmr_impl_heap_free_slow(pg);
+  return block;
+}
+
 static const pmr_mem_resource_ops unsync_ops = {
     .allocate = unsync_allocate,
     .deallocate = unsync_deallocate,
     .try_resize = unsync_try_resize,
     .traits = unsync_traits,
     .usable_size = unsync_usable_size,
+    .deallocate_unsized = unsync_deallocate_unsized,
 };
 
 /* For a source that maps its segments. */
@@ -202,6 +223,7 @@ static const pmr_mem_resource_ops unsync_ops_seg = {
     .try_resize = unsync_try_resize,
     .traits = unsync_traits,
     .usable_size = unsync_usable_size,
+    .deallocate_unsized = unsync_deallocate_unsized,
 };
 
 /* The same, with a fast path up to PMR_IMPL_POOL_TABLE_LIMIT. */
@@ -211,6 +233,7 @@ static const pmr_mem_resource_ops unsync_ops_fixed = {
     .try_resize = unsync_try_resize,
     .traits = unsync_traits,
     .usable_size = unsync_usable_size,
+    .deallocate_unsized = unsync_deallocate_unsized,
 };
 
 /* A destroyed pool's: every call fails (live_registry.h). */

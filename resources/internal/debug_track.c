@@ -52,7 +52,8 @@ int pmr_impl_track_remove(pmr_impl_track *t, const void *p, size_t bytes,
   pmr_impl_ptr_entry *e = pmr_impl_ptr_table_find(&t->table, p);
   if (e == NULL) return PMR_IMPL_TRACK_UNKNOWN;
   if (e->state == FREED) return PMR_IMPL_TRACK_DOUBLE_FREE;
-  if (e->bytes != bytes || e->alignment != alignment) {
+  if ((bytes != PMR_IMPL_TRACK_ANY_BYTES && e->bytes != bytes) ||
+      e->alignment != alignment) {
     *bytes_out = e->bytes;
     *alignment_out = e->alignment;
     return PMR_IMPL_TRACK_MISMATCH;

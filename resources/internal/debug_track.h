@@ -23,6 +23,9 @@ enum {
   PMR_IMPL_TRACK_MISMATCH,   /* live, with other bytes or alignment */
   PMR_IMPL_TRACK_DOUBLE_FREE /* freed already */
 };
+/* bytes for a free that does not know them (pmr_deallocate_unsized): any
+ * recorded size matches. */
+#define PMR_IMPL_TRACK_ANY_BYTES SIZE_MAX
 /* Retires p if it is live with exactly these bytes and alignment (OK): with
  * keep_freed, p stays known as freed (so a second free is DOUBLE_FREE, for
  * pooled blocks whose addresses the pool keeps); otherwise it is forgotten.

@@ -277,12 +277,32 @@ static size_t hres_usable_size(const pmr_mem_resource *self, const void *p,
   return cls < 0 ? 0 : pmr_impl_pool_class_size((unsigned)cls);
 }
 
+/* Pooled blocks only (the page tells the size; alignment names no other
+ * class); 0 for the rest. Debug builds: checked against the table with
+ * the alignment only. */
+static size_t hres_deallocate_unsized(pmr_mem_resource *self, void *p,
+                                      size_t alignment) {
+#ifndef PMR_DEBUG
+  (void)alignment;
+  return pmr_impl_hres_free_unsized(self, p);
+#else
+  pmr_impl_hres *s = state_of(self);
+  size_t block = pmr_impl_source_usable_size(&s->heaps.src, p);
+  if (block != 0 && pmr_impl_pool_debug_free_locked(
+                        s->debug, &s->big_lock, s->kind, self, p,
+                        PMR_IMPL_TRACK_ANY_BYTES, alignment, true))
+    free_pooled(s, p);
+  return block;
+#endif
+}
+
 static const pmr_mem_resource_ops hres_ops = {
     .allocate = pmr_impl_hres_allocate,
     .deallocate = pmr_impl_hres_deallocate,
     .try_resize = hres_try_resize,
     .traits = hres_traits,
     .usable_size = hres_usable_size,
+    .deallocate_unsized = hres_deallocate_unsized,
 };
 
 static const pmr_mem_resource_ops hres_ops_fixed = {
@@ -291,6 +311,7 @@ static const pmr_mem_resource_ops hres_ops_fixed = {
     .try_resize = hres_try_resize,
     .traits = hres_traits,
     .usable_size = hres_usable_size,
+    .deallocate_unsized = hres_deallocate_unsized,
 };
 
 const pmr_mem_resource_ops *pmr_impl_hres_ops_of(const pmr_impl_hres *s) {

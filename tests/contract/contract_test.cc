@@ -489,8 +489,8 @@ thread_local bool t_watched = false;
 class ThreadRecorder {
  public:
   ThreadRecorder() {
-    static const pmr_mem_resource_ops ops = {Allocate, Deallocate, nullptr,
-                                             nullptr,  nullptr,    nullptr};
+    static const pmr_mem_resource_ops ops = {
+        Allocate, Deallocate, nullptr, nullptr, nullptr, nullptr, nullptr};
     hook_.base.ops = &ops;
     hook_.self = this;
   }

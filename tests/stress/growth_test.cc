@@ -198,7 +198,8 @@ struct Capped {
   static const pmr_mem_resource_ops kOps;
 };
 const pmr_mem_resource_ops Capped::kOps = {
-    Capped::Allocate, Capped::Deallocate, nullptr, nullptr, nullptr, nullptr};
+    Capped::Allocate, Capped::Deallocate, nullptr, nullptr, nullptr, nullptr,
+    nullptr};
 
 struct Unsync {
   explicit Unsync(pmr_mem_resource* up, size_t keep = 0) {

@@ -11,6 +11,7 @@ const pmr_mem_resource_ops CountingResource::kOps = {
     nullptr,
     nullptr,
     nullptr,
+    nullptr,
     nullptr};
 
 CountingResource::CountingResource(pmr_mem_resource* upstream)

@@ -130,6 +130,11 @@ class PoolOfKind {
   pmr_mem_resource* get() {
     return kind_ == 0 ? &unsync_.base : kind_ == 1 ? &sync_.base : &tc_.base;
   }
+  size_t trim() {
+    return kind_ == 0   ? pmr_unsynchronized_pool_trim(&unsync_)
+           : kind_ == 1 ? pmr_synchronized_pool_trim(&sync_)
+                        : pmr_thread_cache_trim(&tc_);
+  }
 
  private:
   int kind_;

@@ -44,8 +44,8 @@ struct BumpResource {
     return true;
   }
   BumpResource() {
-    static const pmr_mem_resource_ops ops = {Allocate,  Deallocate, nullptr,
-                                             TryResize, nullptr,    nullptr};
+    static const pmr_mem_resource_ops ops = {
+        Allocate, Deallocate, nullptr, TryResize, nullptr, nullptr, nullptr};
     base.ops = &ops;
   }
 };
@@ -68,8 +68,8 @@ struct FriendlyResource {
     return other->ops == self->ops;
   }
   explicit FriendlyResource(CountingResource* u) : up(u) {
-    static const pmr_mem_resource_ops ops = {Allocate, Deallocate, IsEqual,
-                                             nullptr,  nullptr,    nullptr};
+    static const pmr_mem_resource_ops ops = {
+        Allocate, Deallocate, IsEqual, nullptr, nullptr, nullptr, nullptr};
     base.ops = &ops;
   }
 };

@@ -66,9 +66,10 @@ bool SpyTryResize(pmr_mem_resource*, void*, size_t old_bytes, size_t new_bytes,
   return new_bytes <= 256;
 }
 const pmr_mem_resource_ops kSpyOps = {SpyAllocate,  SpyDeallocate, SpyIsEqual,
-                                      SpyTryResize, nullptr,       nullptr};
+                                      SpyTryResize, nullptr,       nullptr,
+                                      nullptr};
 const pmr_mem_resource_ops kSpyOpsNoEqual = {
-    SpyAllocate, SpyDeallocate, nullptr, nullptr, nullptr, nullptr};
+    SpyAllocate, SpyDeallocate, nullptr, nullptr, nullptr, nullptr, nullptr};
 
 Spy MakeSpy(const pmr_mem_resource_ops* ops = &kSpyOps) {
   Spy s;
@@ -401,9 +402,11 @@ struct Keeper {
 TEST(Traits, AnUpstreamThatKeepsFreedBlocksIsNotDoubledByAPoolOverIt) {
   static const pmr_mem_resource_ops ops = {Keeper::Allocate, Keeper::Deallocate,
                                            nullptr,          nullptr,
-                                           Keeper::Traits,   nullptr};
+                                           Keeper::Traits,   nullptr,
+                                           nullptr};
   static const pmr_mem_resource_ops plain = {
-      Keeper::Allocate, Keeper::Deallocate, nullptr, nullptr, nullptr, nullptr};
+      Keeper::Allocate, Keeper::Deallocate, nullptr, nullptr, nullptr, nullptr,
+      nullptr};
   for (const pmr_mem_resource_ops* o : {&ops, &plain}) {
     Keeper k{{o}};
     pmr_unsynchronized_pool pool;
@@ -448,12 +451,14 @@ TEST(Traits, AThirdPartyUpstreamOfSystemMemoryIsMappedAroundLikeMalloc) {
                                             nullptr,
                                             nullptr,
                                             SystemMemory::Traits,
+                                            nullptr,
                                             nullptr};
   static const pmr_mem_resource_ops silent = {SystemMemory::Allocate,
                                               SystemMemory::Deallocate,
                                               nullptr,
                                               nullptr,
                                               SystemMemory::ThreadSafe,
+                                              nullptr,
                                               nullptr};
   for (const pmr_mem_resource_ops* o : {&says, &silent}) {
     SCOPED_TRACE(o == &says ? "says it" : "does not say it");

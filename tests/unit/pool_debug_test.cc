@@ -127,6 +127,32 @@ TEST_P(PoolDebugTest, WrongSizeOrAlignmentIsNamedWithBothSizes) {
   EXPECT_EQ(messages_.size(), 2u);
 }
 
+// pmr_deallocate_unsized: any recorded size goes, the alignment is still
+// checked, and a second free is named.
+TEST_P(PoolDebugTest, AnUnsizedFreeIsCheckedByItsAlignment) {
+  std::vector<void*> v;
+  for (int i = 0; i < 500; ++i)
+    v.push_back(pmr_allocate(r(), 1 + (size_t)i * 31 % 16000, 16));
+  for (int i = 0; i < 500; ++i)
+    EXPECT_EQ(pmr_deallocate_unsized(r(), v[i], 16),
+              pmr_good_size(r(), 1 + (size_t)i * 31 % 16000, 16));
+  EXPECT_TRUE(messages_.empty()) << messages_[0];
+  void* p = pmr_allocate(r(), 100, 16);
+  void* keep = pmr_allocate(r(), 100, 16);
+  pmr_deallocate_unsized(r(), p, 32);
+  ASSERT_EQ(messages_.size(), 1u);
+  EXPECT_NE(messages_[0].find("allocated with 100 bytes, alignment 16"),
+            std::string::npos)
+      << messages_[0];
+  EXPECT_EQ(pmr_deallocate_unsized(r(), p, 16), 112u);
+  EXPECT_EQ(messages_.size(), 1u);
+  pmr_deallocate_unsized(r(), p, 16);
+  ASSERT_EQ(messages_.size(), 2u);
+  EXPECT_NE(messages_[1].find("double free"), std::string::npos)
+      << messages_[1];
+  pmr_deallocate(r(), keep, 100, 16);
+}
+
 // A block resized in place is tracked with its new size: freeing it with
 // the new size is silent, with the old one a misuse; a resize given the
 // wrong old size is a misuse and changes nothing.

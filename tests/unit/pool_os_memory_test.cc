@@ -483,6 +483,7 @@ TEST_P(PoolOsMemoryTest, AnUpstreamThatIgnoresTheFrameAlignmentIsReported) {
                                            nullptr,
                                            nullptr,
                                            MisalignedUpstream::Traits,
+                                           nullptr,
                                            nullptr};
   MisalignedUpstream up;
   up.base.ops = &ops;

@@ -804,6 +804,7 @@ TEST(ThreadCache, AThreadExitsWhileAnotherWaitsForUpstream) {
                                            nullptr,
                                            nullptr,
                                            nullptr,
+                                           nullptr,
                                            nullptr};
   ExitDuringUpstream up;
   up.base.ops = &ops;
@@ -857,6 +858,7 @@ struct OneSegment {
 TEST(ThreadCache, WithPagesUsedUpBlocksStillComeAndGo) {
   static const pmr_mem_resource_ops ops = {OneSegment::Allocate,
                                            OneSegment::Deallocate,
+                                           nullptr,
                                            nullptr,
                                            nullptr,
                                            nullptr,
