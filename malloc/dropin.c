@@ -22,11 +22,13 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "malloc/internal/dropin.h"
 #include "malloc/internal/tag_registry.h"
@@ -298,7 +300,11 @@ PMR_NOINLINE static void free_slow(void *p) {
     int st = pmr_impl_tag_registry_state(p, true);
     if (st == PMR_IMPL_TAGREG_FREED)
       bad_free("free", p, "a double free of a large block");
-    if (st != PMR_IMPL_TAGREG_LIVE) return; /* else not ours: left alone */
+    if (st != PMR_IMPL_TAGREG_LIVE) { /* not ours */
+      const char *what = pmr_impl_dropin_never_a_block(p);
+      if (what != NULL) bad_free("free", p, what);
+      return; /* else left alone */
+    }
   }
   pmr_impl_tag t;
   size_t alignment;
@@ -411,10 +417,13 @@ void *realloc(void *p, size_t bytes) {
       return p;
     }
   } else { /* not ours: refused, never written */
+    const char *what = pmr_impl_dropin_never_a_block(p);
     if (engine_pages(p))
       bad_free("realloc", p,
                pmr_impl_tag_freed(p) ? "a large block freed already"
                                      : "not the start of a block in use");
+    else if (what != NULL)
+      bad_free("realloc", p, what);
     errno = ENOMEM;
     return NULL;
   }

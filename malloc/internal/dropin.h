@@ -1,4 +1,5 @@
-/* PRIVATE: what dropin.c shares with dropin_cxx.c. */
+/* PRIVATE: what dropin.c shares with dropin_cxx.c, os_upstream.c and
+ * foreign.c. */
 #ifndef PMR_IMPL_MALLOC_DROPIN_H
 #define PMR_IMPL_MALLOC_DROPIN_H
 
@@ -21,5 +22,15 @@ extern pmr_mem_resource pmr_impl_dropin_os;
 size_t pmr_impl_dropin_os_trim(void);
 /* The bytes kept now. */
 size_t pmr_impl_dropin_os_kept(void);
+
+/* What p, a pointer that is no block of ours, points into where no heap
+ * block of any allocator starts: the first page of a large block of ours,
+ * the calling thread's stack, or the image
+ * (code, data, bss) of a loaded object other than the dynamic linker, whose
+ * own allocator serves blocks from its image before the take-over. NULL
+ * when neither: then p may be a block of the C library's from before the
+ * take-over, and is left alone. Slow (it asks the C library): for
+ * foreign pointers only (foreign.c). */
+const char *pmr_impl_dropin_never_a_block(const void *p);
 
 #endif /* PMR_IMPL_MALLOC_DROPIN_H */

@@ -93,7 +93,15 @@ static void unlock_list(void *lock) {
   if (lock != NULL) pmr_impl_spin_unlock((pmr_impl_spin *)lock);
 }
 
+/* The check word of a block in use whose trailer is at b: its address
+ * under the per-process secret of page_heap.h. */
+static uintptr_t big_check(const pmr_impl_big_block *b) {
+  return ((uintptr_t)b * (uintptr_t)0x9e3779b97f4a7c15u) ^
+         pmr_impl_free_mark_value;
+}
+
 static void link_live(pmr_impl_big_list *list, pmr_impl_big_block *b) {
+  b->check = big_check(b);
   pmr_impl_big_block *s = &list->live;
   s->size += b->size;
   b->prev = s;
@@ -210,6 +218,7 @@ void pmr_impl_big_attach(pmr_impl_big_list *list, void *lock,
 
 void pmr_impl_big_init(pmr_impl_big_list *list,
                        const pmr_mem_resource *upstream, size_t retain) {
+  pmr_impl_free_mark_init(); /* big_check's secret */
   memset(list, 0, sizeof *list);
   list->live.prev = list->live.next = &list->live;
   list->retain =
@@ -379,6 +388,12 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
   }
   pmr_impl_big_block *b =
       (pmr_impl_big_block *)(void *)((char *)p + big_offset(bytes));
+  if (b->check != big_check(b)) {
+    big_misuse(p, bytes,
+               "its trailer was overwritten (an overflow past its end), or "
+               "the size is not the block's, or it was freed already");
+    return;
+  }
   int bin = big_bin(b->size, b->alignment);
   pmr_impl_big_block *out = b;
   lock_list(lock);
@@ -392,6 +407,7 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
   list->live.size -= b->size;
   b->prev->next = b->next;
   b->next->prev = b->prev;
+  b->check = 0; /* freed: a second free finds no check */
   if (bin >= 0 && b->size <= list->retain) { /* kept */
     /* The trailer moves to the end (the two may overlap). */
     pmr_impl_big_block t = *b;
@@ -433,6 +449,7 @@ bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
    * meanwhile (its links are, by neighbours, under lock). */
   pmr_impl_big_block *b =
       (pmr_impl_big_block *)(void *)((char *)p + big_offset(old_bytes));
+  if (b->check != big_check(b)) return false; /* its free reports it */
   size_t off = big_offset(new_bytes), used = off + BIG_TRAILER;
   bool own = big_own_mapping(pages, b);
   /* Much smaller: a block of upstream's goes, to let the memory go; a
@@ -453,6 +470,7 @@ bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
   pmr_impl_big_block t = *b; /* the two places may overlap */
   b = (pmr_impl_big_block *)(void *)((char *)p + off);
   *b = t;
+  b->check = big_check(b);
   if (used > t.size) {
     if (big_counted(list, used))
       pmr_impl_source_resident_add(list->src, used - t.size);

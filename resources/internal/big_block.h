@@ -34,6 +34,11 @@ extern "C" {
  * least PMR_IMPL_OS_BIG_MIN bytes are mapped from the OS and unmapped when
  * they go back, instead of leaving holes in malloc's heap. */
 typedef struct pmr_impl_big_block {
+  /* Of a block in use: pmr_impl_big_check(this trailer), first so that an
+   * overflow past the block's end changes it before anything the list
+   * follows; a deallocation that finds it changed (an overflow, or a size
+   * that is not the block's) reports it and follows no link. */
+  uintptr_t check;
   struct pmr_impl_big_block *prev, *next; /* kept: next links its bin */
   size_t size;      /* total bytes asked of upstream, trailer included (of
                        a mapped block: the most it has used); in the

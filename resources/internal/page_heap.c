@@ -44,6 +44,10 @@ static void free_mark_make(void) {
 
 static pthread_once_t free_mark_once = PTHREAD_ONCE_INIT;
 
+void pmr_impl_free_mark_init(void) {
+  pthread_once(&free_mark_once, free_mark_make);
+}
+
 static uint32_t start_check_of(size_t block) {
   return (uint32_t)(((uint64_t)1 << 32) / block +
                     ((((uint64_t)1 << 32) % block) != 0));
@@ -63,9 +67,8 @@ static bool on_list(void *list, const void *p, size_t limit) {
   return false;
 }
 
-#ifdef PMR_SECURE
-/* Reports a broken list or block (secure builds), and stops the process
- * when misuse stops it. */
+/* Reports a broken list or block, and stops the process when misuse
+ * stops it. */
 static void broken(const char *what, size_t block, const void *at) {
   bool stop = pmr_impl_misuse_stops();
   pmr_report_misuse(
@@ -75,10 +78,15 @@ static void broken(const char *what, size_t block, const void *at) {
   if (stop) abort();
 }
 
-void pmr_impl_heap_list_broken(pmr_impl_page_class *k, void *b) {
+void *pmr_impl_heap_pop_broken(pmr_impl_page_class *k, void *b) {
   broken("a free list's link leads out of its page", k->block, b);
+  k->free = NULL;
+  pmr_impl_word_set(b, k->mark_word, NULL);
+  PMR_IMPL_UNDEFINED(b, k->block);
+  return b;
 }
 
+#ifdef PMR_SECURE
 void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b) {
   broken("a free block was written after it was freed", k->block, b);
 }
@@ -182,7 +190,7 @@ void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
 
 void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
                         size_t largest, bool give_back) {
-  pthread_once(&free_mark_once, free_mark_make);
+  pmr_impl_free_mark_init();
   h->src = src;
   h->largest =
       largest < PMR_IMPL_HEAP_LARGEST ? largest : PMR_IMPL_HEAP_LARGEST;
@@ -322,13 +330,10 @@ static uint32_t give_list(pmr_impl_page *pg, void *list) {
   uint32_t n = 1;
   void *tail = list;
   for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) {
-#ifdef PMR_SECURE
     if ((((uintptr_t)b ^ (uintptr_t)tail) >> PMR_IMPL_PAGE_SHIFT) != 0) {
-      broken("a remote free list's link leads out of its page", pg->block,
-             tail);
+      broken("a free list's link leads out of its page", pg->block, tail);
       break; /* the rest is dropped, never followed */
     }
-#endif
     ++n;
   }
   pmr_impl_link_set(tail, pg->free);

@@ -193,11 +193,18 @@ void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);
  * the prefetch starts a whole allocation early. A list carved in address
  * order costs nothing more (the line is on its way already); the end of
  * the list prefetches NULL, which never faults. */
+/* The pop of b, whose link leads out of b's page (a write after free or an
+ * overflow wrote it): reported; the rest of k's list is dropped (never
+ * followed) and b handed out, unless the process stops. Never NULL, so
+ * that the fast paths call it as a tail call and stay leaves. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((returns_nonnull))
+#endif
+void *
+pmr_impl_heap_pop_broken(pmr_impl_page_class *k, void *b);
 #ifdef PMR_SECURE
-/* Secure builds: k's list broke (a link out of its page), or b's body
- * changed while it was free; reported; the list is dropped (never followed)
- * or b handed out all the same, unless the process stops. */
-void pmr_impl_heap_list_broken(pmr_impl_page_class *k, void *b);
+/* Secure builds: b's body changed while it was free; reported; b handed
+ * out all the same, unless the process stops. */
 void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b);
 /* The fill of a free block's body (past its two words), checked when it is
  * handed out. */
@@ -210,13 +217,12 @@ static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
   void *b = k->free;
   if (PMR_LIKELY(b != NULL)) {
     void *next = pmr_impl_link_get(b);
-#ifdef PMR_SECURE
-    if (PMR_UNLIKELY(next != NULL && (((uintptr_t)next ^ (uintptr_t)b) >>
-                                      PMR_IMPL_PAGE_SHIFT) != 0)) {
-      pmr_impl_heap_list_broken(k, b);
-      next = NULL;
-    }
-#endif
+    /* The list holds blocks of one page: a link out of it was written by
+     * the program, and is never followed. */
+    if (PMR_UNLIKELY(
+            (((uintptr_t)next ^ (uintptr_t)b) >> PMR_IMPL_PAGE_SHIFT) != 0 &&
+            next != NULL))
+      return pmr_impl_heap_pop_broken(k, b);
     k->free = next;
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(next);
@@ -287,6 +293,8 @@ bool pmr_impl_misuse_stops(void);
  * under a pthread_once), and only read after; a plain load, which the
  * compiler may keep in a register across a free. */
 extern uintptr_t pmr_impl_free_mark_value;
+/* Sets the mark, once per process (what pmr_impl_heap_init calls). */
+void pmr_impl_free_mark_init(void);
 static inline void *pmr_impl_free_mark(void) {
   return (void *)pmr_impl_free_mark_value;
 }
