@@ -37,4 +37,3 @@ const char *pmr_impl_dropin_never_a_block(const void *p) {
     return "a pointer into a loaded object's static storage or code";
   return NULL;
 }
-

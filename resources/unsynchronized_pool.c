@@ -192,10 +192,10 @@ static size_t unsync_usable_size(const pmr_mem_resource *self, const void *p,
 static size_t unsync_deallocate_unsized(pmr_mem_resource *self, void *p,
                                         size_t alignment) {
   state *s = state_of(self);
-  if (pmr_impl_page_map_get(p) != &s->src) return 0;
-  pmr_impl_page *pg = pmr_impl_page_of(&s->src, p);
-  size_t block = pg->block; /* 0: a free page; above: a run (oversize) */
-  if (block - 1 >= PMR_IMPL_HEAP_LARGEST) return 0;
+  pmr_impl_page *pg;
+  size_t block;
+  if (!pmr_impl_source_class_page(&s->src, p, &pg, &block))
+    return 0; /* a run, or no page of ours serving a class */
 #ifdef PMR_DEBUG
   if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p,
                                 PMR_IMPL_TRACK_ANY_BYTES, alignment, true))

@@ -219,12 +219,10 @@ static void hres_deallocate_fixed(pmr_mem_resource *self, void *p, size_t bytes,
 
 size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p) {
   pmr_impl_hres *s = state_of(self);
-  if (pmr_impl_page_map_get(p) != &s->heaps.src) return 0;
-  pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
-  size_t block = pg->block; /* fixed while p is in use */
-  /* A run (oversize), or a page that serves no class (p is not in use):
-   * neither has a heap. */
-  if (block - 1 >= PMR_IMPL_HEAP_LARGEST) return 0;
+  pmr_impl_page *pg;
+  size_t block;
+  if (!pmr_impl_source_class_page(&s->heaps.src, p, &pg, &block))
+    return 0; /* a run, or no page of ours serving a class */
 #ifndef PMR_DEBUG
   pmr_impl_hres_free_pooled(pg, p);
 #else

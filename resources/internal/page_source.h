@@ -247,13 +247,24 @@ static inline pmr_impl_page *pmr_impl_page_of_seg(const void *p) {
 /* The block size of p when it lies in one of src's pages serving a class
  * (a pooled block in use), else 0 (an oversize block, in a run or not: its
  * size is the caller's to know). Any thread. */
+/* Whether p lies in a page of src's serving a class; if so, *pg is that
+ * page and *block its block size. Reads only `block`, which does not change
+ * while p is in use (another thread may be moving the page between
+ * states): a run's is above any class, a free page's 0. */
+static inline bool pmr_impl_source_class_page(const pmr_impl_page_source *src,
+                                              const void *p, pmr_impl_page **pg,
+                                              size_t *block) {
+  if (pmr_impl_page_map_get(p) != src) return false;
+  *pg = pmr_impl_page_of(src, p);
+  *block = (*pg)->block;
+  return *block - 1 < PMR_IMPL_HEAP_LARGEST;
+}
+
 static inline size_t pmr_impl_source_usable_size(
     const pmr_impl_page_source *src, const void *p) {
-  if (pmr_impl_page_map_get(p) != src) return 0;
-  /* Only `block`, which does not change while p is in use (another thread
-   * may be moving the page between states): a run's is above any class. */
-  size_t block = pmr_impl_page_of(src, p)->block;
-  return block > PMR_IMPL_HEAP_LARGEST ? 0 : block;
+  pmr_impl_page *pg;
+  size_t block;
+  return pmr_impl_source_class_page(src, p, &pg, &block) ? block : 0;
 }
 
 /* Whether p is the start of one of src's runs (any thread). Asked of the
