@@ -393,9 +393,11 @@ void *realloc(void *p, size_t bytes) {
   }
   if (old != 0) {
     /* Its class holds it; a block free already, or a pointer that starts
-     * none, goes the long way, whose free reports it. */
-    if (bytes <= old && bytes >= old / 2 &&
-        !pmr_impl_block_suspect(pmr_impl_page_of(&STATE->heaps.src, p), p))
+     * none, goes the long way, whose free reports it; so does another
+     * thread's block (only the owner can tell one never handed out). */
+    pmr_impl_page *pg = pmr_impl_page_of(&STATE->heaps.src, p);
+    if (bytes <= old && bytes >= old / 2 && !pmr_impl_block_suspect(pg, p) &&
+        pmr_impl_theap_mine(pg) && !pmr_impl_block_uncarved(pg, p))
       return p;
   } else if (in_boot(p)) {
     old = boot_size(p);

@@ -18,92 +18,12 @@ pmr_pool_options pmr_impl_heap_options(const pmr_pool_options *opts) {
 
 /* ---- heap: classes and their pages -------------------------------------- */
 
-/* ---- misuse (page_heap.h) ---------------------------------------------- */
-
-uintptr_t pmr_impl_free_mark_value;
-static atomic_bool misuse_stop;
-
-void pmr_impl_misuse_set_stop(bool stop) {
-  atomic_store_explicit(&misuse_stop, stop, memory_order_relaxed);
-}
-
-bool pmr_impl_misuse_stops(void) {
-  return atomic_load_explicit(&misuse_stop, memory_order_relaxed);
-}
-
-/* The mark: random, odd (no aligned pointer). */
-static void free_mark_make(void) {
-  uintptr_t v = 0;
-  if (!pmr_impl_os_random(&v, sizeof v)) {
-    int local; /* no OS source: the addresses ASLR gives */
-    v = ((uintptr_t)&local ^ (uintptr_t)&pmr_impl_free_mark_value) *
-        (uintptr_t)0x9e3779b97f4a7c15u;
-  }
-  pmr_impl_free_mark_value = v | 1;
-}
-
-static pthread_once_t free_mark_once = PTHREAD_ONCE_INIT;
-
-void pmr_impl_free_mark_init(void) {
-  pthread_once(&free_mark_once, free_mark_make);
-}
-
 static uint32_t start_check_of(size_t block) {
   return (uint32_t)(((uint64_t)1 << 32) / block +
                     ((((uint64_t)1 << 32) % block) != 0));
 }
 
-/* Whether p is on `list` (blocks of one page, at most limit + 1 of them;
- * the walk stops at a link out of the page). */
-static bool on_list(void *list, const void *p, size_t limit) {
-  for (size_t n = 0; list != NULL && n <= limit; ++n) {
-    if (list == p) return true;
-    void *next = pmr_impl_link_get(list);
-    if (next != NULL &&
-        (((uintptr_t)next ^ (uintptr_t)list) >> PMR_IMPL_PAGE_SHIFT) != 0)
-      return false;
-    list = next;
-  }
-  return false;
-}
-
-/* Reports a broken list or block, and stops the process when misuse
- * stops it. */
-static void broken(const char *what, size_t block, const void *at) {
-  bool stop = pmr_impl_misuse_stops();
-  pmr_report_misuse(
-      "%s (a size class of %zu bytes, at %p): a write after "
-      "free or an overflow; %s",
-      what, block, at, stop ? "stopping" : "dropped");
-  if (stop) abort();
-}
-
-void *pmr_impl_heap_pop_broken(pmr_impl_page_class *k, void *b) {
-  broken("a free list's link leads out of its page", k->block, b);
-  k->free = NULL;
-  pmr_impl_word_set(b, k->mark_word, NULL);
-  PMR_IMPL_UNDEFINED(b, k->block);
-  return b;
-}
-
 #ifdef PMR_SECURE
-void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b) {
-  broken("a free block was written after it was freed", k->block, b);
-}
-
-bool pmr_impl_fill_intact(const void *b, size_t block) {
-  const unsigned char *c = (const unsigned char *)b;
-  for (size_t i = 2 * sizeof(void *); i < block; ++i)
-    if (c[i] != PMR_IMPL_FREE_FILL) return false;
-  return true;
-}
-
-void pmr_impl_fill(void *b, size_t block) {
-  if (block > 2 * sizeof(void *))
-    memset((char *)b + 2 * sizeof(void *), PMR_IMPL_FREE_FILL,
-           block - 2 * sizeof(void *));
-}
-
 /* A random number for the carve's order: splitmix64 of a shared counter. */
 static uint64_t secure_random(void) {
   static _Atomic uint64_t counter;
@@ -115,63 +35,6 @@ static uint64_t secure_random(void) {
   return z ^ (z >> 31);
 }
 #endif
-
-static void page_layout(const pmr_impl_page_source *src,
-                        const pmr_impl_page *pg, size_t block,
-                        size_t max_blocks, char **start, size_t *n_before,
-                        char **after, size_t *n_after);
-
-/* A free of p into pg that pmr_impl_block_suspect flagged: true when it is
- * misuse (reported; the process stops if pmr_impl_misuse_stops()), false
- * when p is a block in use after all (its second word held the mark by
- * chance, or it lies where pmr_impl_block_suspect cannot tell). owner: the
- * caller owns pg->heap and may read its lists. */
-static bool misuse(pmr_impl_page *pg, void *p, bool owner) {
-  pmr_impl_page_heap *h = pg->heap;
-  size_t block = pg->block;
-  const char *what = NULL;
-  if (pg->start_check == 0 || h == NULL) {
-    what =
-        "which lies in a page of the pool that serves no size class "
-        "(a block freed twice, or not from this pool)";
-    block = 0;
-  } else {
-    char *start, *after, *c = (char *)p;
-    size_t before, past;
-    page_layout(h->src, pg, block, h->src->max_blocks, &start, &before, &after,
-                &past);
-    bool starts = (c >= start && c < start + before * block &&
-                   (size_t)(c - start) % block == 0) ||
-                  (c >= after && c < after + past * block &&
-                   (size_t)(c - after) % block == 0);
-    if (!starts) {
-      what = "which is not the start of a block";
-    } else if (pg->mark_word != 0 &&
-               pmr_impl_word_peek(p, pg->mark_word) == pmr_impl_free_mark()) {
-      pmr_impl_page_class *k = &h->classes[pg->cls];
-      if (!owner || on_list(pg->free, p, pg->capacity) ||
-          (k->current == pg && on_list(k->free, p, pg->capacity)) ||
-          on_list(atomic_load_explicit(&pg->remote, memory_order_acquire), p,
-                  pg->capacity))
-        what = "a double free: the block is free already";
-    }
-  }
-  if (what == NULL) return false;
-  bool stop = pmr_impl_misuse_stops();
-  if (block != 0)
-    pmr_report_misuse("free of %p, %s (a size class of %zu bytes); %s", p, what,
-                      block, stop ? "stopping" : "ignored");
-  else
-    pmr_report_misuse("free of %p, %s; %s", p, what,
-                      stop ? "stopping" : "ignored");
-  if (stop) abort();
-  return true;
-}
-
-void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p) {
-  if (!misuse(pg, p, true) && pmr_impl_page_push_checked(pg, p))
-    pmr_impl_heap_free_slow(pg);
-}
 
 void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
   memset(&h->no_page, 0, sizeof h->no_page);
@@ -301,7 +164,8 @@ void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
 }
 
 void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
-  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p)) && misuse(pg, p, false))
+  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p)) &&
+      pmr_impl_page_misuse(pg, p, false))
     return;
 #ifdef PMR_SECURE
   pmr_impl_fill(p, pg->block);
@@ -324,18 +188,34 @@ void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
       &h->delayed, &top, pg, memory_order_release, memory_order_relaxed));
 }
 
-/* Puts `list` (non-empty, blocks of pg) in front of pg's free list;
- * returns how many blocks it held. */
+/* Puts `list` (non-empty, blocks of pg, freed by other threads) in front
+ * of pg's free list; returns how many blocks it held. A link that leads out
+ * of the page, or a block never handed out (another thread cannot tell
+ * one), is reported, and the list is cut there: the rest is never followed,
+ * and never counted free. */
 static uint32_t give_list(pmr_impl_page *pg, void *list) {
-  uint32_t n = 1;
-  void *tail = list;
-  for (void *b; (b = pmr_impl_link_get(tail)) != NULL; tail = b) {
-    if ((((uintptr_t)b ^ (uintptr_t)tail) >> PMR_IMPL_PAGE_SHIFT) != 0) {
-      broken("a free list's link leads out of its page", pg->block, tail);
-      break; /* the rest is dropped, never followed */
+  uint32_t n = 0;
+  void *tail = NULL;
+  for (void *b = list; b != NULL;) {
+    if (pmr_impl_block_uncarved(pg, b)) {
+      pmr_impl_heap_broken("another thread freed a block never handed out",
+                           pg->block, b);
+      break;
     }
     ++n;
+    tail = b;
+    void *next = pmr_impl_link_get(b);
+    if (next != NULL &&
+        (((uintptr_t)next ^ (uintptr_t)b) >> PMR_IMPL_PAGE_SHIFT) != 0) {
+      pmr_impl_heap_broken(
+          "a free list's link leads out of its page: a write after free "
+          "or an overflow",
+          pg->block, b);
+      break;
+    }
+    b = next;
   }
+  if (tail == NULL) return 0;
   pmr_impl_link_set(tail, pg->free);
   pg->free = list;
   return n;
@@ -368,16 +248,13 @@ static size_t collect(pmr_impl_page_heap *h) {
   return retired;
 }
 
-/* Where blocks of size `block` lie in pg's page: n_before from the page
- * start (below its frame's table, if it holds it), then n_after from *after
- * on; at most max_blocks in all (at least one). Every block lies at a
- * multiple of its size from the page's start, past the table too (which
- * aligns it as its class needs), so that a free tells a block's start by
- * its offset alone (pmr_impl_block_suspect). */
-static void page_layout(const pmr_impl_page_source *src,
-                        const pmr_impl_page *pg, size_t block,
-                        size_t max_blocks, char **start, size_t *n_before,
-                        char **after, size_t *n_after) {
+/* Every block lies at a multiple of its size from the page's start, past
+ * the table too (which aligns it as its class needs), so that a free tells
+ * a block's start by its offset alone (pmr_impl_block_suspect). */
+void pmr_impl_page_layout(const pmr_impl_page_source *src,
+                          const pmr_impl_page *pg, size_t block,
+                          size_t max_blocks, char **start, size_t *n_before,
+                          char **after, size_t *n_after) {
   char *base, *table, *past;
   pmr_impl_page_span(src, pg, &base, &table, &past);
   uintptr_t a =
@@ -408,8 +285,8 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
    * order keeps the next allocations sequential (prefetch, TLB). */
   size_t before, past;
   char *start, *after;
-  page_layout(h->src, pg, k->block, h->src->max_blocks, &start, &before, &after,
-              &past);
+  pmr_impl_page_layout(h->src, pg, k->block, h->src->max_blocks, &start,
+                       &before, &after, &past);
   pg->capacity = (uint32_t)(before + past);
   pg->carved = 0;
   pg->free = NULL;
@@ -504,8 +381,8 @@ static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
     const pmr_impl_page_source *src = pg->heap->src;
     size_t before, past;
     char *start, *after;
-    page_layout(src, pg, block, src->max_blocks, &start, &before, &after,
-                &past);
+    pmr_impl_page_layout(src, pg, block, src->max_blocks, &start, &before,
+                         &after, &past);
     pg->carve = after;
     pg->end = after + past * block;
   }

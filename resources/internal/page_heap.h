@@ -279,7 +279,10 @@ void pmr_impl_heap_free_slow(pmr_impl_page *pg);
  *     free that finds the mark is a double free. The owner's free confirms
  *     it on the page's lists first (a program may have copied the word);
  *     another thread's cannot read them, and reports it: the mark is a
- *     per-process random value, which no program holds by chance.
+ *     per-process random value, which no program holds by chance;
+ *   - a block past those laid out so far was never handed out: the owner's
+ *     free tells it from the page's carve (pmr_impl_block_uncarved), the
+ *     owner's collection of another thread's frees too.
  * What is reported goes through pmr_report_misuse; the call then does
  * nothing, or the process stops (abort) when pmr_impl_misuse_stops() (the
  * drop-in malloc's default, as glibc's). Blocks of 8 bytes have no second
@@ -322,6 +325,14 @@ static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
   return PMR_UNLIKELY(pmr_impl_block_marked(pg, p));
 }
 
+/* Whether block p (which starts a block of pg) was never handed out: it
+ * lies past the blocks laid out so far, which are laid out in address
+ * order (pmr_impl_page's carve). Only pg's owner may ask (carve is its). */
+static inline bool pmr_impl_block_uncarved(const pmr_impl_page *pg,
+                                           const void *p) {
+  return (const char *)p >= pg->carve;
+}
+
 /* The push itself, after the check: p onto pg's list, marked. */
 static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
   void *head = pg->free;
@@ -337,6 +348,25 @@ static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
   return PMR_UNLIKELY(--pg->count == 0);
 }
 
+/* Reports a broken list or block (what, the class's block size, where),
+ * and stops the process when pmr_impl_misuse_stops(). */
+void pmr_impl_heap_broken(const char *what, size_t block, const void *at);
+
+/* A free of p into pg that looked suspect (pmr_impl_block_suspect, or
+ * pmr_impl_block_uncarved for the owner): true when it is misuse
+ * (reported; the process stops if pmr_impl_misuse_stops()), false when p is
+ * a block in use after all (its second word held the mark by chance).
+ * owner: the caller owns pg->heap and may read its lists and carve. */
+bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner);
+
+/* Where pg's blocks of `block` bytes lie: n_before from start (up to its
+ * frame's table, when the page holds it), n_after from after (past the
+ * table); at most max_blocks in all (at least one). */
+void pmr_impl_page_layout(const pmr_impl_page_source *src,
+                          const pmr_impl_page *pg, size_t block,
+                          size_t max_blocks, char **start, size_t *n_before,
+                          char **after, size_t *n_after);
+
 /* A suspect free by pg's owner (pmr_impl_block_suspect): reported when it
  * is misuse (then nothing is freed), else freed whole (pushed, and
  * pmr_impl_heap_free_slow when due). Nothing to do after it: the fast
@@ -348,7 +378,8 @@ void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p);
  * free or a pointer that starts no block is reported and ignored, or freed
  * after all when the closer look clears it (false either way). */
 static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
-  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p))) {
+  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p) ||
+                   pmr_impl_block_uncarved(pg, p))) {
     pmr_impl_page_free_suspect(pg, p);
     return false;
   }

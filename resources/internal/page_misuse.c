@@ -1,0 +1,140 @@
+/* The page core's misuse checks (page_heap.h, "misuse"): the mark, what a
+ * suspect free turns out to be, and the reports. */
+#include "resources/internal/page_heap.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resources/internal/platform.h"
+
+uintptr_t pmr_impl_free_mark_value;
+static atomic_bool misuse_stop;
+
+void pmr_impl_misuse_set_stop(bool stop) {
+  atomic_store_explicit(&misuse_stop, stop, memory_order_relaxed);
+}
+
+bool pmr_impl_misuse_stops(void) {
+  return atomic_load_explicit(&misuse_stop, memory_order_relaxed);
+}
+
+/* The mark: random, odd (no aligned pointer). */
+static void free_mark_make(void) {
+  uintptr_t v = 0;
+  if (!pmr_impl_os_random(&v, sizeof v)) {
+    int local; /* no OS source: the addresses ASLR gives */
+    v = ((uintptr_t)&local ^ (uintptr_t)&pmr_impl_free_mark_value) *
+        (uintptr_t)0x9e3779b97f4a7c15u;
+  }
+  pmr_impl_free_mark_value = v | 1;
+}
+
+static pthread_once_t free_mark_once = PTHREAD_ONCE_INIT;
+
+void pmr_impl_free_mark_init(void) {
+  pthread_once(&free_mark_once, free_mark_make);
+}
+
+/* Whether p is on `list` (blocks of one page, at most limit + 1 of them;
+ * the walk stops at a link out of the page). */
+static bool on_list(void *list, const void *p, size_t limit) {
+  for (size_t n = 0; list != NULL && n <= limit; ++n) {
+    if (list == p) return true;
+    void *next = pmr_impl_link_get(list);
+    if (next != NULL &&
+        (((uintptr_t)next ^ (uintptr_t)list) >> PMR_IMPL_PAGE_SHIFT) != 0)
+      return false;
+    list = next;
+  }
+  return false;
+}
+
+void pmr_impl_heap_broken(const char *what, size_t block, const void *at) {
+  bool stop = pmr_impl_misuse_stops();
+  pmr_report_misuse("%s (a size class of %zu bytes, at %p); %s", what, block,
+                    at, stop ? "stopping" : "dropped");
+  if (stop) abort();
+}
+
+void *pmr_impl_heap_pop_broken(pmr_impl_page_class *k, void *b) {
+  pmr_impl_heap_broken(
+      "a free list's link leads out of its page: a write after free or "
+      "an overflow",
+      k->block, b);
+  k->free = NULL;
+  pmr_impl_word_set(b, k->mark_word, NULL);
+  PMR_IMPL_UNDEFINED(b, k->block);
+  return b;
+}
+
+#ifdef PMR_SECURE
+void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b) {
+  pmr_impl_heap_broken(
+      "a free block was written after it was freed (or overflowed into)",
+      k->block, b);
+}
+
+bool pmr_impl_fill_intact(const void *b, size_t block) {
+  const unsigned char *c = (const unsigned char *)b;
+  for (size_t i = 2 * sizeof(void *); i < block; ++i)
+    if (c[i] != PMR_IMPL_FREE_FILL) return false;
+  return true;
+}
+
+void pmr_impl_fill(void *b, size_t block) {
+  if (block > 2 * sizeof(void *))
+    memset((char *)b + 2 * sizeof(void *), PMR_IMPL_FREE_FILL,
+           block - 2 * sizeof(void *));
+}
+
+#endif
+
+bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner) {
+  pmr_impl_page_heap *h = pg->heap;
+  size_t block = pg->block;
+  const char *what = NULL;
+  if (pg->start_check == 0 || h == NULL) {
+    what =
+        "which lies in a page of the pool that serves no size class "
+        "(a block freed twice, or not from this pool)";
+    block = 0;
+  } else {
+    char *start, *after, *c = (char *)p;
+    size_t before, past;
+    pmr_impl_page_layout(h->src, pg, block, h->src->max_blocks, &start, &before,
+                         &after, &past);
+    bool starts = (c >= start && c < start + before * block &&
+                   (size_t)(c - start) % block == 0) ||
+                  (c >= after && c < after + past * block &&
+                   (size_t)(c - after) % block == 0);
+    if (!starts) {
+      what = "which is not the start of a block";
+    } else if (owner && pmr_impl_block_uncarved(pg, p)) {
+      what = "a block never handed out";
+    } else if (pg->mark_word != 0 &&
+               pmr_impl_word_peek(p, pg->mark_word) == pmr_impl_free_mark()) {
+      pmr_impl_page_class *k = &h->classes[pg->cls];
+      if (!owner || on_list(pg->free, p, pg->capacity) ||
+          (k->current == pg && on_list(k->free, p, pg->capacity)) ||
+          on_list(atomic_load_explicit(&pg->remote, memory_order_acquire), p,
+                  pg->capacity))
+        what = "a double free: the block is free already";
+    }
+  }
+  if (what == NULL) return false;
+  bool stop = pmr_impl_misuse_stops();
+  if (block != 0)
+    pmr_report_misuse("free of %p, %s (a size class of %zu bytes); %s", p, what,
+                      block, stop ? "stopping" : "ignored");
+  else
+    pmr_report_misuse("free of %p, %s; %s", p, what,
+                      stop ? "stopping" : "ignored");
+  if (stop) abort();
+  return true;
+}
+
+void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p) {
+  if (!pmr_impl_page_misuse(pg, p, true) && pmr_impl_page_push_checked(pg, p))
+    pmr_impl_heap_free_slow(pg);
+}
