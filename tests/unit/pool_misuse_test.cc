@@ -236,29 +236,66 @@ TEST_P(PoolMisuse, AFreeListLinkWrittenAfterFreeIsNeverFollowed) {
 // A block that was never handed out (still in its class's list, laid out
 // in address order after the two handed out) is free as well.
 TEST_P(PoolMisuse, ABlockNeverHandedOutIsReported) {
+#ifdef PMR_SECURE
+  // The secure build lays blocks out in a random order: the address after
+  // two consecutive blocks may be its frame's table (resources/README.md).
+  GTEST_SKIP() << "blocks in random order";
+#endif
+  // A frame's descriptor table lies among blocks, and a free of an address
+  // in it at a multiple of the block size is not caught (a known gap,
+  // resources/README.md). Over the malloc resource frames are segments:
+  // past a segment's first page there is no table, and 1100 blocks fill
+  // that page.
+  if (!std::get<1>(GetParam()))
+    GTEST_SKIP() << "frames of one page: a table in every page";
+  std::vector<unsigned char*> filler;
+  for (int i = 0; i < 1100; ++i)
+    filler.push_back(static_cast<unsigned char*>(pmr_allocate(r(), 64, 8)));
   char* p = static_cast<char*>(pmr_allocate(r(), 64, 8));
   char* q = static_cast<char*>(pmr_allocate(r(), 64, 8));
   char* never = q + 64;
-  if (q != p + 64 || (reinterpret_cast<uintptr_t>(never) & 0xffff) < 64 * 2)
-    GTEST_SKIP() << "not consecutive in one page";
+  uintptr_t at = reinterpret_cast<uintptr_t>(never);
+  if (q != p + 64 || (at & 0xffff) < 64 * 2 ||
+      (at & (((uintptr_t)1 << 20) - 1)) < ((uintptr_t)1 << 16)) {
+    Free(filler, 64);
+    pmr_deallocate(r(), p, 64, 8);
+    pmr_deallocate(r(), q, 64, 8);
+    GTEST_SKIP() << "not consecutive in one page past a segment's first";
+  }
   pmr_deallocate(r(), never, 64, 8);
   // Laid out already (then its mark tells), or not yet (past the carve).
   EXPECT_TRUE(Reported("double free") || Reported("never handed out"))
       << (reports_.empty() ? "" : reports_[0]);
   pmr_deallocate(r(), p, 64, 8);
   pmr_deallocate(r(), q, 64, 8);
+  Free(filler, 64);
 }
 
 // A block past those laid out so far (blocks are laid out a few KiB at a
 // time) was never handed out either: reported, and when the pool lays it
 // out later it hands it out once, not also from a free list.
 TEST_P(PoolMisuse, ABlockNotLaidOutYetIsReported) {
+#ifdef PMR_SECURE
+  // The secure build lays blocks out in a random order; which block is
+  // past those laid out is not known from one block's address.
+  GTEST_SKIP() << "blocks in random order";
+#endif
+  // As above: clear of any frame's table (a known gap).
+  if (!std::get<1>(GetParam()))
+    GTEST_SKIP() << "frames of one page: a table in every page";
+  std::vector<unsigned char*> filler;
+  for (int i = 0; i < 1100; ++i)
+    filler.push_back(static_cast<unsigned char*>(pmr_allocate(r(), 64, 8)));
   auto* p = static_cast<unsigned char*>(pmr_allocate(r(), 64, 8));
   ASSERT_NE(p, nullptr);
   unsigned char* later = p + 64 * 80;  // past the first 4 KiB laid out
-  if (((reinterpret_cast<uintptr_t>(p) ^ reinterpret_cast<uintptr_t>(later)) >>
-       16) != 0)
-    GTEST_SKIP() << "not in p's page";
+  uintptr_t at = reinterpret_cast<uintptr_t>(later);
+  if (((reinterpret_cast<uintptr_t>(p) ^ at) >> 16) != 0 ||
+      (at & (((uintptr_t)1 << 20) - 1)) < ((uintptr_t)1 << 16)) {
+    Free(filler, 64);
+    pmr_deallocate(r(), p, 64, 8);
+    GTEST_SKIP() << "not in p's page, or in a segment's first page";
+  }
   pmr_deallocate(r(), later, 64, 8);
   ASSERT_EQ(reports_.size(), 1u);
   EXPECT_TRUE(reports_[0].find("never handed out") != std::string::npos ||
@@ -274,6 +311,7 @@ TEST_P(PoolMisuse, ABlockNotLaidOutYetIsReported) {
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
   Free(all, 64);
+  Free(filler, 64);
   EXPECT_EQ(reports_.size(), 1u);
 }
 
