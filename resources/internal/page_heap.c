@@ -193,6 +193,31 @@ void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
  * of the page, or a block never handed out (another thread cannot tell
  * one), is reported, and the list is cut there: the rest is never followed,
  * and never counted free. */
+/* A list (of pg's blocks) that give_list found longer than the blocks pg
+ * laid out: it holds a block twice (a loop: a double free racing with
+ * itself in two threads, or a link written after free). Reported; the
+ * list is cut before the block's second visit. Returns how many blocks it
+ * keeps (each once) and its last block. */
+static uint32_t list_cut_loop(pmr_impl_page *pg, void *list, void **tail) {
+  uint64_t seen[PMR_IMPL_PAGE_SIZE / 8 / 64];
+  memset(seen, 0, sizeof seen);
+  uint32_t n = 0;
+  for (void *b = list;;) {
+    size_t i = ((uintptr_t)b & (PMR_IMPL_PAGE_SIZE - 1)) / pg->block;
+    if (seen[i / 64] & ((uint64_t)1 << (i % 64))) {
+      pmr_impl_heap_broken(
+          "a double free: a list of freed blocks holds a block twice",
+          pg->block, b);
+      pmr_impl_link_set(*tail, NULL);
+      return n;
+    }
+    seen[i / 64] |= (uint64_t)1 << (i % 64);
+    ++n;
+    *tail = b;
+    b = pmr_impl_link_get(b); /* in pg, as give_list checked: never NULL */
+  }
+}
+
 static uint32_t give_list(pmr_impl_page *pg, void *list) {
   uint32_t n = 0;
   void *tail = NULL;
@@ -200,6 +225,10 @@ static uint32_t give_list(pmr_impl_page *pg, void *list) {
     if (pmr_impl_block_uncarved(pg, b)) {
       pmr_impl_heap_broken("another thread freed a block never handed out",
                            pg->block, b);
+      break;
+    }
+    if (n == pg->carved) { /* more blocks than laid out: a loop */
+      n = list_cut_loop(pg, list, &tail);
       break;
     }
     ++n;
