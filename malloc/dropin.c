@@ -268,9 +268,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
   return p;
 }
 
-/* Every block is 16-aligned and at least 16 bytes, as glibc's: a block
- * then has a second word, where a free block holds the mark that tells a
- * double free (page_heap.h). */
+/* Every block is 16-aligned and at least 16 bytes, as glibc's. */
 void *malloc(size_t bytes) {
   size_t key = pmr_impl_heap_key(bytes, PMR_IMPL_TAG_ALIGN);
   void *p = pmr_impl_hres_alloc_fast(

@@ -90,7 +90,7 @@ static void *allocate_slow(pmr_impl_hres *s, size_t bytes, size_t alignment) {
       (t = (pmr_impl_theap *)pmr_impl_slots_get(&s->slots)) == NULL)
     return NULL; /* errno: malloc's ENOMEM */
   pmr_impl_page_class *k = &t->heap.classes[cls];
-  void *p = pmr_impl_heap_pop(k);
+  void *p = pmr_impl_heap_pop_checked(k);
   if (p == NULL && (p = pmr_impl_theap_alloc(t, k)) == NULL &&
       pmr_impl_big_give_back(&s->big, &s->big_lock, s->heaps.src.upstream,
                              NULL) != 0)

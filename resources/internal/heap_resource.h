@@ -78,14 +78,9 @@ static inline void *pmr_impl_hres_alloc_fast(pmr_impl_hres *s, size_t key,
 }
 
 /* Frees p, which starts a block of page pg, and pg's heap is the calling
- * thread's: pushed after the mark's check (page_heap.h, "misuse"). */
+ * thread's: pmr_impl_page_push_started (page_heap.h, "misuse"). */
 static inline void pmr_impl_hres_free_local(pmr_impl_page *pg, void *p) {
-  if (PMR_UNLIKELY(pmr_impl_block_marked(pg, p) ||
-                   pmr_impl_block_uncarved(pg, p))) {
-    pmr_impl_page_free_suspect(pg, p);
-    return;
-  }
-  if (PMR_UNLIKELY(pmr_impl_page_push_checked(pg, p)))
+  if (PMR_UNLIKELY(pmr_impl_page_push_started(pg, p)))
     pmr_impl_heap_free_slow(pg);
 }
 

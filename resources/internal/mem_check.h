@@ -9,8 +9,8 @@
  *     (cheap no-ops when the program does not run under valgrind);
  *   - otherwise every macro here is empty and costs nothing.
  * Free blocks hold the free-list link in their first word; resources read
- * and write it only through pmr_impl_link_get / pmr_impl_link_set, which open
- * the word for that one access. */
+ * and write it only through pmr_impl_link_peek / pmr_impl_link_set, which
+ * open the word for that one access. */
 #ifndef PMR_IMPL_MEM_CHECK_H
 #define PMR_IMPL_MEM_CHECK_H
 
@@ -76,22 +76,26 @@ static inline void *pmr_impl_word_peek(void *p, size_t w) {
 #endif
 }
 
-/* The secure build (PMR_SECURE, `--config=secure`) keeps every link
- * encoded with the per-process secret of page_heap.h and the block's own
- * address, so that a write after free or an overflow cannot plant a
- * pointer the pool would follow: a link decodes to a block of the same
- * page or NULL, or the pool reports it (page_heap.h, "misuse"). */
-#ifdef PMR_SECURE
+/* Every link is kept encoded with the per-process secret of page_heap.h
+ * (random, odd), so that a word the program wrote into a free block, or
+ * left in a block it was handed, decodes to an address out of the block's
+ * page: the pool reports it and never follows it (page_heap.h, "misuse").
+ * The secure build (PMR_SECURE, `--config=secure`) mixes in the block's
+ * own address too, so that a write after free cannot plant a pointer even
+ * knowing one encoded link. */
 extern uintptr_t pmr_impl_free_mark_value;
+#ifdef PMR_SECURE
 #define PMR_IMPL_LINK_KEY(p) \
   (pmr_impl_free_mark_value ^ ((uintptr_t)(p) * (uintptr_t)0x9e3779b97f4a7c15u))
 #else
-#define PMR_IMPL_LINK_KEY(p) ((uintptr_t)0)
+#define PMR_IMPL_LINK_KEY(p) ((void)(p), pmr_impl_free_mark_value)
 #endif
 
-/* The free-list link in the first word of free block p. */
-static inline void *pmr_impl_link_get(void *p) {
-  return (void *)((uintptr_t)pmr_impl_word_get(p, 0) ^ PMR_IMPL_LINK_KEY(p));
+/* The free-list link in the first word of free block p, decoded. p may be
+ * in use after all (a list that holds a block twice): its state is left to
+ * the checker as it was. */
+static inline void *pmr_impl_link_peek(void *p) {
+  return (void *)((uintptr_t)pmr_impl_word_peek(p, 0) ^ PMR_IMPL_LINK_KEY(p));
 }
 
 static inline void pmr_impl_link_set(void *p, void *next) {

@@ -64,13 +64,13 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
     uint32_t block = (uint32_t)pmr_impl_pool_class_size(i);
     h->classes[i].block = block;
     h->classes[i].index = (uint8_t)i;
-    h->classes[i].mark_word = (uint8_t)PMR_IMPL_MARK_WORD(block);
     h->classes[i].carve_bytes =
         (uint16_t)(block >= PMR_IMPL_CARVE_BYTES
                        ? block
                        : PMR_IMPL_CARVE_BYTES / block * block);
   }
   memset(&h->empty, 0, sizeof h->empty);
+  memset(h->full_sums, 0, sizeof h->full_sums);
   pmr_impl_heap_reset(h);
 }
 
@@ -111,6 +111,7 @@ static uint32_t page_used(const pmr_impl_page *pg) {
 static void make_current(pmr_impl_page *pg, uint32_t used) {
   pg->state = PMR_IMPL_PAGE_CURRENT;
   pg->count = used + PMR_IMPL_PAGE_CURRENT_BIAS;
+  pg->free_sum = 0; /* kept only for pages not current */
 }
 
 /* pg, full until now, with `used` (> 0) blocks out of its hands, joins the
@@ -153,13 +154,101 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   pmr_impl_source_give_page(h->src, pg, h->give_back);
 }
 
+/* Walks pg's free list (page_heap.h, "misuse"): a block found a second
+ * time (freed twice), a link out of the page, a pointer that starts no
+ * block, or one never handed out is reported, and the list cut there (what
+ * follows is never followed: those blocks stay out of the page's hands).
+ * Returns how many blocks the list keeps, each once, and sets free_sum to
+ * theirs. */
+static uint32_t list_check(pmr_impl_page *pg) {
+  uint64_t seen[PMR_IMPL_PAGE_SIZE / 8 / 64];
+  size_t slots = PMR_IMPL_PAGE_SIZE / pg->block;
+  memset(seen, 0, (slots + 63) / 64 * sizeof seen[0]);
+  char *base, *table, *past;
+  pmr_impl_page_span(pg->heap->src, pg, &base, &table, &past);
+  uint32_t n = 0;
+  uint64_t sum = 0;
+  void *prev = NULL;
+  for (void *b = pg->free; b != NULL;) {
+    const char *what = NULL;
+    uint32_t idx = 0;
+    if ((((uintptr_t)b ^ (uintptr_t)base) >> PMR_IMPL_PAGE_SHIFT) != 0)
+      what =
+          "a free list's link leads out of its page: a write after free "
+          "or an overflow";
+    else if (!pmr_impl_block_starts(pg, b))
+      what = "a free list's link is not the start of a block";
+    else if (pmr_impl_block_uncarved(pg, b) || n >= pg->capacity)
+      what = "a free list holds a block never handed out";
+    else {
+      idx = pmr_impl_block_index(pg, b);
+      if (seen[idx / 64] & ((uint64_t)1 << (idx % 64)))
+        what =
+            "a double free: the block was freed twice (found on its page's "
+            "free list)";
+    }
+    if (what != NULL) {
+      pmr_impl_heap_broken(what, pg->block, b);
+      if (prev == NULL)
+        pg->free = NULL;
+      else
+        pmr_impl_link_set(prev, NULL);
+      break;
+    }
+    seen[idx / 64] |= (uint64_t)1 << (idx % 64);
+    ++n;
+    sum += pmr_impl_free_hash(b);
+    prev = b;
+    b = pmr_impl_link_peek(b);
+  }
+  pg->free_sum = sum;
+  return n;
+}
+
+/* The free_sum of pg with all its blocks free (every block laid out). A
+ * page whose blocks lie in one run from its start (no frame table among
+ * them) takes its class's, computed once. */
+static uint64_t full_sum(pmr_impl_page_heap *h, const pmr_impl_page *pg) {
+  char *start, *after;
+  size_t before, past;
+  pmr_impl_page_layout(h->src, pg, pg->block, h->src->max_blocks, &start,
+                       &before, &after, &past);
+  /* Its blocks one run from the page's start (no table between them). */
+  bool plain = after == start + before * pg->block;
+  if (plain && h->full_sums[pg->cls] != 0) return h->full_sums[pg->cls];
+  uint64_t sum = 0;
+  for (size_t i = 0; i < before; ++i)
+    sum += pmr_impl_free_hash_at((uint32_t)(i * pg->block));
+  size_t first = (size_t)(after - start);
+  for (size_t i = 0; i < past; ++i)
+    sum += pmr_impl_free_hash_at((uint32_t)(first + i * pg->block));
+  if (plain) h->full_sums[pg->cls] = sum;
+  return sum;
+}
+
+/* pg, not current, looks empty by its count: whether it is (its list holds
+ * every block, each once). When it is not (a double free brought the count
+ * down early), the list is checked, what it found reported, and pg keeps
+ * the blocks out of its list as used: then false. */
+static bool empty_checked(pmr_impl_page_heap *h, pmr_impl_page *pg) {
+  if (pg->free_sum == full_sum(h, pg)) return true;
+  uint32_t used = pg->capacity - list_check(pg);
+  if (used == 0) return true;
+  if (pg->state == PMR_IMPL_PAGE_FULL) {
+    partial_push(&h->classes[pg->cls], pg, used);
+  } else {
+    pg->count = used;
+  }
+  return false;
+}
+
 /* The count reached 0: the page was full (used is now capacity - 1) or
  * partial with its last block back. */
 void pmr_impl_heap_free_slow(pmr_impl_page *pg) {
   pmr_impl_page_heap *h = pg->heap;
   if (pg->state == PMR_IMPL_PAGE_FULL && pg->capacity > 1)
     partial_push(&h->classes[pg->cls], pg, pg->capacity - 1);
-  else
+  else if (empty_checked(h, pg))
     retire(h, pg);
 }
 
@@ -171,7 +260,6 @@ void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
   pmr_impl_fill(p, pg->block);
 #endif
   PMR_IMPL_NOACCESS(p, pg->block);
-  pmr_impl_word_set(p, pg->mark_word, pmr_impl_free_mark());
   void *head = atomic_load_explicit(&pg->remote, memory_order_relaxed);
   do {
     pmr_impl_link_set(p, head);
@@ -214,12 +302,13 @@ static uint32_t list_cut_loop(pmr_impl_page *pg, void *list, void **tail) {
     seen[i / 64] |= (uint64_t)1 << (i % 64);
     ++n;
     *tail = b;
-    b = pmr_impl_link_get(b); /* in pg, as give_list checked: never NULL */
+    b = pmr_impl_link_peek(b); /* in pg, as give_list checked: never NULL */
   }
 }
 
 static uint32_t give_list(pmr_impl_page *pg, void *list) {
   uint32_t n = 0;
+  uint64_t sum = 0;
   void *tail = NULL;
   for (void *b = list; b != NULL;) {
     if (pmr_impl_block_uncarved(pg, b)) {
@@ -232,8 +321,9 @@ static uint32_t give_list(pmr_impl_page *pg, void *list) {
       break;
     }
     ++n;
+    sum += pmr_impl_free_hash(b);
     tail = b;
-    void *next = pmr_impl_link_get(b);
+    void *next = pmr_impl_link_peek(b);
     if (next != NULL &&
         (((uintptr_t)next ^ (uintptr_t)b) >> PMR_IMPL_PAGE_SHIFT) != 0) {
       pmr_impl_heap_broken(
@@ -247,6 +337,7 @@ static uint32_t give_list(pmr_impl_page *pg, void *list) {
   if (tail == NULL) return 0;
   pmr_impl_link_set(tail, pg->free);
   pg->free = list;
+  pg->free_sum += sum;
   return n;
 }
 
@@ -261,12 +352,15 @@ static size_t collect(pmr_impl_page_heap *h) {
     void *list =
         atomic_exchange_explicit(&pg->remote, NULL, memory_order_acq_rel);
     uint32_t n = give_list(pg, list);
-    uint32_t used = page_used(pg) - n;
+    uint32_t used = page_used(pg);
+    used = n >= used ? 0 : used - n; /* more: a double free, checked below */
     if (pg->state == PMR_IMPL_PAGE_CURRENT) {
       pg->count -= n; /* stays, empty or not */
     } else if (used == 0) {
-      retire(h, pg);
-      ++retired;
+      if (empty_checked(h, pg)) {
+        retire(h, pg);
+        ++retired;
+      }
     } else if (pg->state == PMR_IMPL_PAGE_FULL) {
       partial_push(&h->classes[pg->cls], pg, used);
     } else {
@@ -279,7 +373,7 @@ static size_t collect(pmr_impl_page_heap *h) {
 
 /* Every block lies at a multiple of its size from the page's start, past
  * the table too (which aligns it as its class needs), so that a free tells
- * a block's start by its offset alone (pmr_impl_block_suspect). */
+ * a block's start by its offset alone (pmr_impl_block_starts). */
 void pmr_impl_page_layout(const pmr_impl_page_source *src,
                           const pmr_impl_page *pg, size_t block,
                           size_t max_blocks, char **start, size_t *n_before,
@@ -307,7 +401,6 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   pg->block = k->block;
   pg->start_check = start_check_of(k->block);
   pg->cls = k->index;
-  pg->mark_word = k->mark_word;
   make_current(pg, 0);
   /* Carved again even for the class it last served: its old free list is
    * in the order the blocks were freed, and handing a page out in address
@@ -342,16 +435,7 @@ static void carve(pmr_impl_page *pg, pmr_impl_page_class *k) {
   /* Eight links a turn, to a bound computed once: the loop costs little
    * more than its stores. */
   char *last = lim - block, *q = b, *first = b;
-  /* Free blocks are marked, these too (freeing one that was never handed
-   * out is a double free as well): the mark first, then the link, which
-   * overwrites it in blocks that hold none (PMR_IMPL_MARK_WORD). */
-  void *mark = pmr_impl_free_mark();
-  size_t mw = pg->mark_word;
-#define CARVE_ONE(at, next)          \
-  do {                               \
-    pmr_impl_word_set(at, mw, mark); \
-    pmr_impl_link_set(at, next);     \
-  } while (0)
+#define CARVE_ONE(at, next) pmr_impl_link_set(at, next)
   if ((size_t)(last - q) >= 8 * block) {
     char *stop = last - 8 * block;
     do { /* each link is the address of the next store */
@@ -421,7 +505,7 @@ void *pmr_impl_heap_alloc_local(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
   if (atomic_load_explicit(&h->delayed, memory_order_relaxed) != NULL)
     collect(h);
   for (;;) {
-    void *b = pmr_impl_heap_pop(k);
+    void *b = pmr_impl_heap_pop_checked(k);
     if (b != NULL) return b;
     pmr_impl_page *pg = k->current;
     if (pg != &h->no_page) {
@@ -439,6 +523,7 @@ void *pmr_impl_heap_alloc_local(pmr_impl_page_heap *h, pmr_impl_page_class *k) {
        * take the slow path again. */
       pg->state = PMR_IMPL_PAGE_FULL;
       pg->count = 1;
+      pg->free_sum = 0;
       k->current = &h->no_page;
     }
     pg = k->partial;
@@ -496,6 +581,13 @@ size_t pmr_impl_heap_trim(pmr_impl_page_heap *h) {
     if (pg == &h->no_page) continue;
     list_back(k, pg);
     if (page_used(pg) == 0) {
+      /* Its list checked whole before it goes: a double free may have
+       * brought its count down early. */
+      uint32_t n = list_check(pg);
+      if (n != pg->carved) {
+        make_current(pg, pg->carved - n);
+        continue;
+      }
       k->current = &h->no_page;
       pg->state = PMR_IMPL_PAGE_FULL; /* in no list */
       retire(h, pg);

@@ -86,14 +86,6 @@
  * is the last page-fitted class. */
 #define PMR_IMPL_HEAP_CLASSES \
   (PMR_IMPL_POOL_FIT_FIRST + PMR_IMPL_POOL_FIT_CLASSES)
-/* Blocks of at most this many bytes hold no free mark (see "misuse"
- * below): they have no second word. */
-#define PMR_IMPL_UNMARKED_BLOCK 8u
-/* The word of a free block of `block` bytes that holds the mark: 1, or 0
- * for unmarked blocks, where the link written after it overwrites it (a
- * link never equals the mark: links are aligned, the mark is odd). A word
- * index read from the class or page, so that marking takes no branch. */
-#define PMR_IMPL_MARK_WORD(block) ((block) > PMR_IMPL_UNMARKED_BLOCK ? 1u : 0u)
 /* How much of a page's untouched blocks a class lays out at a time: what
  * it will touch soon, in L1 while it does. */
 #define PMR_IMPL_CARVE_BYTES 4096u
@@ -108,7 +100,7 @@ typedef struct pmr_impl_page_class {
   pmr_impl_page *partial;
   uint32_t block; /* block size (0 for the empty class) */
   uint8_t index;
-  uint8_t mark_word;    /* PMR_IMPL_MARK_WORD(block) */
+  uint8_t pad;
   uint16_t carve_bytes; /* blocks laid out at a time: whole blocks in
                            PMR_IMPL_CARVE_BYTES, at least one */
 } pmr_impl_page_class;
@@ -124,6 +116,9 @@ typedef struct pmr_impl_page_heap {
   /* Pages the heap took from its source to serve a class, and gave back
    * with no block in use (statistics). */
   atomic_size_t pages_taken, pages_returned; /* written by its owner only */
+  /* Per class: the free_sum of a page with every block free and no frame
+   * table in it, once computed (0 until then). */
+  uint64_t full_sums[PMR_IMPL_HEAP_CLASSES];
 } pmr_impl_page_heap;
 
 /* A counter only one thread writes at a time, others read: a plain load
@@ -184,8 +179,19 @@ static inline pmr_impl_page_class *pmr_impl_heap_small(pmr_impl_page_heap *h,
 /* A block of class k, or NULL when upstream fails (k != &h->empty). */
 void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);
 
+/* The per-process key ("misuse" below), random and odd: free blocks' links
+ * are encoded with it (mem_check.h), the pages' free sums hash with it, and
+ * oversize blocks' check words derive from it. Set once, before the first
+ * heap is made (pmr_impl_heap_init, under a pthread_once), and only read
+ * after; a plain load, which the compiler may keep in a register. */
+extern uintptr_t pmr_impl_free_mark_value;
+/* Sets the key, once per process (what pmr_impl_heap_init calls). */
+void pmr_impl_free_mark_init(void);
+
 /* A free block of k's list (its current page's), or NULL when the list is
- * empty. No call: the pools' fast paths inline it and stay leaves.
+ * empty or its first block is not to be handed out (then nothing changed:
+ * pmr_impl_heap_pop_checked). No call: the pools' fast paths inline it and
+ * stay leaves.
  *
  * The next block's line is prefetched: the next pop of the class reads its
  * link, and a list that frees built in random order (a churn, frees
@@ -193,20 +199,19 @@ void *pmr_impl_heap_alloc_slow(pmr_impl_page_heap *h, pmr_impl_page_class *k);
  * the prefetch starts a whole allocation early. A list carved in address
  * order costs nothing more (the line is on its way already); the end of
  * the list prefetches NULL, which never faults. */
-/* The pop of b, whose link leads out of b's page (a write after free or an
- * overflow wrote it): reported; the rest of k's list is dropped (never
- * followed) and b handed out, unless the process stops. Never NULL, so
- * that the fast paths call it as a tail call and stay leaves. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((returns_nonnull))
-#endif
-void *
-pmr_impl_heap_pop_broken(pmr_impl_page_class *k, void *b);
+/* The pop of b (k's first block), whose link leads out of b's page (a
+ * write after free or an overflow wrote it), or which does not hold the
+ * mark (handed out already: it was on the list twice, freed twice; or
+ * written after it was freed): reported, and k's list dropped (never
+ * followed), unless the process stops. Returns b when only its link was
+ * bad, else NULL. */
+void *pmr_impl_heap_pop_broken(pmr_impl_page_class *k, void *b);
+
 #ifdef PMR_SECURE
 /* Secure builds: b's body changed while it was free; reported; b handed
  * out all the same, unless the process stops. */
 void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b);
-/* The fill of a free block's body (past its two words), checked when it is
+/* The fill of a free block's body (past its link), checked when it is
  * handed out. */
 #define PMR_IMPL_FREE_FILL 0xdf
 bool pmr_impl_fill_intact(const void *b, size_t block);
@@ -216,24 +221,41 @@ void pmr_impl_fill(void *b, size_t block);
 static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
   void *b = k->free;
   if (PMR_LIKELY(b != NULL)) {
-    void *next = pmr_impl_link_get(b);
-    /* The list holds blocks of one page: a link out of it was written by
-     * the program, and is never followed. */
+    void *next = pmr_impl_link_peek(b);
+    /* The list holds blocks of one page, linked by encoded links
+     * (mem_check.h). One that decodes to an address out of the page is not
+     * a free block's: a block handed out already (on the list twice: freed
+     * twice), whose link word the pop cleared or the program wrote, or a
+     * free block the program wrote after freeing it. It is never handed
+     * out, its link never followed (page_heap.h, "misuse"). */
     if (PMR_UNLIKELY(
             (((uintptr_t)next ^ (uintptr_t)b) >> PMR_IMPL_PAGE_SHIFT) != 0 &&
             next != NULL))
-      return pmr_impl_heap_pop_broken(k, b);
+      return NULL; /* nothing changed: see pmr_impl_heap_pop_checked */
     k->free = next;
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(next);
 #endif
-    pmr_impl_word_set(b, k->mark_word, NULL);
+    pmr_impl_word_set(b, 0, NULL); /* decodes out of the page from now on */
     PMR_IMPL_UNDEFINED(b, k->block);
 #ifdef PMR_SECURE
     if (PMR_UNLIKELY(!pmr_impl_fill_intact(b, k->block)))
       pmr_impl_heap_fill_broken(k, b);
 #endif
   }
+  return b;
+}
+
+/* pmr_impl_heap_pop for slow paths: a block, or NULL when k's list is
+ * empty or was dropped (reported). A pop that will not hand its block out
+ * returns NULL with nothing changed and no call made, so that the fast
+ * paths stay leaves: their slow path pops again through this, which
+ * reports it (pmr_impl_heap_pop_broken). */
+static inline void *pmr_impl_heap_pop_checked(pmr_impl_page_class *k) {
+  void *first = k->free;
+  void *b = pmr_impl_heap_pop(k);
+  if (PMR_UNLIKELY(b == NULL && first != NULL))
+    b = pmr_impl_heap_pop_broken(k, first);
   return b;
 }
 
@@ -267,62 +289,91 @@ void pmr_impl_heap_free_slow(pmr_impl_page *pg);
 
 /* ---- misuse: double frees, and pointers that start no block ----------
  *
- * Every free checks its pointer before it touches a list, in release builds
- * too, so that a program's double free or bad pointer never puts a block on
- * a list twice (two owners of one block) or a piece of one on a list:
- *   - the pointer must start a block of a page serving a class: its offset
- *     in the page a multiple of the block size (one multiplication,
+ * In release builds too, a program's double free, a bad pointer or a write
+ * into a free block never puts a block in two owners' hands, nor a page
+ * back to the source with a block in use:
+ *   - a free's pointer must start a block of a page serving a class: its
+ *     offset in the page a multiple of the block size (one multiplication,
  *     start_check), else it is reported;
- *   - a free block of more than PMR_IMPL_UNMARKED_BLOCK bytes holds
- *     pmr_impl_free_mark() in its second word (the first is its link), and
- *     every block handed out has that word cleared (pmr_impl_heap_pop): a
- *     free that finds the mark is a double free. The owner's free confirms
- *     it on the page's lists first (a program may have copied the word);
- *     another thread's cannot read them, and reports it: the mark is a
- *     per-process random value, which no program holds by chance;
  *   - a block past those laid out so far was never handed out: the owner's
  *     free tells it from the page's carve (pmr_impl_block_uncarved), the
- *     owner's collection of another thread's frees too.
+ *     owner's collection of another thread's frees too;
+ *   - a free of the block at the head of its page's list (a block freed
+ *     twice with no free into its page between) is reported at once: the
+ *     head is read anyway;
+ *   - free blocks hold their link encoded with a per-process random key
+ *     (mem_check.h), and a block handed out has its link word cleared: a
+ *     pop (pmr_impl_heap_pop) whose block's link decodes out of the page
+ *     (its word cleared or written since: a block on a list twice, handed
+ *     out already; or a write after free) reports it and never hands the
+ *     block out nor follows the link. So any other double free is reported
+ *     when the list would hand the block out a second time;
+ *   - the owner's free reads nothing of the block (a free in shuffled order
+ *     would wait for that cache miss): it adds the block's
+ *     pmr_impl_free_hash to its page's free_sum. A page whose count says
+ *     every block came back goes to the source only if its sum is that of
+ *     all its blocks; else (a double free brought the count down early) the
+ *     heap walks the list, reports the block found twice, and keeps the page
+ *     with the blocks in use;
+ *   - another thread's free decodes the block's link word: one that decodes
+ *     into the page (or to NULL) is free already, a double free (the
+ *     program would have to hold the key to write such a word by chance).
  * What is reported goes through pmr_report_misuse; the call then does
- * nothing, or the process stops (abort) when pmr_impl_misuse_stops() (the
- * drop-in malloc's default, as glibc's). Blocks of 8 bytes have no second
- * word and are checked for their start only. */
+ * nothing (a pop drops its class's list: those blocks stay out of use), or
+ * the process stops (abort) when pmr_impl_misuse_stops() (the drop-in
+ * malloc's default, as glibc's). */
 /* Whether a reported misuse stops the process (false by default: the
  * resources report it and ignore the call; the drop-in malloc sets it). */
 void pmr_impl_misuse_set_stop(bool stop);
 bool pmr_impl_misuse_stops(void);
 
-/* The mark: set once, before the first heap is made (pmr_impl_heap_init,
- * under a pthread_once), and only read after; a plain load, which the
- * compiler may keep in a register across a free. */
-extern uintptr_t pmr_impl_free_mark_value;
-/* Sets the mark, once per process (what pmr_impl_heap_init calls). */
-void pmr_impl_free_mark_init(void);
-static inline void *pmr_impl_free_mark(void) {
-  return (void *)pmr_impl_free_mark_value;
+/* p's offset in the page times pg's start_check (page_source.h). Whether
+ * p starts a block of pg: the product's low half is below start_check
+ * (false when pg serves no class: start_check 0, and then pg has no heap
+ * either; or p lies inside a block). One multiplication and a compare. */
+static inline uint64_t pmr_impl_block_prod(const pmr_impl_page *pg,
+                                           const void *p) {
+  uint32_t off = (uint32_t)((uintptr_t)p & (PMR_IMPL_PAGE_SIZE - 1));
+  return (uint64_t)off * pg->start_check;
 }
-
-/* Whether p starts a block of pg's class: false when pg serves no class
- * (start_check 0: then pg has no heap either) or p lies inside a block.
- * One multiplication and a compare. */
 static inline bool pmr_impl_block_starts(const pmr_impl_page *pg,
                                          const void *p) {
-  uint32_t off = (uint32_t)((uintptr_t)p & (PMR_IMPL_PAGE_SIZE - 1));
-  uint32_t check = pg->start_check;
-  return off * check < check;
+  return (uint32_t)pmr_impl_block_prod(pg, p) < pg->start_check;
+}
+/* The index in its page of block p, which starts a block of pg: for an
+ * offset i * block, the product is i * 2^32 + i * (start_check * block -
+ * 2^32), whose second term is below 2^32. */
+static inline uint32_t pmr_impl_block_index(const pmr_impl_page *pg,
+                                            const void *p) {
+  return (uint32_t)(pmr_impl_block_prod(pg, p) >> 32);
 }
 
-/* Whether block p of pg holds the mark (it may be free already). A load of
- * a word the free writes anyway. */
-static inline bool pmr_impl_block_marked(const pmr_impl_page *pg, void *p) {
-  return pmr_impl_word_peek(p, pg->mark_word) == pmr_impl_free_mark();
+/* What free block p adds to its page's free_sum: a rotation of its offset
+ * in the page times the key (random, odd), so that no set of blocks other
+ * than all of a page's sums to the sum of all of them but by a chance of
+ * about 2^-64, whatever a program frees twice. */
+static inline uint64_t pmr_impl_free_hash_at(uint32_t off) {
+  uint64_t x = (uint64_t)off * (uint64_t)pmr_impl_free_mark_value;
+  return (x << 29) | (x >> 35);
+}
+static inline uint64_t pmr_impl_free_hash(const void *p) {
+  return pmr_impl_free_hash_at(
+      (uint32_t)((uintptr_t)p & (PMR_IMPL_PAGE_SIZE - 1)));
 }
 
-/* Whether a free of p into pg needs a closer look: p starts no block of a
- * class, or holds the mark. Cheap enough for every free. */
+/* Whether block p of pg looks free: its first word decodes (mem_check.h)
+ * to NULL or to an address in p's page. A block in use holds the
+ * program's bytes there, which decode so only by a chance of about 2^-48. */
+static inline bool pmr_impl_block_looks_free(void *p) {
+  uintptr_t next = (uintptr_t)pmr_impl_word_peek(p, 0) ^ PMR_IMPL_LINK_KEY(p);
+  return next == 0 || ((next ^ (uintptr_t)p) >> PMR_IMPL_PAGE_SHIFT) == 0;
+}
+
+/* Whether another thread's free of p into pg needs a closer look: p starts
+ * no block of a class, or looks free. */
 static inline bool pmr_impl_block_suspect(const pmr_impl_page *pg, void *p) {
   if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p))) return true;
-  return PMR_UNLIKELY(pmr_impl_block_marked(pg, p));
+  return PMR_UNLIKELY(pmr_impl_block_looks_free(p));
 }
 
 /* Whether block p (which starts a block of pg) was never handed out: it
@@ -333,16 +384,15 @@ static inline bool pmr_impl_block_uncarved(const pmr_impl_page *pg,
   return (const char *)p >= pg->carve;
 }
 
-/* The push itself, after the check: p onto pg's list, marked. */
+/* The push itself, after the checks: p onto pg's list, its hash added to
+ * the page's free_sum. */
 static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
   void *head = pg->free;
+  pg->free_sum += pmr_impl_free_hash(p);
 #ifdef PMR_SECURE
   pmr_impl_fill(p, pg->block);
 #endif
   PMR_IMPL_NOACCESS(p, pg->block);
-  pmr_impl_word_set(p, pg->mark_word, pmr_impl_free_mark());
-  /* The list's head between the two words' stores: the compiler keeps them
-   * two plain stores (it cannot merge them across one that may alias). */
   pg->free = p;
   pmr_impl_link_set(p, head);
   return PMR_UNLIKELY(--pg->count == 0);
@@ -352,10 +402,11 @@ static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
  * and stops the process when pmr_impl_misuse_stops(). */
 void pmr_impl_heap_broken(const char *what, size_t block, const void *at);
 
-/* A free of p into pg that looked suspect (pmr_impl_block_suspect, or
- * pmr_impl_block_uncarved for the owner): true when it is misuse
- * (reported; the process stops if pmr_impl_misuse_stops()), false when p is
- * a block in use after all (its second word held the mark by chance).
+/* A free of p into pg that looked suspect (pmr_impl_block_suspect, or for
+ * the owner: p starts no block, was never handed out, or heads the page's
+ * list): true when it is misuse (reported; the process stops if
+ * pmr_impl_misuse_stops()), false when p is a block in use after all (its
+ * first word decoded into the page by chance).
  * owner: the caller owns pg->heap and may read its lists and carve. */
 bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner);
 
@@ -373,17 +424,29 @@ void pmr_impl_page_layout(const pmr_impl_page_source *src,
  * paths call it last, as a tail call, and stay leaves. */
 void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p);
 
-/* Pushes pooled block p onto its page pg's free list; true when the page
- * then needs pmr_impl_heap_free_slow. The caller owns pg->heap. A double
- * free or a pointer that starts no block is reported and ignored, or freed
- * after all when the closer look clears it (false either way). */
-static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
-  if (PMR_UNLIKELY(pmr_impl_block_suspect(pg, p) ||
-                   pmr_impl_block_uncarved(pg, p))) {
+/* Pushes p, which starts a block of pg (pmr_impl_block_starts), onto pg's
+ * free list; true when the page then needs pmr_impl_heap_free_slow. The
+ * caller owns pg->heap. A block never handed out, or the one at the list's
+ * head (freed twice in a row), is reported and ignored (false); the block
+ * is not read (see "misuse" above). */
+static inline bool pmr_impl_page_push_started(pmr_impl_page *pg, void *p) {
+  if (PMR_UNLIKELY(pmr_impl_block_uncarved(pg, p) || p == pg->free)) {
     pmr_impl_page_free_suspect(pg, p);
     return false;
   }
   return pmr_impl_page_push_checked(pg, p);
+}
+
+/* Pushes pooled block p onto its page pg's free list; true when the page
+ * then needs pmr_impl_heap_free_slow. The caller owns pg->heap. A pointer
+ * that starts no block is reported and ignored; the rest as by
+ * pmr_impl_page_push_started. */
+static inline bool pmr_impl_page_push(pmr_impl_page *pg, void *p) {
+  if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p))) {
+    pmr_impl_page_free_suspect(pg, p);
+    return false;
+  }
+  return pmr_impl_page_push_started(pg, p);
 }
 
 /* Gives back pooled block p of src's pages; the caller owns the page's

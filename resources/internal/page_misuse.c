@@ -1,4 +1,4 @@
-/* The page core's misuse checks (page_heap.h, "misuse"): the mark, what a
+/* The page core's misuse checks (page_heap.h, "misuse"): the key, what a
  * suspect free turns out to be, and the reports. */
 #include "resources/internal/page_heap.h"
 
@@ -19,7 +19,7 @@ bool pmr_impl_misuse_stops(void) {
   return atomic_load_explicit(&misuse_stop, memory_order_relaxed);
 }
 
-/* The mark: random, odd (no aligned pointer). */
+/* The key: random, odd (an encoded NULL is no aligned pointer). */
 static void free_mark_make(void) {
   uintptr_t v = 0;
   if (!pmr_impl_os_random(&v, sizeof v)) {
@@ -41,7 +41,7 @@ void pmr_impl_free_mark_init(void) {
 static bool on_list(void *list, const void *p, size_t limit) {
   for (size_t n = 0; list != NULL && n <= limit; ++n) {
     if (list == p) return true;
-    void *next = pmr_impl_link_get(list);
+    void *next = pmr_impl_link_peek(list);
     if (next != NULL &&
         (((uintptr_t)next ^ (uintptr_t)list) >> PMR_IMPL_PAGE_SHIFT) != 0)
       return false;
@@ -58,14 +58,12 @@ void pmr_impl_heap_broken(const char *what, size_t block, const void *at) {
 }
 
 void *pmr_impl_heap_pop_broken(pmr_impl_page_class *k, void *b) {
-  pmr_impl_heap_broken(
-      "a free list's link leads out of its page: a write after free or "
-      "an overflow",
-      k->block, b);
   k->free = NULL;
-  pmr_impl_word_set(b, k->mark_word, NULL);
-  PMR_IMPL_UNDEFINED(b, k->block);
-  return b;
+  pmr_impl_heap_broken(
+      "a free list holds a block whose link is not a free block's: a double "
+      "free (the block was handed out already), or a write after free",
+      k->block, b);
+  return NULL;
 }
 
 #ifdef PMR_SECURE
@@ -77,15 +75,15 @@ void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b) {
 
 bool pmr_impl_fill_intact(const void *b, size_t block) {
   const unsigned char *c = (const unsigned char *)b;
-  for (size_t i = 2 * sizeof(void *); i < block; ++i)
+  for (size_t i = sizeof(void *); i < block; ++i)
     if (c[i] != PMR_IMPL_FREE_FILL) return false;
   return true;
 }
 
 void pmr_impl_fill(void *b, size_t block) {
-  if (block > 2 * sizeof(void *))
-    memset((char *)b + 2 * sizeof(void *), PMR_IMPL_FREE_FILL,
-           block - 2 * sizeof(void *));
+  if (block > sizeof(void *))
+    memset((char *)b + sizeof(void *), PMR_IMPL_FREE_FILL,
+           block - sizeof(void *));
 }
 
 #endif
@@ -112,8 +110,9 @@ bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner) {
       what = "which is not the start of a block";
     } else if (owner && pmr_impl_block_uncarved(pg, p)) {
       what = "a block never handed out";
-    } else if (pg->mark_word != 0 &&
-               pmr_impl_word_peek(p, pg->mark_word) == pmr_impl_free_mark()) {
+    } else if (owner && p == pg->free) {
+      what = "a double free: the block is free already";
+    } else if (pmr_impl_block_looks_free(p)) {
       pmr_impl_page_class *k = &h->classes[pg->cls];
       if (!owner || on_list(pg->free, p, pg->capacity) ||
           (k->current == pg && on_list(k->free, p, pg->capacity)) ||
@@ -135,6 +134,6 @@ bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner) {
 }
 
 void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p) {
-  if (!pmr_impl_page_misuse(pg, p, true) && pmr_impl_page_push_checked(pg, p))
-    pmr_impl_heap_free_slow(pg);
+  if (pmr_impl_page_misuse(pg, p, true)) return;
+  if (pmr_impl_page_push_checked(pg, p)) pmr_impl_heap_free_slow(pg);
 }

@@ -52,11 +52,10 @@ typedef struct pmr_impl_page {
    * alone stays on the fast path. One counter, tested by the decrement
    * itself. */
   uint32_t count;
-  uint32_t block;     /* block size; 0 when the page is free; a run's first
-                         page: the run's bytes */
-  uint32_t capacity;  /* blocks the page holds; a run's first page: its pages */
-  uint16_t carved;    /* blocks laid out so far */
-  uint16_t mark_word; /* while it serves a class: the class's (page_heap.h) */
+  uint32_t block;    /* block size; 0 when the page is free; a run's first
+                        page: the run's bytes */
+  uint32_t capacity; /* blocks the page holds; a run's first page: its pages */
+  uint16_t carved;   /* blocks laid out so far */
   uint8_t cls;
   uint8_t state;
   bool dirty;    /* free page whose memory may be resident (decommit) */
@@ -70,7 +69,14 @@ typedef struct pmr_impl_page {
    * (while carve is below the frame's table) the region after it. */
   char *carve;
   char *end;
-  struct pmr_impl_page *segment; /* the first page of its segment */
+  union {
+    /* While the page serves a class and is not its current page: the sum
+     * of pmr_impl_free_hash over the blocks of `free` (page_heap.h,
+     * "misuse"), so that a free need not read the block to keep a double
+     * free from emptying the page early. */
+    uint64_t free_sum;
+    uint64_t freed_ns; /* in the free set: when it entered it */
+  };
   /* Owner while the page serves a class. On the first line, with `free`
    * and `count`: the owner's free reads it and writes those two, so it
    * touches one line of the descriptor, not two (a free in shuffled order
@@ -87,11 +93,11 @@ typedef struct pmr_impl_page {
   _Atomic(void *) remote;
   struct pmr_impl_page *prev, *next; /* partial ring or free set */
   struct pmr_impl_page *delayed_next;
+  struct pmr_impl_page *segment; /* the first page of its segment */
   /* First page of a segment only. */
   uint16_t seg_pages, seg_free;
   uint32_t seg_free_mask; /* bit i: page i is in the free set (the lock's) */
   struct pmr_impl_page *seg_prev, *seg_next;
-  uint64_t freed_ns; /* when it entered the free set */
 } pmr_impl_page;
 
 typedef struct pmr_impl_page_source {

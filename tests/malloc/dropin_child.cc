@@ -818,13 +818,17 @@ void scenario_misuse(const std::string& kind, size_t n) {
   } else {
     CHECK(!"unknown misuse");
   }
-  // Still here: report mode. Nothing else changed, and the next blocks are
-  // distinct from each other and from every live one.
+  // The program goes on: the next blocks are distinct from each other and
+  // from every live one (a double free that the free does not catch is
+  // caught when a list would hand the block out again: enough blocks to
+  // take the class's list and then its page's), and nothing else changed
+  // (report mode).
   for (int i = 0; i < kLive; ++i)
     CHECK(filled_sparse(live[static_cast<size_t>(i)], n,
                         static_cast<unsigned>(i)));
   std::vector<unsigned char*> fresh;
-  for (int i = 0; i < 8; ++i) {
+  const int kFresh = n < 4096 ? static_cast<int>(4096 / n) + 16 : 8;
+  for (int i = 0; i < kFresh; ++i) {
     auto* b = static_cast<unsigned char*>(malloc(n));
     CHECK(b != nullptr);
     for (unsigned char* o : fresh) CHECK(o != b);

@@ -199,7 +199,11 @@ TEST_P(DropIn, MisuseIsReportedAndIgnoredOnRequest) {
         << misuse_name(m) << ": " << describe(r);
     EXPECT_NE(r.err.find(m.says), std::string::npos)
         << misuse_name(m) << ": " << describe(r);
-    EXPECT_NE(r.err.find("ignored"), std::string::npos) << describe(r);
+    // "ignored": the free did nothing; "dropped": a free list would have
+    // handed the block out again, and was dropped instead.
+    EXPECT_TRUE(r.err.find("ignored") != std::string::npos ||
+                r.err.find("dropped") != std::string::npos)
+        << describe(r);
   }
 }
 

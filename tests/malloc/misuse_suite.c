@@ -40,7 +40,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { LIVE = 24, FRESH = 32 };
+/* FRESH: blocks of N taken after the bug, as a program going on would take
+ * them: enough (FRESH_MAX for N of 8 bytes, 4 KiB of them and 16 more) for
+ * an allocator to go through its lists of that size, where a double free
+ * not caught at the free may be caught before a block is handed out twice
+ * (pmr-c's default build: page_heap.h, "misuse"). */
+enum { LIVE = 24, FRESH_MIN = 32, FRESH_MAX = 4096 / 8 + 16 };
 
 /* p, hidden from the compiler (which would warn of, or remove, the bugs). */
 __attribute__((noinline)) static void *opaque(void *p) {
@@ -164,7 +169,8 @@ int main(int argc, char **argv) {
   }
   /* Still running: the heap must hand out distinct blocks, none overlapping
    * a live one, and the live blocks keep their middles. */
-  unsigned char *fresh[FRESH];
+  unsigned char *fresh[FRESH_MAX];
+  const unsigned FRESH = n < 4096 ? (unsigned)(4096 / n) + 16 : FRESH_MIN;
   for (unsigned i = 0; i < FRESH; ++i) {
     fresh[i] = malloc(n);
     if (fresh[i] == NULL) corrupt("malloc failed");
