@@ -154,85 +154,13 @@ static void retire(pmr_impl_page_heap *h, pmr_impl_page *pg) {
   pmr_impl_source_give_page(h->src, pg, h->give_back);
 }
 
-/* Walks pg's free list (page_heap.h, "misuse"): a block found a second
- * time (freed twice), a link out of the page, a pointer that starts no
- * block, or one never handed out is reported, and the list cut there (what
- * follows is never followed: those blocks stay out of the page's hands).
- * Returns how many blocks the list keeps, each once, and sets free_sum to
- * theirs. */
-static uint32_t list_check(pmr_impl_page *pg) {
-  uint64_t seen[PMR_IMPL_PAGE_SIZE / 8 / 64];
-  size_t slots = PMR_IMPL_PAGE_SIZE / pg->block;
-  memset(seen, 0, (slots + 63) / 64 * sizeof seen[0]);
-  char *base, *table, *past;
-  pmr_impl_page_span(pg->heap->src, pg, &base, &table, &past);
-  uint32_t n = 0;
-  uint64_t sum = 0;
-  void *prev = NULL;
-  for (void *b = pg->free; b != NULL;) {
-    const char *what = NULL;
-    uint32_t idx = 0;
-    if ((((uintptr_t)b ^ (uintptr_t)base) >> PMR_IMPL_PAGE_SHIFT) != 0)
-      what =
-          "a free list's link leads out of its page: a write after free "
-          "or an overflow";
-    else if (!pmr_impl_block_starts(pg, b))
-      what = "a free list's link is not the start of a block";
-    else if (pmr_impl_block_uncarved(pg, b) || n >= pg->capacity)
-      what = "a free list holds a block never handed out";
-    else {
-      idx = pmr_impl_block_index(pg, b);
-      if (seen[idx / 64] & ((uint64_t)1 << (idx % 64)))
-        what =
-            "a double free: the block was freed twice (found on its page's "
-            "free list)";
-    }
-    if (what != NULL) {
-      pmr_impl_heap_broken(what, pg->block, b);
-      if (prev == NULL)
-        pg->free = NULL;
-      else
-        pmr_impl_link_set(prev, NULL);
-      break;
-    }
-    seen[idx / 64] |= (uint64_t)1 << (idx % 64);
-    ++n;
-    sum += pmr_impl_free_hash(b);
-    prev = b;
-    b = pmr_impl_link_peek(b);
-  }
-  pg->free_sum = sum;
-  return n;
-}
-
-/* The free_sum of pg with all its blocks free (every block laid out). A
- * page whose blocks lie in one run from its start (no frame table among
- * them) takes its class's, computed once. */
-static uint64_t full_sum(pmr_impl_page_heap *h, const pmr_impl_page *pg) {
-  char *start, *after;
-  size_t before, past;
-  pmr_impl_page_layout(h->src, pg, pg->block, h->src->max_blocks, &start,
-                       &before, &after, &past);
-  /* Its blocks one run from the page's start (no table between them). */
-  bool plain = after == start + before * pg->block;
-  if (plain && h->full_sums[pg->cls] != 0) return h->full_sums[pg->cls];
-  uint64_t sum = 0;
-  for (size_t i = 0; i < before; ++i)
-    sum += pmr_impl_free_hash_at((uint32_t)(i * pg->block));
-  size_t first = (size_t)(after - start);
-  for (size_t i = 0; i < past; ++i)
-    sum += pmr_impl_free_hash_at((uint32_t)(first + i * pg->block));
-  if (plain) h->full_sums[pg->cls] = sum;
-  return sum;
-}
-
 /* pg, not current, looks empty by its count: whether it is (its list holds
  * every block, each once). When it is not (a double free brought the count
  * down early), the list is checked, what it found reported, and pg keeps
  * the blocks out of its list as used: then false. */
 static bool empty_checked(pmr_impl_page_heap *h, pmr_impl_page *pg) {
-  if (pg->free_sum == full_sum(h, pg)) return true;
-  uint32_t used = pg->capacity - list_check(pg);
+  if (pg->free_sum == pmr_impl_page_full_sum(h, pg)) return true;
+  uint32_t used = pg->capacity - pmr_impl_page_list_check(pg);
   if (used == 0) return true;
   if (pg->state == PMR_IMPL_PAGE_FULL) {
     partial_push(&h->classes[pg->cls], pg, used);
@@ -281,31 +209,6 @@ void pmr_impl_heap_free_remote(pmr_impl_page *pg, void *p) {
  * of the page, or a block never handed out (another thread cannot tell
  * one), is reported, and the list is cut there: the rest is never followed,
  * and never counted free. */
-/* A list (of pg's blocks) that give_list found longer than the blocks pg
- * laid out: it holds a block twice (a loop: a double free racing with
- * itself in two threads, or a link written after free). Reported; the
- * list is cut before the block's second visit. Returns how many blocks it
- * keeps (each once) and its last block. */
-static uint32_t list_cut_loop(pmr_impl_page *pg, void *list, void **tail) {
-  uint64_t seen[PMR_IMPL_PAGE_SIZE / 8 / 64];
-  memset(seen, 0, sizeof seen);
-  uint32_t n = 0;
-  for (void *b = list;;) {
-    size_t i = ((uintptr_t)b & (PMR_IMPL_PAGE_SIZE - 1)) / pg->block;
-    if (seen[i / 64] & ((uint64_t)1 << (i % 64))) {
-      pmr_impl_heap_broken(
-          "a double free: a list of freed blocks holds a block twice",
-          pg->block, b);
-      pmr_impl_link_set(*tail, NULL);
-      return n;
-    }
-    seen[i / 64] |= (uint64_t)1 << (i % 64);
-    ++n;
-    *tail = b;
-    b = pmr_impl_link_peek(b); /* in pg, as give_list checked: never NULL */
-  }
-}
-
 static uint32_t give_list(pmr_impl_page *pg, void *list) {
   uint32_t n = 0;
   uint64_t sum = 0;
@@ -317,7 +220,7 @@ static uint32_t give_list(pmr_impl_page *pg, void *list) {
       break;
     }
     if (n == pg->carved) { /* more blocks than laid out: a loop */
-      n = list_cut_loop(pg, list, &tail);
+      n = pmr_impl_page_list_cut_loop(pg, list, &tail);
       break;
     }
     ++n;
@@ -583,7 +486,7 @@ size_t pmr_impl_heap_trim(pmr_impl_page_heap *h) {
     if (page_used(pg) == 0) {
       /* Its list checked whole before it goes: a double free may have
        * brought its count down early. */
-      uint32_t n = list_check(pg);
+      uint32_t n = pmr_impl_page_list_check(pg);
       if (n != pg->carved) {
         make_current(pg, pg->carved - n);
         continue;

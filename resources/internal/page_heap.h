@@ -410,6 +410,22 @@ void pmr_impl_heap_broken(const char *what, size_t block, const void *at);
  * owner: the caller owns pg->heap and may read its lists and carve. */
 bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner);
 
+/* Walks pg's free list (the owner's): a block found a second time (freed
+ * twice), a link out of the page, a pointer that starts no block, or one
+ * never handed out is reported, and the list cut there (what follows is
+ * never followed: those blocks stay out of the page's hands). Returns how
+ * many blocks the list keeps, each once, and sets free_sum to theirs. */
+uint32_t pmr_impl_page_list_check(pmr_impl_page *pg);
+/* A list of pg's blocks (other threads' frees, each in pg and laid out)
+ * longer than the blocks pg laid out: it holds a block twice. Reported;
+ * the list is cut before the block's second visit. Returns how many blocks
+ * it keeps, each once, and its last block. */
+uint32_t pmr_impl_page_list_cut_loop(pmr_impl_page *pg, void *list,
+                                     void **tail);
+/* The free_sum of pg with all its blocks free (every block laid out); h's
+ * heap owns pg. */
+uint64_t pmr_impl_page_full_sum(pmr_impl_page_heap *h, const pmr_impl_page *pg);
+
 /* Where pg's blocks of `block` bytes lie: n_before from start (up to its
  * frame's table, when the page holds it), n_after from after (past the
  * table); at most max_blocks in all (at least one). */

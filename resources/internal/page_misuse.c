@@ -1,5 +1,6 @@
 /* The page core's misuse checks (page_heap.h, "misuse"): the key, what a
- * suspect free turns out to be, and the reports. */
+ * suspect free turns out to be, the walks of a page's free list, and the
+ * reports. */
 #include "resources/internal/page_heap.h"
 
 #include <pthread.h>
@@ -136,4 +137,91 @@ bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner) {
 void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p) {
   if (pmr_impl_page_misuse(pg, p, true)) return;
   if (pmr_impl_page_push_checked(pg, p)) pmr_impl_heap_free_slow(pg);
+}
+
+uint32_t pmr_impl_page_list_check(pmr_impl_page *pg) {
+  uint64_t seen[PMR_IMPL_PAGE_SIZE / 8 / 64];
+  size_t slots = PMR_IMPL_PAGE_SIZE / pg->block;
+  memset(seen, 0, (slots + 63) / 64 * sizeof seen[0]);
+  char *base, *table, *past;
+  pmr_impl_page_span(pg->heap->src, pg, &base, &table, &past);
+  uint32_t n = 0;
+  uint64_t sum = 0;
+  void *prev = NULL;
+  for (void *b = pg->free; b != NULL;) {
+    const char *what = NULL;
+    uint32_t idx = 0;
+    if ((((uintptr_t)b ^ (uintptr_t)base) >> PMR_IMPL_PAGE_SHIFT) != 0)
+      what =
+          "a free list's link leads out of its page: a write after free "
+          "or an overflow";
+    else if (!pmr_impl_block_starts(pg, b))
+      what = "a free list's link is not the start of a block";
+    else if (pmr_impl_block_uncarved(pg, b) || n >= pg->capacity)
+      what = "a free list holds a block never handed out";
+    else {
+      idx = pmr_impl_block_index(pg, b);
+      if (seen[idx / 64] & ((uint64_t)1 << (idx % 64)))
+        what =
+            "a double free: the block was freed twice (found on its page's "
+            "free list)";
+    }
+    if (what != NULL) {
+      pmr_impl_heap_broken(what, pg->block, b);
+      if (prev == NULL)
+        pg->free = NULL;
+      else
+        pmr_impl_link_set(prev, NULL);
+      break;
+    }
+    seen[idx / 64] |= (uint64_t)1 << (idx % 64);
+    ++n;
+    sum += pmr_impl_free_hash(b);
+    prev = b;
+    b = pmr_impl_link_peek(b);
+  }
+  pg->free_sum = sum;
+  return n;
+}
+
+uint32_t pmr_impl_page_list_cut_loop(pmr_impl_page *pg, void *list,
+                                     void **tail) {
+  uint64_t seen[PMR_IMPL_PAGE_SIZE / 8 / 64];
+  memset(seen, 0, sizeof seen);
+  uint32_t n = 0;
+  for (void *b = list;;) {
+    size_t i = ((uintptr_t)b & (PMR_IMPL_PAGE_SIZE - 1)) / pg->block;
+    if (seen[i / 64] & ((uint64_t)1 << (i % 64))) {
+      pmr_impl_heap_broken(
+          "a double free: a list of freed blocks holds a block twice",
+          pg->block, b);
+      pmr_impl_link_set(*tail, NULL);
+      return n;
+    }
+    seen[i / 64] |= (uint64_t)1 << (i % 64);
+    ++n;
+    *tail = b;
+    b = pmr_impl_link_peek(b); /* in pg, as give_list checked: never NULL */
+  }
+}
+
+/* A page whose blocks lie in one run from its start (no frame table among
+ * them) takes its class's sum, computed once. */
+uint64_t pmr_impl_page_full_sum(pmr_impl_page_heap *h,
+                                const pmr_impl_page *pg) {
+  char *start, *after;
+  size_t before, past;
+  pmr_impl_page_layout(h->src, pg, pg->block, h->src->max_blocks, &start,
+                       &before, &after, &past);
+  /* Its blocks one run from the page's start (no table between them). */
+  bool plain = after == start + before * pg->block;
+  if (plain && h->full_sums[pg->cls] != 0) return h->full_sums[pg->cls];
+  uint64_t sum = 0;
+  for (size_t i = 0; i < before; ++i)
+    sum += pmr_impl_free_hash_at((uint32_t)(i * pg->block));
+  size_t first = (size_t)(after - start);
+  for (size_t i = 0; i < past; ++i)
+    sum += pmr_impl_free_hash_at((uint32_t)(first + i * pg->block));
+  if (plain) h->full_sums[pg->cls] = sum;
+  return sum;
 }
