@@ -7,7 +7,7 @@
  *
  * Where a block's size comes from, without a header on the common ones:
  *   - a pooled block (up to 16 KiB): its page, found from its address
- *     through the page map (pmr_impl_hres_free_unsized);
+ *     through the page map (pmr_impl_heap_resource_free_unsized);
  *   - any other block carries 16 bytes in front of it (pmr_impl_tag,
  * internal/tag_registry.h): what was asked of the engine (or of the OS), its
  * alignment, and a check word derived from its address, so free of a pointer
@@ -65,8 +65,9 @@ static _Atomic(pmr_mem_resource *) engine_r; /* set once ready */
  * indirection. Its fast path's bound is published apart, after the rest of
  * the state (0 until then, so no fast path reads a state being made); a
  * pointer is in the engine's pages only once the engine made them. */
-#define STATE \
-  ((pmr_impl_hres *)(void *)((char *)&engine + PMR_IMPL_HRES_OFFSET))
+#define STATE                                           \
+  ((pmr_impl_heap_resource *)(void *)((char *)&engine + \
+                                      PMR_IMPL_HEAP_RESOURCE_OFFSET))
 static atomic_size_t fast_limit;
 static atomic_int init_state;      /* 0 none, 1 running, 2 done */
 static bool use_pool;              /* PMR_MALLOC=pool */
@@ -241,7 +242,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     return map_alloc(bytes, alignment, false);
   }
   if (pooled(bytes, alignment)) {
-    void *p = pmr_impl_hres_allocate(r, bytes, alignment);
+    void *p = pmr_impl_heap_resource_allocate(r, bytes, alignment);
     if (p == NULL) errno = ENOMEM;
     return p;
   }
@@ -252,8 +253,8 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     errno = ENOMEM;
     return NULL;
   }
-  unsigned char *m =
-      (unsigned char *)pmr_impl_hres_allocate(r, front + bytes, alignment);
+  unsigned char *m = (unsigned char *)pmr_impl_heap_resource_allocate(
+      r, front + bytes, alignment);
   if (m == NULL) {
     errno = ENOMEM;
     return NULL;
@@ -261,7 +262,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
   void *p =
       pmr_impl_tag_block(m, front + bytes, alignment, PMR_IMPL_TAG_ENGINE);
   if (!engine_pages(p) && !pmr_impl_tag_registry_add(p)) {
-    pmr_impl_hres_deallocate(r, m, front + bytes, alignment);
+    pmr_impl_heap_resource_deallocate(r, m, front + bytes, alignment);
     errno = ENOMEM;
     return NULL;
   }
@@ -271,7 +272,7 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
 /* Every block is 16-aligned and at least 16 bytes, as glibc's. */
 void *malloc(size_t bytes) {
   size_t key = pmr_impl_heap_key(bytes, PMR_IMPL_TAG_ALIGN);
-  void *p = pmr_impl_hres_alloc_fast(
+  void *p = pmr_impl_heap_resource_alloc_fast(
       STATE, key, atomic_load_explicit(&fast_limit, memory_order_acquire));
   if (PMR_LIKELY(p != NULL)) return p;
   return alloc_slow(bytes, PMR_IMPL_TAG_ALIGN);
@@ -292,7 +293,7 @@ PMR_NOINLINE static void bad_free(const char *call, void *p, const char *what) {
 PMR_NOINLINE static void free_slow(void *p) {
   pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
   bool in_pages = r != NULL && pmr_impl_page_map_get(p) == &STATE->heaps.src;
-  if (in_pages && pmr_impl_hres_free_unsized(r, p) != 0) return;
+  if (in_pages && pmr_impl_heap_resource_free_unsized(r, p) != 0) return;
   if (in_boot(p)) return;
   if (!in_pages) { /* its tag is read only if the registry says it is live */
     int st = pmr_impl_tag_registry_state(p, true);
@@ -306,8 +307,8 @@ PMR_NOINLINE static void free_slow(void *p) {
   }
   pmr_impl_tag t;
   size_t alignment;
-  unsigned kind;
-  if (!pmr_impl_tag_of(p, &t, &alignment, &kind)) {
+  unsigned origin;
+  if (!pmr_impl_tag_of(p, &t, &alignment, &origin)) {
     if (pmr_impl_tag_freed(p))
       bad_free("free", p, "a double free of a large block");
     else
@@ -317,19 +318,19 @@ PMR_NOINLINE static void free_slow(void *p) {
   pmr_impl_tag_forget(p);
   unsigned char *start = (unsigned char *)p - pmr_impl_tag_front(alignment);
   int saved = errno;
-  if (kind == PMR_IMPL_TAG_MAP) {
+  if (origin == PMR_IMPL_TAG_MAP) {
     atomic_fetch_sub_explicit(&mapped_bytes, t.total, memory_order_relaxed);
     /* Kept for the next large request (of the engine too). */
     if (!pmr_impl_reservoir_put(start, t.total, t.total))
       pmr_impl_os_unmap(start, t.total);
   } else if (r != NULL) {
-    pmr_impl_hres_deallocate(r, start, t.total, alignment);
+    pmr_impl_heap_resource_deallocate(r, start, t.total, alignment);
   }
   errno = saved;
 }
 
 void free(void *p) {
-  if (PMR_LIKELY(pmr_impl_hres_free_fast(STATE, p))) return;
+  if (PMR_LIKELY(pmr_impl_heap_resource_free_fast(STATE, p))) return;
   if (p != NULL) free_slow(p);
 }
 
@@ -343,8 +344,8 @@ static size_t usable_of(const void *p) {
     return 0;
   pmr_impl_tag t;
   size_t alignment;
-  unsigned kind;
-  if (!pmr_impl_tag_of(p, &t, &alignment, &kind)) return 0;
+  unsigned origin;
+  if (!pmr_impl_tag_of(p, &t, &alignment, &origin)) return 0;
   return t.total - pmr_impl_tag_front(alignment);
 }
 
@@ -379,7 +380,7 @@ void *realloc(void *p, size_t bytes) {
   size_t old = pmr_impl_source_usable_size(&STATE->heaps.src, p);
   pmr_impl_tag t;
   size_t alignment;
-  unsigned kind;
+  unsigned origin;
   /* A tag outside the engine's pages is read only for a live block. */
   int st = old != 0 || in_boot(p) || engine_pages(p)
                ? PMR_IMPL_TAGREG_LIVE
@@ -395,15 +396,15 @@ void *realloc(void *p, size_t bytes) {
      * thread's block (only the owner can tell one never handed out). */
     pmr_impl_page *pg = pmr_impl_page_of(&STATE->heaps.src, p);
     if (bytes <= old && bytes >= old / 2 && !pmr_impl_block_suspect(pg, p) &&
-        pmr_impl_theap_mine(pg) && !pmr_impl_block_uncarved(pg, p))
+        pmr_impl_thread_heap_mine(pg) && !pmr_impl_block_uncarved(pg, p))
       return p;
   } else if (in_boot(p)) {
     old = boot_size(p);
   } else if (st == PMR_IMPL_TAGREG_LIVE &&
-             pmr_impl_tag_of(p, &t, &alignment, &kind)) {
+             pmr_impl_tag_of(p, &t, &alignment, &origin)) {
     size_t front = pmr_impl_tag_front(alignment);
     old = t.total - front;
-    if (kind == PMR_IMPL_TAG_ENGINE && !pooled(bytes, alignment)) {
+    if (origin == PMR_IMPL_TAG_ENGINE && !pooled(bytes, alignment)) {
       /* In place where the engine has room: a mapping grows into the
        * address space reserved behind it. */
       unsigned char *start = (unsigned char *)p - front;
@@ -413,7 +414,7 @@ void *realloc(void *p, size_t bytes) {
         memcpy((unsigned char *)p - sizeof t, &t, sizeof t);
         return p;
       }
-    } else if (kind == PMR_IMPL_TAG_MAP && bytes <= old && bytes >= old / 2) {
+    } else if (origin == PMR_IMPL_TAG_MAP && bytes <= old && bytes >= old / 2) {
       return p;
     }
   } else { /* not ours: refused, never written */

@@ -20,7 +20,7 @@
 #define KEEP_BYTES ((size_t)8 << 20)
 /* Page counts kept: up to the engine's mapping threshold, in the smallest
  * OS pages (32 of 4 KiB). */
-#define KEEP_PAGES ((unsigned)(PMR_IMPL_OS_BIG_MIN / PMR_IMPL_OS_PAGE_MIN))
+#define KEEP_PAGES ((unsigned)(PMR_IMPL_OS_LARGE_MIN / PMR_IMPL_OS_PAGE_MIN))
 
 typedef struct kept_block {
   struct kept_block *next;

@@ -20,9 +20,9 @@
 #define FIRST_SLOTS ((size_t)256)
 
 /* Short names for the shared types (debug_resource_impl.h). */
-typedef pmr_impl_dbg_state state;
-/* One user pointer the resource knows (state: PMR_IMPL_DBG_LIVE,
- * PMR_IMPL_DBG_QUARANTINED, PMR_IMPL_DBG_FREED). */
+typedef pmr_impl_debug_resource_state state;
+/* One user pointer the resource knows (state: PMR_IMPL_DEBUG_RESOURCE_LIVE,
+ * PMR_IMPL_DEBUG_RESOURCE_QUARANTINED, PMR_IMPL_DEBUG_RESOURCE_FREED). */
 typedef pmr_impl_ptr_entry entry;
 
 PMR_IMPL_STATE_FITS(pmr_debug_resource, state);
@@ -66,29 +66,31 @@ static void *allocate_locked(state *s, size_t bytes, size_t alignment) {
     errno = ENOMEM;
     return NULL;
   }
-  size_t a = pmr_impl_dbg_up_align(alignment),
-         pre = pmr_impl_dbg_prefix_of(alignment);
-  if (pre > SIZE_MAX - PMR_IMPL_DBG_GUARD - a ||
-      bytes > SIZE_MAX - PMR_IMPL_DBG_GUARD - a - pre || !table_reserve(s)) {
+  size_t a = pmr_impl_debug_resource_up_align(alignment),
+         pre = pmr_impl_debug_resource_prefix_of(alignment);
+  if (pre > SIZE_MAX - PMR_IMPL_DEBUG_RESOURCE_GUARD - a ||
+      bytes > SIZE_MAX - PMR_IMPL_DEBUG_RESOURCE_GUARD - a - pre ||
+      !table_reserve(s)) {
     errno = ENOMEM;
     return NULL;
   }
   unsigned char *base = (unsigned char *)pmr_allocate(
-      s->upstream, pre + bytes + PMR_IMPL_DBG_GUARD, a);
+      s->upstream, pre + bytes + PMR_IMPL_DEBUG_RESOURCE_GUARD, a);
   if (base == NULL) return NULL; /* errno from upstream */
   entry e = {base + pre, ++s->c.allocations, bytes, alignment,
-             PMR_IMPL_DBG_LIVE};
-  pmr_impl_dbg_write_front(&e);
+             PMR_IMPL_DEBUG_RESOURCE_LIVE};
+  pmr_impl_debug_resource_write_front(&e);
   memset(e.p, FRESH_BYTE, bytes);
-  memset(e.p + bytes, PMR_IMPL_DBG_GUARD_BYTE, PMR_IMPL_DBG_GUARD);
+  memset(e.p + bytes, PMR_IMPL_DEBUG_RESOURCE_GUARD_BYTE,
+         PMR_IMPL_DEBUG_RESOURCE_GUARD);
   pmr_impl_ptr_table_put(&s->table, &e);
   ++s->c.blocks_in_use;
   note_in_use(s, bytes);
   return e.p;
 }
 
-static void *dbg_allocate(pmr_mem_resource *self, size_t bytes,
-                          size_t alignment) {
+static void *debug_allocate(pmr_mem_resource *self, size_t bytes,
+                            size_t alignment) {
   state *s = state_of(self);
   int saved = errno; /* the contract: success leaves errno alone */
   pthread_mutex_lock(&s->lock);
@@ -106,45 +108,49 @@ static bool should_abort(const state *s) {
   return s->abort_on_misuse && pmr_get_misuse_handler(NULL) == NULL;
 }
 
-static void dbg_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                           size_t alignment) {
+static void debug_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
+                             size_t alignment) {
   state *s = state_of(self);
   pthread_mutex_lock(&s->lock);
-  entry *e = pmr_impl_dbg_validate(s, p, bytes, alignment, true);
-  size_t problems = e == NULL ? 1 : pmr_impl_dbg_free_block(s, e);
+  entry *e = pmr_impl_debug_resource_validate(s, p, bytes, alignment, true);
+  size_t problems = e == NULL ? 1 : pmr_impl_debug_resource_free_block(s, e);
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   if (die) abort();
 }
 
-static bool dbg_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
-                           size_t new_bytes, size_t alignment) {
+static bool debug_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
+                             size_t new_bytes, size_t alignment) {
   state *s = state_of(self);
   bool resized = false;
   pthread_mutex_lock(&s->lock);
-  entry *e = pmr_impl_dbg_validate(s, p, old_bytes, alignment, false);
+  entry *e =
+      pmr_impl_debug_resource_validate(s, p, old_bytes, alignment, false);
   size_t problems =
-      e == NULL ? 1 : pmr_impl_dbg_check_block(s, e, "by try_resize");
+      e == NULL ? 1
+                : pmr_impl_debug_resource_check_block(s, e, "by try_resize");
   if (e != NULL) {
-    size_t a = pmr_impl_dbg_up_align(alignment),
-           pre = pmr_impl_dbg_prefix_of(alignment);
+    size_t a = pmr_impl_debug_resource_up_align(alignment),
+           pre = pmr_impl_debug_resource_prefix_of(alignment);
     bool refused = new_bytes > old_bytes &&
                    (s->fail_always || over_limit(s, new_bytes - old_bytes));
-    /* pre + PMR_IMPL_DBG_GUARD + a fit in size_t: the block was allocated with
-     * them. */
-    if (!refused && new_bytes <= SIZE_MAX - PMR_IMPL_DBG_GUARD - a - pre &&
+    /* pre + PMR_IMPL_DEBUG_RESOURCE_GUARD + a fit in size_t: the block was
+     * allocated with them. */
+    if (!refused &&
+        new_bytes <= SIZE_MAX - PMR_IMPL_DEBUG_RESOURCE_GUARD - a - pre &&
         pmr_try_resize(s->upstream, e->p - pre,
-                       pre + old_bytes + PMR_IMPL_DBG_GUARD,
-                       pre + new_bytes + PMR_IMPL_DBG_GUARD, a)) {
+                       pre + old_bytes + PMR_IMPL_DEBUG_RESOURCE_GUARD,
+                       pre + new_bytes + PMR_IMPL_DEBUG_RESOURCE_GUARD, a)) {
       if (new_bytes > old_bytes) {
         memset(e->p + old_bytes, FRESH_BYTE, new_bytes - old_bytes);
         note_in_use(s, new_bytes - old_bytes);
       } else {
         s->c.bytes_in_use -= old_bytes - new_bytes;
       }
-      memset(e->p + new_bytes, PMR_IMPL_DBG_GUARD_BYTE, PMR_IMPL_DBG_GUARD);
+      memset(e->p + new_bytes, PMR_IMPL_DEBUG_RESOURCE_GUARD_BYTE,
+             PMR_IMPL_DEBUG_RESOURCE_GUARD);
       e->bytes = new_bytes;
-      pmr_impl_dbg_write_front(e);
+      pmr_impl_debug_resource_write_front(e);
       resized = true;
     }
   }
@@ -154,17 +160,17 @@ static bool dbg_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   return resized;
 }
 
-static unsigned dbg_traits(const pmr_mem_resource *self) {
+static unsigned debug_traits(const pmr_mem_resource *self) {
   (void)self;
   return PMR_TRAIT_THREAD_SAFE;
 }
 
 static const pmr_mem_resource_ops debug_ops = {
-    .allocate = dbg_allocate,
-    .deallocate = dbg_deallocate,
+    .allocate = debug_allocate,
+    .deallocate = debug_deallocate,
     .is_equal = NULL, /* identity only */
-    .try_resize = dbg_try_resize,
-    .traits = dbg_traits,
+    .try_resize = debug_try_resize,
+    .traits = debug_traits,
     /* None: it checks every deallocation against the exact request, which a
      * caller that keeps no sizes could not give back. */
     .usable_size = NULL,
@@ -229,13 +235,13 @@ static int by_serial(const void *a, const void *b) {
 }
 
 static void leak(state *s, const entry *e, size_t i, size_t n) {
-  pmr_impl_dbg_report(
+  pmr_impl_debug_resource_report(
       s,
       "leak %zu of %zu: block %p (#%" PRIu64
       ", %zu bytes, alignment %zu) was never deallocated; freed to "
       "upstream",
       i, n, (void *)e->p, e->serial, e->bytes, e->alignment);
-  pmr_impl_dbg_upstream_free(s, e);
+  pmr_impl_debug_resource_upstream_free(s, e);
 }
 
 size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
@@ -244,12 +250,13 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
   if (!pmr_impl_live_remove(&registry, &s->node))
     return 0; /* destroyed already */
   pthread_mutex_lock(&s->lock);
-  size_t problems = pmr_impl_dbg_flush_locked(s);
+  size_t problems = pmr_impl_debug_resource_flush_locked(s);
   size_t leaks = 0;
   for (size_t i = 0; i < s->table.cap; ++i)
     if (s->table.slots[i].p != NULL &&
-        s->table.slots[i].state == PMR_IMPL_DBG_LIVE) {
-      problems += pmr_impl_dbg_check_block(s, &s->table.slots[i], "at destroy");
+        s->table.slots[i].state == PMR_IMPL_DEBUG_RESOURCE_LIVE) {
+      problems += pmr_impl_debug_resource_check_block(s, &s->table.slots[i],
+                                                      "at destroy");
       ++leaks;
     }
   if (leaks != 0) {
@@ -258,7 +265,7 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
     size_t k = 0;
     for (size_t i = 0; i < s->table.cap; ++i) {
       entry *e = &s->table.slots[i];
-      if (e->p == NULL || e->state != PMR_IMPL_DBG_LIVE) continue;
+      if (e->p == NULL || e->state != PMR_IMPL_DEBUG_RESOURCE_LIVE) continue;
       if (list != NULL)
         list[k++] = *e;
       else
@@ -272,8 +279,8 @@ size_t pmr_debug_resource_destroy(pmr_debug_resource *d) {
     problems += leaks;
   }
   pmr_impl_ptr_table_free(&s->table);
-  pmr_impl_dbg_ring_free(&s->quarantine);
-  pmr_impl_dbg_ring_free(&s->history);
+  pmr_impl_debug_resource_ring_free(&s->quarantine);
+  pmr_impl_debug_resource_ring_free(&s->history);
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   pthread_mutex_destroy(&s->lock);
@@ -293,9 +300,9 @@ size_t pmr_debug_resource_check(pmr_debug_resource *d) {
   size_t problems = 0;
   for (size_t i = 0; i < s->table.cap; ++i)
     if (s->table.slots[i].p != NULL &&
-        s->table.slots[i].state != PMR_IMPL_DBG_FREED)
-      problems += pmr_impl_dbg_check_block(s, &s->table.slots[i],
-                                           "by pmr_debug_resource_check");
+        s->table.slots[i].state != PMR_IMPL_DEBUG_RESOURCE_FREED)
+      problems += pmr_impl_debug_resource_check_block(
+          s, &s->table.slots[i], "by pmr_debug_resource_check");
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   if (die) abort();
@@ -306,7 +313,7 @@ size_t pmr_debug_resource_flush_quarantine(pmr_debug_resource *d) {
   PMR_IMPL_CHECK_NOT_NULL(d, "debug_resource", 0);
   state *s = state_of(&d->base);
   pthread_mutex_lock(&s->lock);
-  size_t problems = pmr_impl_dbg_flush_locked(s);
+  size_t problems = pmr_impl_debug_resource_flush_locked(s);
   bool die = problems != 0 && should_abort(s);
   pthread_mutex_unlock(&s->lock);
   if (die) abort();

@@ -8,13 +8,13 @@
 #include "resources/internal/live_registry.h"
 
 typedef struct state {
-  pmr_impl_hres core;    /* first: heap_resource.h */
-  pmr_pool_options opts; /* effective */
+  pmr_impl_heap_resource core; /* first: heap_resource.h */
+  pmr_pool_options opts;       /* effective */
 } state;
 
 PMR_IMPL_STATE_FITS(pmr_synchronized_pool, state);
 _Static_assert(offsetof(pmr_synchronized_pool, pmr_impl_state) ==
-                   PMR_IMPL_HRES_OFFSET,
+                   PMR_IMPL_HEAP_RESOURCE_OFFSET,
                "the state lies where heap_resource.c looks for it");
 
 static state *state_of(const pmr_synchronized_pool *p) {
@@ -31,31 +31,34 @@ bool pmr_synchronized_pool_init(pmr_synchronized_pool *p,
   PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", false);
   state *s = state_of(p);
   pmr_pool_options o = pmr_impl_heap_options(opts);
-  bool ok = pmr_impl_hres_init(&s->core, &o, upstream, "synchronized_pool");
+  bool ok =
+      pmr_impl_heap_resource_init(&s->core, &o, upstream, "synchronized_pool");
   s->opts = o;
-  p->base.ops = ok ? pmr_impl_hres_ops_of(&s->core) : &destroyed_ops;
+  p->base.ops = ok ? pmr_impl_heap_resource_ops_of(&s->core) : &destroyed_ops;
   return ok;
 }
 
 void pmr_synchronized_pool_release(pmr_synchronized_pool *p) {
   PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", );
-  pmr_impl_hres_release(&state_of(p)->core);
+  pmr_impl_heap_resource_release(&state_of(p)->core);
 }
 
 void pmr_synchronized_pool_destroy(pmr_synchronized_pool *p) {
   PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", );
-  if (pmr_impl_hres_destroy(&state_of(p)->core)) p->base.ops = &destroyed_ops;
+  if (pmr_impl_heap_resource_destroy(&state_of(p)->core))
+    p->base.ops = &destroyed_ops;
 }
 
 size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {
   PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", 0);
-  return pmr_impl_hres_trim(&state_of(p)->core);
+  return pmr_impl_heap_resource_trim(&state_of(p)->core);
 }
 
 pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p) {
   pmr_pool_stats st = {0, 0, 0, 0};
   PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", st);
-  pmr_impl_hres_stats h = pmr_impl_hres_get_stats(&state_of(p)->core);
+  pmr_impl_heap_resource_stats h =
+      pmr_impl_heap_resource_get_stats(&state_of(p)->core);
   st.oversize_bytes = h.oversize_bytes + h.run_bytes;
   st.free_oversize_bytes = h.free_oversize_bytes;
   st.free_page_bytes = h.free_page_bytes;

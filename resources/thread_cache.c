@@ -8,13 +8,13 @@
 #include "resources/internal/live_registry.h"
 
 typedef struct tc_state {
-  pmr_impl_hres core; /* first: heap_resource.h */
+  pmr_impl_heap_resource core; /* first: heap_resource.h */
   pmr_thread_cache_options opts;
 } tc_state;
 
 PMR_IMPL_STATE_FITS(pmr_thread_cache, tc_state);
 _Static_assert(offsetof(pmr_thread_cache, pmr_impl_state) ==
-                   PMR_IMPL_HRES_OFFSET,
+                   PMR_IMPL_HEAP_RESOURCE_OFFSET,
                "the state lies where heap_resource.c looks for it");
 
 static tc_state *state_of(const pmr_thread_cache *tc) {
@@ -34,32 +34,35 @@ bool pmr_thread_cache_init(pmr_thread_cache *tc,
   memset(&o, 0, sizeof o);
   if (opts != NULL) o = *opts;
   o.pool = pmr_impl_heap_options(&o.pool);
-  bool ok = pmr_impl_hres_init(&s->core, &o.pool, upstream, "thread_cache");
+  bool ok =
+      pmr_impl_heap_resource_init(&s->core, &o.pool, upstream, "thread_cache");
   s->opts = o;
-  tc->base.ops = ok ? pmr_impl_hres_ops_of(&s->core) : &destroyed_ops;
+  tc->base.ops = ok ? pmr_impl_heap_resource_ops_of(&s->core) : &destroyed_ops;
   return ok;
 }
 
 void pmr_thread_cache_release(pmr_thread_cache *tc) {
   PMR_IMPL_CHECK_NOT_NULL(tc, "thread_cache", );
-  pmr_impl_hres_release(&state_of(tc)->core);
+  pmr_impl_heap_resource_release(&state_of(tc)->core);
 }
 
 void pmr_thread_cache_destroy(pmr_thread_cache *tc) {
   PMR_IMPL_CHECK_NOT_NULL(tc, "thread_cache", );
-  if (pmr_impl_hres_destroy(&state_of(tc)->core)) tc->base.ops = &destroyed_ops;
+  if (pmr_impl_heap_resource_destroy(&state_of(tc)->core))
+    tc->base.ops = &destroyed_ops;
 }
 
 size_t pmr_thread_cache_trim(pmr_thread_cache *tc) {
   PMR_IMPL_CHECK_NOT_NULL(tc, "thread_cache", 0);
-  return pmr_impl_hres_trim(&state_of(tc)->core);
+  return pmr_impl_heap_resource_trim(&state_of(tc)->core);
 }
 
 pmr_thread_cache_stats pmr_thread_cache_get_stats(const pmr_thread_cache *tc) {
   pmr_thread_cache_stats st;
   memset(&st, 0, sizeof st);
   PMR_IMPL_CHECK_NOT_NULL(tc, "thread_cache", st);
-  pmr_impl_hres_stats h = pmr_impl_hres_get_stats(&state_of(tc)->core);
+  pmr_impl_heap_resource_stats h =
+      pmr_impl_heap_resource_get_stats(&state_of(tc)->core);
   st.threads = h.threads;
   st.thread_page_bytes = h.thread_page_bytes;
   st.pages_taken = h.pages_taken;

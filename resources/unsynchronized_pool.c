@@ -4,9 +4,9 @@
 
 #include <errno.h>
 
-#include "resources/internal/big_block.h"
 #include "resources/internal/debug_track.h"
 #include "resources/internal/live_registry.h"
+#include "resources/internal/oversize.h"
 #include "resources/internal/page_heap.h"
 #include "resources/internal/platform.h"
 #include "resources/pmr_segment_cache.h"
@@ -14,7 +14,7 @@
 typedef struct {
   pmr_impl_page_heap heap;
   pmr_impl_page_source src;
-  pmr_impl_big_list big;
+  pmr_impl_oversize_list oversize;
   pmr_pool_options opts; /* effective */
   size_t small_limit;    /* min(largest, table limit): keys below it are fast */
   uint8_t small[PMR_IMPL_POOL_TABLE_LIMIT]; /* their classes (page_heap.h) */
@@ -66,13 +66,14 @@ PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
   }
   pmr_impl_page_class *k = pmr_impl_heap_class(&s->heap, bytes, alignment);
   if (k == &s->heap.empty)
-    p = pmr_impl_big_alloc(&s->big, NULL, s->src.upstream, &s->src, bytes,
-                           alignment);
+    p = pmr_impl_oversize_alloc(&s->oversize, NULL, s->src.upstream, &s->src,
+                                bytes, alignment);
   else if ((p = pmr_impl_heap_alloc(&s->heap, k)) == NULL) {
     /* No segment from upstream: the kept oversize blocks go back, and the
      * request is tried once more. */
     int saved = errno;
-    if (pmr_impl_big_give_back(&s->big, NULL, s->src.upstream, NULL) != 0 &&
+    if (pmr_impl_oversize_give_back(&s->oversize, NULL, s->src.upstream,
+                                    NULL) != 0 &&
         (p = pmr_impl_heap_alloc(&s->heap, k)) != NULL)
       errno = saved;
   }
@@ -102,7 +103,8 @@ PMR_NOINLINE static void unsync_deallocate_slow(pmr_mem_resource *self, void *p,
   if (pmr_impl_heap_class(&s->heap, bytes, alignment) != &s->heap.empty)
     pmr_impl_heap_free(&s->src, p);
   else
-    pmr_impl_big_free(&s->big, NULL, s->src.upstream, p, bytes, alignment);
+    pmr_impl_oversize_free(&s->oversize, NULL, s->src.upstream, p, bytes,
+                           alignment);
 }
 
 /* seg: the source's frames are segments (page_source.h: seg_frames), so
@@ -116,8 +118,8 @@ static inline void deallocate(pmr_mem_resource *self, void *p, size_t bytes,
 #ifdef PMR_DEBUG
   bool pooled =
       pmr_impl_heap_class(&s->heap, bytes, alignment) != &s->heap.empty;
-  if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p, bytes,
-                                alignment, pooled))
+  if (!pmr_impl_track_check_free(s->debug, "unsynchronized_pool", self, p,
+                                 bytes, alignment, pooled))
     return;
 #endif
   size_t limit = fixed ? PMR_IMPL_POOL_TABLE_LIMIT : s->small_limit;
@@ -146,7 +148,7 @@ static void unsync_deallocate_fixed(pmr_mem_resource *self, void *p,
 }
 
 /* In place when the new size stays in the block's class, or both sizes
- * are oversize and the block has room (pmr_impl_big_try_resize). */
+ * are oversize and the block has room (pmr_impl_oversize_try_resize). */
 static bool unsync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
                               size_t new_bytes, size_t alignment) {
   state *s = state_of(self);
@@ -154,12 +156,13 @@ static bool unsync_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
   bool pooled = k != &s->heap.empty;
   if (k != pmr_impl_heap_class(&s->heap, new_bytes, alignment)) return false;
 #ifdef PMR_DEBUG
-  if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p,
-                                old_bytes, alignment, pooled))
+  if (!pmr_impl_track_check_free(s->debug, "unsynchronized_pool", self, p,
+                                 old_bytes, alignment, pooled))
     return false;
 #endif
-  bool done = pooled || pmr_impl_big_try_resize(&s->big, NULL, &s->src, p,
-                                                old_bytes, new_bytes);
+  bool done =
+      pooled || pmr_impl_oversize_try_resize(&s->oversize, NULL, &s->src, p,
+                                             old_bytes, new_bytes);
 #ifdef PMR_DEBUG
   pmr_impl_track_add(s->debug, p, done ? new_bytes : old_bytes, alignment);
 #endif
@@ -197,8 +200,8 @@ static size_t unsync_deallocate_unsized(pmr_mem_resource *self, void *p,
   if (!pmr_impl_source_class_page(&s->src, p, &pg, &block))
     return 0; /* a run, or no page of ours serving a class */
 #ifdef PMR_DEBUG
-  if (!pmr_impl_pool_debug_free(s->debug, "unsynchronized_pool", self, p,
-                                PMR_IMPL_TRACK_ANY_BYTES, alignment, true))
+  if (!pmr_impl_track_check_free(s->debug, "unsynchronized_pool", self, p,
+                                 PMR_IMPL_TRACK_ANY_BYTES, alignment, true))
     return block;
 #else
   (void)alignment;
@@ -259,8 +262,8 @@ bool pmr_unsynchronized_pool_init(pmr_unsynchronized_pool *p,
                       ? &unsync_ops_fixed
                       : &unsync_ops_seg;
   pmr_impl_heap_small_map(s->small, s->small_limit);
-  pmr_impl_big_init(&s->big, s->src.upstream, s->opts.max_free_bytes);
-  pmr_impl_big_attach(&s->big, NULL, &s->src);
+  pmr_impl_oversize_init(&s->oversize, s->src.upstream, s->opts.max_free_bytes);
+  pmr_impl_oversize_attach(&s->oversize, NULL, &s->src);
 #ifdef PMR_DEBUG
   s->debug = pmr_impl_track_new();
 #else
@@ -275,7 +278,7 @@ void pmr_unsynchronized_pool_release(pmr_unsynchronized_pool *p) {
   PMR_IMPL_CHECK_NOT_NULL(p, "unsynchronized_pool", );
   state *s = state_of(&p->base);
   if (!s->live) return;
-  pmr_impl_big_release(&s->big, s->src.upstream);
+  pmr_impl_oversize_release(&s->oversize, s->src.upstream);
   pmr_impl_source_release(&s->src);
   pmr_impl_heap_reset(&s->heap);
   pmr_impl_track_clear(s->debug);
@@ -300,7 +303,7 @@ size_t pmr_unsynchronized_pool_trim(pmr_unsynchronized_pool *p) {
   /* Segments that went back when their last page came back count too. */
   size_t before = pmr_impl_source_released(&s->src);
   pmr_impl_heap_trim(&s->heap);
-  size_t given = pmr_impl_big_trim(&s->big, NULL, s->src.upstream);
+  size_t given = pmr_impl_oversize_trim(&s->oversize, NULL, s->src.upstream);
   /* The process's freed large memory too: a trim gives back what it can. */
   given += pmr_large_reservoir_trim();
   pmr_impl_source_trim(&s->src, 0);
@@ -313,10 +316,11 @@ pmr_pool_stats pmr_unsynchronized_pool_get_stats(
   const state *s = cstate_of(p);
   pmr_pool_stats st = {0, 0, 0, 0};
   if (!s->live) return st;
-  st.oversize_bytes = s->big.live.size + s->src.run_bytes;
-  st.free_oversize_bytes = s->big.kept;
+  st.oversize_bytes = s->oversize.live.size + s->src.run_bytes;
+  st.free_oversize_bytes = s->oversize.kept;
   st.free_page_bytes = s->src.free_count * PMR_IMPL_PAGE_SIZE;
-  st.held_bytes = s->src.segment_bytes + s->big.live.size + s->big.kept;
+  st.held_bytes =
+      s->src.segment_bytes + s->oversize.live.size + s->oversize.kept;
   return st;
 }
 

@@ -28,7 +28,7 @@ enum { PMR_IMPL_TAG_ENGINE = 0, PMR_IMPL_TAG_MAP = 1 };
 
 typedef struct pmr_impl_tag {
   size_t total;   /* asked of the engine, or the mapping's length */
-  uintptr_t word; /* address check | kind << 7 | log2(alignment) */
+  uintptr_t word; /* address check | origin << 7 | log2(alignment) */
 } pmr_impl_tag;
 _Static_assert(sizeof(pmr_impl_tag) == PMR_IMPL_TAG_ALIGN,
                "a tag fills the minimum alignment");
@@ -50,9 +50,9 @@ static inline size_t pmr_impl_tag_front(size_t alignment) {
 }
 
 static inline void *pmr_impl_tag_block(unsigned char *start, size_t total,
-                                       size_t alignment, unsigned kind) {
+                                       size_t alignment, unsigned origin) {
   unsigned char *p = start + pmr_impl_tag_front(alignment);
-  pmr_impl_tag t = {total, pmr_impl_tag_check(p) | (uintptr_t)kind << 7 |
+  pmr_impl_tag t = {total, pmr_impl_tag_check(p) | (uintptr_t)origin << 7 |
                                pmr_impl_tag_log2(alignment)};
   memcpy(p - sizeof t, &t, sizeof t);
   return p;
@@ -60,12 +60,12 @@ static inline void *pmr_impl_tag_block(unsigned char *start, size_t total,
 
 /* p's tag when p is a tagged block, else false. */
 static inline bool pmr_impl_tag_of(const void *p, pmr_impl_tag *t,
-                                   size_t *alignment, unsigned *kind) {
+                                   size_t *alignment, unsigned *origin) {
   if (((uintptr_t)p & (PMR_IMPL_TAG_ALIGN - 1)) != 0) return false;
   memcpy(t, (const unsigned char *)p - sizeof *t, sizeof *t);
   if ((t->word & ~(uintptr_t)0xff) != pmr_impl_tag_check(p)) return false;
   *alignment = (size_t)1 << (t->word & 0x7f);
-  *kind = (unsigned)(t->word >> 7) & 1;
+  *origin = (unsigned)(t->word >> 7) & 1;
   return true;
 }
 

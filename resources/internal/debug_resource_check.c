@@ -12,17 +12,17 @@
 #define HEADER_MAGIC 0x2167626472616d70ull /* "pmradbg!" */
 
 /* Short names for the shared types (debug_resource_impl.h). */
-typedef pmr_impl_dbg_state state;
-/* One user pointer the resource knows (state: PMR_IMPL_DBG_LIVE,
- * PMR_IMPL_DBG_QUARANTINED, PMR_IMPL_DBG_FREED). */
+typedef pmr_impl_debug_resource_state state;
+/* One user pointer the resource knows (state: PMR_IMPL_DEBUG_RESOURCE_LIVE,
+ * PMR_IMPL_DEBUG_RESOURCE_QUARANTINED, PMR_IMPL_DEBUG_RESOURCE_FREED). */
 typedef pmr_impl_ptr_entry entry;
 
 /* ---- block layout ----------------------------------------------------------
  */
 
-static void header_bytes(const entry *e,
-                         unsigned char out[sizeof(pmr_impl_dbg_header)]) {
-  pmr_impl_dbg_header h;
+static void header_bytes(
+    const entry *e, unsigned char out[sizeof(pmr_impl_debug_resource_header)]) {
+  pmr_impl_debug_resource_header h;
   memset(&h, 0, sizeof h);
   h.magic = HEADER_MAGIC;
   h.serial = e->serial;
@@ -31,12 +31,13 @@ static void header_bytes(const entry *e,
   memcpy(out, &h, sizeof h);
 }
 
-void pmr_impl_dbg_write_front(const entry *e) {
-  size_t pre = pmr_impl_dbg_prefix_of(e->alignment);
+void pmr_impl_debug_resource_write_front(const entry *e) {
+  size_t pre = pmr_impl_debug_resource_prefix_of(e->alignment);
   unsigned char *base = e->p - pre;
   header_bytes(e, base);
-  memset(base + sizeof(pmr_impl_dbg_header), PMR_IMPL_DBG_GUARD_BYTE,
-         pre - sizeof(pmr_impl_dbg_header));
+  memset(base + sizeof(pmr_impl_debug_resource_header),
+         PMR_IMPL_DEBUG_RESOURCE_GUARD_BYTE,
+         pre - sizeof(pmr_impl_debug_resource_header));
 }
 
 /* ---- reports ---------------------------------------------------------------
@@ -45,7 +46,7 @@ void pmr_impl_dbg_write_front(const entry *e) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
-void pmr_impl_dbg_report(state *s, const char *format, ...) {
+void pmr_impl_debug_resource_report(state *s, const char *format, ...) {
   char message[448];
   va_list args;
   va_start(args, format);
@@ -61,56 +62,62 @@ void pmr_impl_dbg_report(state *s, const char *format, ...) {
 
 /* Checks (and, once reported, restores) the header and guards of e and, in
  * quarantine, its freed fill. Returns the number of problems. */
-size_t pmr_impl_dbg_check_block(state *s, const entry *e, const char *found) {
-  size_t problems = 0, pre = pmr_impl_dbg_prefix_of(e->alignment), n = e->bytes;
+size_t pmr_impl_debug_resource_check_block(state *s, const entry *e,
+                                           const char *found) {
+  size_t problems = 0, pre = pmr_impl_debug_resource_prefix_of(e->alignment),
+         n = e->bytes;
   unsigned char *user = e->p, *base = user - pre;
-  unsigned char hb[sizeof(pmr_impl_dbg_header)];
+  unsigned char hb[sizeof(pmr_impl_debug_resource_header)];
   header_bytes(e, hb);
 
   size_t changed = 0, nearest = 0;
   for (size_t k = pre; k-- > 0;) {
-    unsigned char want = k < sizeof hb ? hb[k] : PMR_IMPL_DBG_GUARD_BYTE;
+    unsigned char want =
+        k < sizeof hb ? hb[k] : PMR_IMPL_DEBUG_RESOURCE_GUARD_BYTE;
     if (base[k] != want && changed++ == 0) nearest = pre - k;
   }
   if (changed != 0) {
-    pmr_impl_dbg_report(
+    pmr_impl_debug_resource_report(
         s,
         "buffer underrun before block %p (#%" PRIu64
         ", %zu bytes, alignment %zu): %zu of the %zu bytes before it "
         "overwritten, the nearest at offset -%zu; found %s",
         (void *)user, e->serial, n, e->alignment, changed, pre, nearest, found);
-    pmr_impl_dbg_write_front(e);
+    pmr_impl_debug_resource_write_front(e);
     ++problems;
   }
 
   changed = 0;
   size_t first = 0;
-  for (size_t i = 0; i < PMR_IMPL_DBG_GUARD; ++i)
-    if (user[n + i] != PMR_IMPL_DBG_GUARD_BYTE && changed++ == 0) first = i;
+  for (size_t i = 0; i < PMR_IMPL_DEBUG_RESOURCE_GUARD; ++i)
+    if (user[n + i] != PMR_IMPL_DEBUG_RESOURCE_GUARD_BYTE && changed++ == 0)
+      first = i;
   if (changed != 0) {
-    pmr_impl_dbg_report(
+    pmr_impl_debug_resource_report(
         s,
         "buffer overrun after block %p (#%" PRIu64
         ", %zu bytes, alignment %zu): %zu of the %zu guard bytes after it "
         "overwritten, the first at offset %zu; found %s",
-        (void *)user, e->serial, n, e->alignment, changed, PMR_IMPL_DBG_GUARD,
-        n + first, found);
-    memset(user + n, PMR_IMPL_DBG_GUARD_BYTE, PMR_IMPL_DBG_GUARD);
+        (void *)user, e->serial, n, e->alignment, changed,
+        PMR_IMPL_DEBUG_RESOURCE_GUARD, n + first, found);
+    memset(user + n, PMR_IMPL_DEBUG_RESOURCE_GUARD_BYTE,
+           PMR_IMPL_DEBUG_RESOURCE_GUARD);
     ++problems;
   }
 
-  if (e->state == PMR_IMPL_DBG_QUARANTINED) {
+  if (e->state == PMR_IMPL_DEBUG_RESOURCE_QUARANTINED) {
     changed = 0;
     for (size_t i = 0; i < n; ++i)
-      if (user[i] != PMR_IMPL_DBG_FREED_BYTE && changed++ == 0) first = i;
+      if (user[i] != PMR_IMPL_DEBUG_RESOURCE_FREED_BYTE && changed++ == 0)
+        first = i;
     if (changed != 0) {
-      pmr_impl_dbg_report(
+      pmr_impl_debug_resource_report(
           s,
           "use after free: block %p (#%" PRIu64
           ", %zu bytes, alignment %zu) was written after it was freed: "
           "%zu bytes changed, the first at offset %zu; found %s",
           (void *)user, e->serial, n, e->alignment, changed, first, found);
-      memset(user, PMR_IMPL_DBG_FREED_BYTE, n);
+      memset(user, PMR_IMPL_DEBUG_RESOURCE_FREED_BYTE, n);
       ++problems;
     }
   }
@@ -119,10 +126,10 @@ size_t pmr_impl_dbg_check_block(state *s, const entry *e, const char *found) {
 
 /* The block p names if it is live with these sizes; otherwise reports the
  * misuse of operation `op` and returns NULL. */
-entry *pmr_impl_dbg_validate(state *s, void *p, size_t bytes, size_t alignment,
-                             bool freeing) {
+entry *pmr_impl_debug_resource_validate(state *s, void *p, size_t bytes,
+                                        size_t alignment, bool freeing) {
   const char *op = freeing ? "deallocate" : "try_resize";
-  entry *e = pmr_impl_dbg_table_find(s, p);
+  entry *e = pmr_impl_debug_resource_table_find(s, p);
   if (e == NULL) {
     /* Not a block start: say which block it points into, if any. The
      * search is slow, but only misuse pays for it. */
@@ -131,43 +138,45 @@ entry *pmr_impl_dbg_validate(state *s, void *p, size_t bytes, size_t alignment,
     for (size_t i = 0; i < s->table.cap; ++i) {
       const entry *b = &s->table.slots[i];
       uintptr_t start = (uintptr_t)b->p;
-      if (b->p != NULL && b->state != PMR_IMPL_DBG_FREED && u > start &&
-          u - start < b->bytes) {
-        snprintf(inside, sizeof inside,
-                 "; it points %zu bytes into block %p (#%" PRIu64
-                 ", %zu bytes, alignment %zu%s)",
-                 (size_t)(u - start), (void *)b->p, b->serial, b->bytes,
-                 b->alignment,
-                 b->state == PMR_IMPL_DBG_QUARANTINED ? ", freed" : "");
+      if (b->p != NULL && b->state != PMR_IMPL_DEBUG_RESOURCE_FREED &&
+          u > start && u - start < b->bytes) {
+        snprintf(
+            inside, sizeof inside,
+            "; it points %zu bytes into block %p (#%" PRIu64
+            ", %zu bytes, alignment %zu%s)",
+            (size_t)(u - start), (void *)b->p, b->serial, b->bytes,
+            b->alignment,
+            b->state == PMR_IMPL_DEBUG_RESOURCE_QUARANTINED ? ", freed" : "");
         break;
       }
     }
-    pmr_impl_dbg_report(
+    pmr_impl_debug_resource_report(
         s,
         "%s(%p, %zu bytes, alignment %zu) of a pointer it never gave "
         "out%s; ignored",
         op, p, bytes, alignment, inside);
     return NULL;
   }
-  if (e->state != PMR_IMPL_DBG_LIVE) {
-    pmr_impl_dbg_report(
+  if (e->state != PMR_IMPL_DEBUG_RESOURCE_LIVE) {
+    pmr_impl_debug_resource_report(
         s,
         "%s %p (%s(%zu bytes, alignment %zu)): block #%" PRIu64
         " of %zu bytes, alignment %zu, was freed already (%s); ignored",
         freeing ? "double free of" : "try_resize of freed block", p, op, bytes,
         alignment, e->serial, e->bytes, e->alignment,
-        e->state == PMR_IMPL_DBG_QUARANTINED ? "it is in quarantine"
-                                             : "and returned to upstream");
+        e->state == PMR_IMPL_DEBUG_RESOURCE_QUARANTINED
+            ? "it is in quarantine"
+            : "and returned to upstream");
     return NULL;
   }
   if (e->bytes != bytes || e->alignment != alignment) {
-    pmr_impl_dbg_report(s,
-                        "%p (#%" PRIu64
-                        ") was allocated with %zu bytes, alignment %zu, "
-                        "but %s %zu bytes, alignment %zu; ignored",
-                        p, e->serial, e->bytes, e->alignment,
-                        freeing ? "deallocated with" : "resized from", bytes,
-                        alignment);
+    pmr_impl_debug_resource_report(
+        s,
+        "%p (#%" PRIu64
+        ") was allocated with %zu bytes, alignment %zu, "
+        "but %s %zu bytes, alignment %zu; ignored",
+        p, e->serial, e->bytes, e->alignment,
+        freeing ? "deallocated with" : "resized from", bytes, alignment);
     return NULL;
   }
   return e;

@@ -16,37 +16,41 @@
 #include "resources/internal/ptr_table.h"
 #include "resources/pmr_debug_resource.h"
 
-#define PMR_IMPL_DBG_GUARD ((size_t)PMR_DEBUG_GUARD_BYTES)
-#define PMR_IMPL_DBG_GUARD_BYTE 0xFD /* around blocks */
-#define PMR_IMPL_DBG_FREED_BYTE 0xDD /* blocks in quarantine */
-#define PMR_IMPL_DBG_MIN_ALIGN ((size_t)16)
+#define PMR_IMPL_DEBUG_RESOURCE_GUARD ((size_t)PMR_DEBUG_GUARD_BYTES)
+#define PMR_IMPL_DEBUG_RESOURCE_GUARD_BYTE 0xFD /* around blocks */
+#define PMR_IMPL_DEBUG_RESOURCE_FREED_BYTE 0xDD /* blocks in quarantine */
+#define PMR_IMPL_DEBUG_RESOURCE_MIN_ALIGN ((size_t)16)
 
 /* At the start of each upstream block: a debugger or a core dump shows what
  * the block is. Only ever compared with the table's record, never trusted. */
 typedef struct {
   uint64_t magic, serial, bytes, alignment;
-} pmr_impl_dbg_header;
+} pmr_impl_debug_resource_header;
 
 /* The states of a user pointer the resource knows (pmr_impl_ptr_entry). */
-enum { PMR_IMPL_DBG_LIVE = 1, PMR_IMPL_DBG_QUARANTINED, PMR_IMPL_DBG_FREED };
+enum {
+  PMR_IMPL_DEBUG_RESOURCE_LIVE = 1,
+  PMR_IMPL_DEBUG_RESOURCE_QUARANTINED,
+  PMR_IMPL_DEBUG_RESOURCE_FREED
+};
 
 typedef struct {
   unsigned char *p;
   uint64_t serial; /* tells a stale item from a reused address */
-} pmr_impl_dbg_ring_item;
+} pmr_impl_debug_resource_ring_item;
 
 /* A growable FIFO; cap is 0 or a power of two. */
 typedef struct {
-  pmr_impl_dbg_ring_item *items;
+  pmr_impl_debug_resource_ring_item *items;
   size_t cap, head, len;
-} pmr_impl_dbg_ring;
+} pmr_impl_debug_resource_ring;
 
-typedef struct pmr_impl_dbg_state {
+typedef struct pmr_impl_debug_resource_state {
   pmr_mem_resource *upstream;
   const void *self; /* for messages */
   pthread_mutex_t lock;
   pmr_impl_ptr_table table; /* the user pointers it knows */
-  pmr_impl_dbg_ring quarantine, history;
+  pmr_impl_debug_resource_ring quarantine, history;
   size_t q_max_blocks, q_max_bytes, q_bytes;
   pmr_debug_resource_stats c;
   uint64_t fail_countdown; /* 0: off */
@@ -54,25 +58,30 @@ typedef struct pmr_impl_dbg_state {
   bool byte_limit_on, fail_always, abort_on_misuse;
   char name[64];
   pmr_impl_live_node node; /* in the registry of live resources */
-} pmr_impl_dbg_state;
+} pmr_impl_debug_resource_state;
 
-_Static_assert(sizeof(pmr_impl_dbg_header) % PMR_IMPL_DBG_MIN_ALIGN == 0,
+_Static_assert(sizeof(pmr_impl_debug_resource_header) %
+                       PMR_IMPL_DEBUG_RESOURCE_MIN_ALIGN ==
+                   0,
                "header keeps guards aligned");
 
 /* ---- block layout ---- */
 
-static inline size_t pmr_impl_dbg_up_align(size_t alignment) {
-  return alignment > PMR_IMPL_DBG_MIN_ALIGN ? alignment
-                                            : PMR_IMPL_DBG_MIN_ALIGN;
+static inline size_t pmr_impl_debug_resource_up_align(size_t alignment) {
+  return alignment > PMR_IMPL_DEBUG_RESOURCE_MIN_ALIGN
+             ? alignment
+             : PMR_IMPL_DEBUG_RESOURCE_MIN_ALIGN;
 }
 /* Header plus front guard, rounded up so the user block is aligned. */
-static inline size_t pmr_impl_dbg_prefix_of(size_t alignment) {
-  size_t a = pmr_impl_dbg_up_align(alignment);
-  return pmr_impl_round_up(sizeof(pmr_impl_dbg_header) + PMR_IMPL_DBG_GUARD, a);
+static inline size_t pmr_impl_debug_resource_prefix_of(size_t alignment) {
+  size_t a = pmr_impl_debug_resource_up_align(alignment);
+  return pmr_impl_round_up(
+      sizeof(pmr_impl_debug_resource_header) + PMR_IMPL_DEBUG_RESOURCE_GUARD,
+      a);
 }
 
 /* Writes e's header and front guard. */
-void pmr_impl_dbg_write_front(const pmr_impl_ptr_entry *e);
+void pmr_impl_debug_resource_write_front(const pmr_impl_ptr_entry *e);
 
 /* ---- checks and reports (debug_resource_check.c) ---- */
 
@@ -81,40 +90,42 @@ void pmr_impl_dbg_write_front(const pmr_impl_ptr_entry *e);
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
-void pmr_impl_dbg_report(pmr_impl_dbg_state *s, const char *format, ...);
+void pmr_impl_debug_resource_report(pmr_impl_debug_resource_state *s, const char *format, ...);
 
 /* Checks (and, once reported, restores) the header and guards of e and, in
  * quarantine, its freed fill. Returns the number of problems. */
-size_t pmr_impl_dbg_check_block(pmr_impl_dbg_state *s,
-                                const pmr_impl_ptr_entry *e, const char *found);
+size_t pmr_impl_debug_resource_check_block(pmr_impl_debug_resource_state *s,
+                                           const pmr_impl_ptr_entry *e,
+                                           const char *found);
 
 /* The block p names if it is live with these sizes; otherwise reports the
  * misuse of the deallocation (freeing) or try_resize and returns NULL. */
-pmr_impl_ptr_entry *pmr_impl_dbg_validate(pmr_impl_dbg_state *s, void *p,
-                                          size_t bytes, size_t alignment,
-                                          bool freeing);
+pmr_impl_ptr_entry *pmr_impl_debug_resource_validate(
+    pmr_impl_debug_resource_state *s, void *p, size_t bytes, size_t alignment,
+    bool freeing);
 
 /* The table's entry for user pointer p, or NULL. */
-static inline pmr_impl_ptr_entry *pmr_impl_dbg_table_find(pmr_impl_dbg_state *s,
-                                                          const void *p) {
+static inline pmr_impl_ptr_entry *pmr_impl_debug_resource_table_find(
+    pmr_impl_debug_resource_state *s, const void *p) {
   return pmr_impl_ptr_table_find(&s->table, p);
 }
 
 /* ---- freeing and the quarantine (debug_resource_free.c) ---- */
 
 /* Gives e's memory to upstream (nothing else: no record changes). */
-void pmr_impl_dbg_upstream_free(pmr_impl_dbg_state *s,
-                                const pmr_impl_ptr_entry *e);
+void pmr_impl_debug_resource_upstream_free(pmr_impl_debug_resource_state *s,
+                                           const pmr_impl_ptr_entry *e);
 
 /* A deallocation accepted: counts, then quarantine (or upstream at once).
  * Returns the number of problems found in e. */
-size_t pmr_impl_dbg_free_block(pmr_impl_dbg_state *s, pmr_impl_ptr_entry *e);
+size_t pmr_impl_debug_resource_free_block(pmr_impl_debug_resource_state *s,
+                                          pmr_impl_ptr_entry *e);
 
 /* Checks every quarantined block and gives it to upstream; returns the
  * number of problems found. */
-size_t pmr_impl_dbg_flush_locked(pmr_impl_dbg_state *s);
+size_t pmr_impl_debug_resource_flush_locked(pmr_impl_debug_resource_state *s);
 
 /* Frees a ring's items; it is empty after. */
-void pmr_impl_dbg_ring_free(pmr_impl_dbg_ring *r);
+void pmr_impl_debug_resource_ring_free(pmr_impl_debug_resource_ring *r);
 
 #endif

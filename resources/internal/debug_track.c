@@ -4,7 +4,9 @@
 
 #include <stdlib.h>
 
+#include "mem_resource/pmr_mem_resource.h"
 #include "resources/internal/ptr_table.h"
+#include "resources/internal/spin_lock.h"
 
 enum { LIVE, FREED };
 
@@ -63,4 +65,53 @@ int pmr_impl_track_remove(pmr_impl_track *t, const void *p, size_t bytes,
   else
     pmr_impl_ptr_table_remove(&t->table, e);
   return PMR_IMPL_TRACK_OK;
+}
+
+/* ---- the pools' checks of a deallocation (debug_track.h) ---- */
+
+bool pmr_impl_track_check_free(struct pmr_impl_track *t, const char *type_name,
+                               const void *resource, void *p, size_t bytes,
+                               size_t alignment, bool pooled) {
+  size_t b = 0, a = 0;
+  switch (pmr_impl_track_remove(t, p, bytes, alignment, pooled, &b, &a)) {
+    case PMR_IMPL_TRACK_OK:
+      return true;
+    case PMR_IMPL_TRACK_DOUBLE_FREE:
+      pmr_report_misuse(
+          "%s %p: double free of %p (deallocate(%zu bytes, alignment %zu)); "
+          "ignored",
+          type_name, resource, p, bytes, alignment);
+      return false;
+    case PMR_IMPL_TRACK_MISMATCH:
+      pmr_report_misuse(
+          "%s %p: %p was allocated with %zu bytes, alignment %zu, but "
+          "deallocated with %zu bytes, alignment %zu; ignored",
+          type_name, resource, p, b, a, bytes, alignment);
+      return false;
+    default:
+      pmr_report_misuse(
+          "%s %p: deallocate(%p, %zu bytes, alignment %zu) of a pointer it "
+          "never gave out; ignored",
+          type_name, resource, p, bytes, alignment);
+      return false;
+  }
+}
+
+bool pmr_impl_track_check_free_locked(struct pmr_impl_track *t, void *lock,
+                                      const char *type_name,
+                                      const void *resource, void *p,
+                                      size_t bytes, size_t alignment,
+                                      bool pooled) {
+  pmr_impl_spin_lock(lock);
+  bool ok = pmr_impl_track_check_free(t, type_name, resource, p, bytes,
+                                      alignment, pooled);
+  pmr_impl_spin_unlock(lock);
+  return ok;
+}
+
+void pmr_impl_track_add_locked(struct pmr_impl_track *t, void *lock,
+                               const void *p, size_t bytes, size_t alignment) {
+  pmr_impl_spin_lock(lock);
+  pmr_impl_track_add(t, p, bytes, alignment);
+  pmr_impl_spin_unlock(lock);
 }

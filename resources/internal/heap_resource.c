@@ -11,136 +11,146 @@
 #include "resources/internal/platform.h"
 
 _Static_assert(
-    offsetof(pmr_impl_theap, heap) == 0,
-    "the small map's offsets are from the heap, at the theap's start");
+    offsetof(pmr_impl_thread_heap, heap) == 0,
+    "the small map's offsets are from the heap, at the thread heap's start");
 
-static pmr_impl_hres *state_of(pmr_mem_resource *self) {
-  return (pmr_impl_hres *)(void *)((char *)self + PMR_IMPL_HRES_OFFSET);
+static pmr_impl_heap_resource *state_of(pmr_mem_resource *self) {
+  return (pmr_impl_heap_resource *)(void *)((char *)self +
+                                            PMR_IMPL_HEAP_RESOURCE_OFFSET);
 }
-static pmr_impl_hres *state_of_owner(pmr_impl_slot_owner *o) {
-  return (pmr_impl_hres *)(void *)((char *)o - offsetof(pmr_impl_hres, slots));
+static pmr_impl_heap_resource *state_of_owner(pmr_impl_slot_owner *o) {
+  return (pmr_impl_heap_resource *)(void *)((char *)o -
+                                            offsetof(pmr_impl_heap_resource,
+                                                     slots));
 }
 
-#define NONE ((pmr_impl_theap *)(void *)pmr_impl_slot_none)
+#define NONE ((pmr_impl_thread_heap *)(void *)pmr_impl_slot_none)
 
 /* ---- the slot owner: heaps made, given back, freed; fork -------------- */
 
 static void *make_heap(pmr_impl_slot_owner *o) {
-  return pmr_impl_theap_acquire(&state_of_owner(o)->heaps);
+  return pmr_impl_thread_heap_acquire(&state_of_owner(o)->heaps);
 }
 
 static void heap_gone(pmr_impl_slot_owner *o, void *obj, bool vanished) {
   (void)o;
   if (vanished)
-    pmr_impl_theap_lose((pmr_impl_theap *)obj);
+    pmr_impl_thread_heap_lose((pmr_impl_thread_heap *)obj);
   else
-    pmr_impl_theap_abandon((pmr_impl_theap *)obj);
+    pmr_impl_thread_heap_abandon((pmr_impl_thread_heap *)obj);
 }
 
 static void heaps_cleared(pmr_impl_slot_owner *o) {
-  pmr_impl_theaps_clear(&state_of_owner(o)->heaps);
+  pmr_impl_thread_heaps_clear(&state_of_owner(o)->heaps);
 }
 
 static bool fork_take(pmr_impl_slot_owner *o) {
-  pmr_impl_hres *s = state_of_owner(o);
-  if (!pmr_impl_theaps_fork_take(&s->heaps)) return false;
-  if (pmr_impl_fork_spin_take(&s->big_lock)) return true;
-  pmr_impl_theaps_fork_release(&s->heaps);
+  pmr_impl_heap_resource *s = state_of_owner(o);
+  if (!pmr_impl_thread_heaps_fork_take(&s->heaps)) return false;
+  if (pmr_impl_fork_spin_take(&s->oversize_lock)) return true;
+  pmr_impl_thread_heaps_fork_release(&s->heaps);
   return false;
 }
 
 static void fork_release(pmr_impl_slot_owner *o) {
-  pmr_impl_hres *s = state_of_owner(o);
-  pmr_impl_spin_unlock(&s->big_lock);
-  pmr_impl_theaps_fork_release(&s->heaps);
+  pmr_impl_heap_resource *s = state_of_owner(o);
+  pmr_impl_spin_unlock(&s->oversize_lock);
+  pmr_impl_thread_heaps_fork_release(&s->heaps);
 }
 
 static void fork_child(pmr_impl_slot_owner *o) {
-  pmr_impl_hres *s = state_of_owner(o);
-  pmr_impl_spin_unlock(&s->big_lock);
-  pmr_impl_theaps_fork_child(&s->heaps);
+  pmr_impl_heap_resource *s = state_of_owner(o);
+  pmr_impl_spin_unlock(&s->oversize_lock);
+  pmr_impl_thread_heaps_fork_child(&s->heaps);
 }
 
 static const pmr_impl_slot_ops slot_ops = {
     make_heap, heap_gone, heaps_cleared, fork_take, fork_release, fork_child};
 
-static void format_none(void) { pmr_impl_theap_format_none(NONE); }
+static void format_none(void) { pmr_impl_thread_heap_format_none(NONE); }
 
 /* ---- the resource ------------------------------------------------------- */
 
 /* The class of a pooled request, or -1. */
-static int class_of(const pmr_impl_hres *s, size_t bytes, size_t alignment) {
+static int class_of(const pmr_impl_heap_resource *s, size_t bytes,
+                    size_t alignment) {
   return pmr_impl_pool_class_for(pmr_impl_pool_block_size(bytes, alignment),
                                  alignment, s->largest);
 }
 
 /* The calling thread's heap, or NULL when it has none. */
-static pmr_impl_theap *find_heap(const pmr_impl_hres *s) {
-  pmr_impl_theap *t = (pmr_impl_theap *)pmr_impl_slots_mine(&s->slots);
-  return t != NONE ? t : (pmr_impl_theap *)pmr_impl_slots_find(&s->slots);
+static pmr_impl_thread_heap *find_heap(const pmr_impl_heap_resource *s) {
+  pmr_impl_thread_heap *t =
+      (pmr_impl_thread_heap *)pmr_impl_slots_mine(&s->slots);
+  return t != NONE ? t : (pmr_impl_thread_heap *)pmr_impl_slots_find(&s->slots);
 }
 
-static void *allocate_slow(pmr_impl_hres *s, size_t bytes, size_t alignment) {
+static void *allocate_slow(pmr_impl_heap_resource *s, size_t bytes,
+                           size_t alignment) {
   int cls = class_of(s, bytes, alignment);
   if (cls < 0)
-    return pmr_impl_big_alloc(&s->big, &s->big_lock, s->heaps.src.upstream,
-                              &s->heaps.src, bytes, alignment);
-  pmr_impl_theap *t = find_heap(s);
+    return pmr_impl_oversize_alloc(&s->oversize, &s->oversize_lock,
+                                   s->heaps.src.upstream, &s->heaps.src, bytes,
+                                   alignment);
+  pmr_impl_thread_heap *t = find_heap(s);
   if (t == NULL &&
-      (t = (pmr_impl_theap *)pmr_impl_slots_get(&s->slots)) == NULL)
+      (t = (pmr_impl_thread_heap *)pmr_impl_slots_get(&s->slots)) == NULL)
     return NULL; /* errno: malloc's ENOMEM */
   pmr_impl_page_class *k = &t->heap.classes[cls];
   void *p = pmr_impl_heap_pop_checked(k);
-  if (p == NULL && (p = pmr_impl_theap_alloc(t, k)) == NULL &&
-      pmr_impl_big_give_back(&s->big, &s->big_lock, s->heaps.src.upstream,
-                             NULL) != 0)
-    p = pmr_impl_theap_alloc(t, k); /* no segment: kept blocks went back */
+  if (p == NULL && (p = pmr_impl_thread_heap_alloc(t, k)) == NULL &&
+      pmr_impl_oversize_give_back(&s->oversize, &s->oversize_lock,
+                                  s->heaps.src.upstream, NULL) != 0)
+    p = pmr_impl_thread_heap_alloc(t, k); /* kept blocks went back */
   return p;
 }
 
 /* errno is kept on success. */
-PMR_NOINLINE static void *hres_allocate_slow(pmr_mem_resource *self,
-                                             size_t bytes, size_t alignment) {
+PMR_NOINLINE static void *heap_resource_allocate_slow(pmr_mem_resource *self,
+                                                      size_t bytes,
+                                                      size_t alignment) {
   int saved = errno;
-  pmr_impl_hres *s = state_of(self);
+  pmr_impl_heap_resource *s = state_of(self);
   void *p = allocate_slow(s, bytes, alignment);
   if (p != NULL) errno = saved;
 #ifdef PMR_DEBUG
   if (p != NULL)
-    pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p, bytes, alignment);
+    pmr_impl_track_add_locked(s->debug, &s->oversize_lock, p, bytes, alignment);
 #endif
   return p;
 }
 
 /* A pooled block p (debug builds: checked): pushed locally when its page's
  * heap is the calling thread's, else onto the page's remote list. */
-static void free_pooled(pmr_impl_hres *s, void *p) {
-  pmr_impl_hres_free_pooled(pmr_impl_page_of(&s->heaps.src, p), p);
+static void free_pooled(pmr_impl_heap_resource *s, void *p) {
+  pmr_impl_heap_resource_free_pooled(pmr_impl_page_of(&s->heaps.src, p), p);
 }
 
 /* Deallocation never fails, never calls upstream and leaves errno alone. */
-PMR_NOINLINE static void hres_deallocate_slow(pmr_mem_resource *self, void *p,
-                                              size_t bytes, size_t alignment) {
+PMR_NOINLINE static void heap_resource_deallocate_slow(pmr_mem_resource *self,
+                                                       void *p, size_t bytes,
+                                                       size_t alignment) {
   int saved = errno;
-  pmr_impl_hres *s = state_of(self);
+  pmr_impl_heap_resource *s = state_of(self);
   bool pooled = class_of(s, bytes, alignment) >= 0;
 #ifdef PMR_DEBUG
-  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock, s->kind, self, p,
-                                       bytes, alignment, pooled))
+  if (!pmr_impl_track_check_free_locked(s->debug, &s->oversize_lock,
+                                        s->type_name, self, p, bytes, alignment,
+                                        pooled))
     return;
 #endif
   if (pooled)
     free_pooled(s, p);
   else
-    pmr_impl_big_free(&s->big, &s->big_lock, s->heaps.src.upstream, p, bytes,
-                      alignment);
+    pmr_impl_oversize_free(&s->oversize, &s->oversize_lock,
+                           s->heaps.src.upstream, p, bytes, alignment);
   errno = saved;
 }
 
 #ifndef PMR_DEBUG
 /* Whether the source asked a slow path to give memory back
  * (pmr_impl_source_shrink), as every allocation slow path does. */
-static bool source_waits(const pmr_impl_hres *s) {
+static bool source_waits(const pmr_impl_heap_resource *s) {
   return atomic_load_explicit(&s->heaps.src.shrink_wanted,
                               memory_order_relaxed) ||
          atomic_load_explicit(&s->heaps.src.purge_wanted, memory_order_relaxed);
@@ -149,14 +159,15 @@ static bool source_waits(const pmr_impl_hres *s) {
 /* A failed pop's first resort, with the fast path's arguments: the class's
  * next page in the thread's heap (the stand-in has none), else the slow
  * path. */
-PMR_NOINLINE static void *hres_allocate_next(pmr_mem_resource *self,
-                                             size_t bytes, size_t alignment) {
-  pmr_impl_hres *s = state_of(self);
+PMR_NOINLINE static void *heap_resource_allocate_next(pmr_mem_resource *self,
+                                                      size_t bytes,
+                                                      size_t alignment) {
+  pmr_impl_heap_resource *s = state_of(self);
   size_t key = pmr_impl_heap_key(bytes, alignment);
   pmr_impl_page_heap *h = (pmr_impl_page_heap *)pmr_impl_slots_mine(&s->slots);
   void *b =
       pmr_impl_heap_alloc_local(h, pmr_impl_heap_small(h, s->small_off, key));
-  if (b == NULL) return hres_allocate_slow(self, bytes, alignment);
+  if (b == NULL) return heap_resource_allocate_slow(self, bytes, alignment);
   if (PMR_UNLIKELY(source_waits(s))) pmr_impl_source_shrink(&s->heaps.src);
   return b;
 }
@@ -166,37 +177,38 @@ PMR_NOINLINE static void *hres_allocate_next(pmr_mem_resource *self,
  * have no block and which owns no page, when it has none), its class's
  * current page, that page's free list. Every other case goes to the slow
  * path. Debug builds check every call there. */
-void *pmr_impl_hres_allocate(pmr_mem_resource *self, size_t bytes,
-                             size_t alignment) {
+void *pmr_impl_heap_resource_allocate(pmr_mem_resource *self, size_t bytes,
+                                      size_t alignment) {
 #ifndef PMR_DEBUG
-  const pmr_impl_hres *s = state_of(self);
+  const pmr_impl_heap_resource *s = state_of(self);
   size_t key = pmr_impl_heap_key(bytes, alignment);
   if (PMR_LIKELY(key < s->small_limit)) {
     pmr_impl_page_heap *h =
         (pmr_impl_page_heap *)pmr_impl_slots_mine(&s->slots);
     void *b = pmr_impl_heap_pop(pmr_impl_heap_small(h, s->small_off, key));
     if (PMR_LIKELY(b != NULL)) return b;
-    return hres_allocate_next(self, bytes, alignment);
+    return heap_resource_allocate_next(self, bytes, alignment);
   }
 #endif
-  return hres_allocate_slow(self, bytes, alignment);
+  return heap_resource_allocate_slow(self, bytes, alignment);
 }
 
 /* The deallocation fast path: the block's page's heap is the calling
- * thread's (pmr_impl_theap_mine: no load of the thread's heap), else one
+ * thread's (pmr_impl_thread_heap_mine: no load of the thread's heap), else one
  * push onto the page's remote list, which leaves errno alone. fixed: the
  * source's frames are segments (page_source.h: seg_frames, as over the
  * malloc resource or a pool over it) and the fast path serves every size
- * up to PMR_IMPL_POOL_TABLE_LIMIT (pmr_impl_hres_ops_of), so neither the
- * geometry (pmr_impl_page_of_seg) nor the size bound is read: the free
+ * up to PMR_IMPL_POOL_TABLE_LIMIT (pmr_impl_heap_resource_ops_of), so neither
+ * the geometry (pmr_impl_page_of_seg) nor the size bound is read: the free
  * reads nothing of the resource. */
-static inline void hres_deallocate(pmr_mem_resource *self, void *p,
-                                   size_t bytes, size_t alignment, bool fixed) {
+static inline void heap_resource_deallocate(pmr_mem_resource *self, void *p,
+                                            size_t bytes, size_t alignment,
+                                            bool fixed) {
 #ifndef PMR_DEBUG
-  const pmr_impl_hres *s = state_of(self);
+  const pmr_impl_heap_resource *s = state_of(self);
   size_t limit = fixed ? PMR_IMPL_POOL_TABLE_LIMIT : s->small_limit;
   if (PMR_LIKELY(pmr_impl_heap_key(bytes, alignment) < limit)) {
-    pmr_impl_hres_free_pooled(
+    pmr_impl_heap_resource_free_pooled(
         fixed ? pmr_impl_page_of_seg(p) : pmr_impl_page_of(&s->heaps.src, p),
         p);
     return;
@@ -204,69 +216,74 @@ static inline void hres_deallocate(pmr_mem_resource *self, void *p,
 #else
   (void)fixed;
 #endif
-  hres_deallocate_slow(self, p, bytes, alignment);
+  heap_resource_deallocate_slow(self, p, bytes, alignment);
 }
 
-void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                              size_t alignment) {
-  hres_deallocate(self, p, bytes, alignment, false);
+void pmr_impl_heap_resource_deallocate(pmr_mem_resource *self, void *p,
+                                       size_t bytes, size_t alignment) {
+  heap_resource_deallocate(self, p, bytes, alignment, false);
 }
 
-static void hres_deallocate_fixed(pmr_mem_resource *self, void *p, size_t bytes,
-                                  size_t alignment) {
-  hres_deallocate(self, p, bytes, alignment, true);
+static void heap_resource_deallocate_fixed(pmr_mem_resource *self, void *p,
+                                           size_t bytes, size_t alignment) {
+  heap_resource_deallocate(self, p, bytes, alignment, true);
 }
 
-size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p) {
-  pmr_impl_hres *s = state_of(self);
+size_t pmr_impl_heap_resource_free_unsized(pmr_mem_resource *self, void *p) {
+  pmr_impl_heap_resource *s = state_of(self);
   pmr_impl_page *pg;
   size_t block;
   if (!pmr_impl_source_class_page(&s->heaps.src, p, &pg, &block))
     return 0; /* a run, or no page of ours serving a class */
 #ifndef PMR_DEBUG
-  pmr_impl_hres_free_pooled(pg, p);
+  pmr_impl_heap_resource_free_pooled(pg, p);
 #else
   /* Alignment 1: the block's size is its class's, a multiple of any
    * alignment it was asked with, so it names the same class. */
-  hres_deallocate_slow(self, p, block, 1);
+  heap_resource_deallocate_slow(self, p, block, 1);
 #endif
   return block;
 }
 
 /* In place when both sizes fall in one pooled class (the block already has
  * the class's size), or both are oversize and the block has room
- * (pmr_impl_big_try_resize). */
-static bool hres_try_resize(pmr_mem_resource *self, void *p, size_t old_bytes,
-                            size_t new_bytes, size_t alignment) {
-  pmr_impl_hres *s = state_of(self);
+ * (pmr_impl_oversize_try_resize). */
+static bool heap_resource_try_resize(pmr_mem_resource *self, void *p,
+                                     size_t old_bytes, size_t new_bytes,
+                                     size_t alignment) {
+  pmr_impl_heap_resource *s = state_of(self);
   int a = class_of(s, old_bytes, alignment);
   if (a != class_of(s, new_bytes, alignment)) return false;
 #ifdef PMR_DEBUG
-  if (!pmr_impl_pool_debug_free_locked(s->debug, &s->big_lock, s->kind, self, p,
-                                       old_bytes, alignment, a >= 0))
+  if (!pmr_impl_track_check_free_locked(s->debug, &s->oversize_lock,
+                                        s->type_name, self, p, old_bytes,
+                                        alignment, a >= 0))
     return false;
 #endif
-  bool done =
-      a >= 0 || pmr_impl_big_try_resize(&s->big, &s->big_lock, &s->heaps.src, p,
-                                        old_bytes, new_bytes);
+  bool done = a >= 0 || pmr_impl_oversize_try_resize(
+                            &s->oversize, &s->oversize_lock, &s->heaps.src, p,
+                            old_bytes, new_bytes);
 #ifdef PMR_DEBUG
-  pmr_impl_pool_debug_add_locked(s->debug, &s->big_lock, p,
-                                 done ? new_bytes : old_bytes, alignment);
+  pmr_impl_track_add_locked(s->debug, &s->oversize_lock, p,
+                            done ? new_bytes : old_bytes, alignment);
 #endif
   return done;
 }
 
-static unsigned hres_traits(const pmr_mem_resource *self) {
-  const pmr_impl_hres *s = state_of((pmr_mem_resource *)(uintptr_t)self);
+static unsigned heap_resource_traits(const pmr_mem_resource *self) {
+  const pmr_impl_heap_resource *s =
+      state_of((pmr_mem_resource *)(uintptr_t)self);
   return PMR_TRAIT_THREAD_SAFE | PMR_TRAIT_KEEPS_FREED |
          (pmr_impl_os_maps_large(s->heaps.src.upstream) ? PMR_TRAIT_MAPS_LARGE
                                                         : 0);
 }
 
 /* Pooled blocks: the class size, from the page (no header, no lock). */
-static size_t hres_usable_size(const pmr_mem_resource *self, const void *p,
-                               size_t bytes, size_t alignment) {
-  const pmr_impl_hres *s = state_of((pmr_mem_resource *)(uintptr_t)self);
+static size_t heap_resource_usable_size(const pmr_mem_resource *self,
+                                        const void *p, size_t bytes,
+                                        size_t alignment) {
+  const pmr_impl_heap_resource *s =
+      state_of((pmr_mem_resource *)(uintptr_t)self);
   if (p != NULL) return pmr_impl_source_usable_size(&s->heaps.src, p);
   size_t key = pmr_impl_heap_key(bytes, alignment);
   if (key < s->small_limit) /* the fast paths' sizes: key + 1 rounded */
@@ -278,48 +295,51 @@ static size_t hres_usable_size(const pmr_mem_resource *self, const void *p,
 /* Pooled blocks only (the page tells the size; alignment names no other
  * class); 0 for the rest. Debug builds: checked against the table with
  * the alignment only. */
-static size_t hres_deallocate_unsized(pmr_mem_resource *self, void *p,
-                                      size_t alignment) {
+static size_t heap_resource_deallocate_unsized(pmr_mem_resource *self, void *p,
+                                               size_t alignment) {
 #ifndef PMR_DEBUG
   (void)alignment;
-  return pmr_impl_hres_free_unsized(self, p);
+  return pmr_impl_heap_resource_free_unsized(self, p);
 #else
-  pmr_impl_hres *s = state_of(self);
+  pmr_impl_heap_resource *s = state_of(self);
   size_t block = pmr_impl_source_usable_size(&s->heaps.src, p);
-  if (block != 0 && pmr_impl_pool_debug_free_locked(
-                        s->debug, &s->big_lock, s->kind, self, p,
+  if (block != 0 && pmr_impl_track_check_free_locked(
+                        s->debug, &s->oversize_lock, s->type_name, self, p,
                         PMR_IMPL_TRACK_ANY_BYTES, alignment, true))
     free_pooled(s, p);
   return block;
 #endif
 }
 
-static const pmr_mem_resource_ops hres_ops = {
-    .allocate = pmr_impl_hres_allocate,
-    .deallocate = pmr_impl_hres_deallocate,
-    .try_resize = hres_try_resize,
-    .traits = hres_traits,
-    .usable_size = hres_usable_size,
-    .deallocate_unsized = hres_deallocate_unsized,
+static const pmr_mem_resource_ops heap_resource_ops = {
+    .allocate = pmr_impl_heap_resource_allocate,
+    .deallocate = pmr_impl_heap_resource_deallocate,
+    .try_resize = heap_resource_try_resize,
+    .traits = heap_resource_traits,
+    .usable_size = heap_resource_usable_size,
+    .deallocate_unsized = heap_resource_deallocate_unsized,
 };
 
-static const pmr_mem_resource_ops hres_ops_fixed = {
-    .allocate = pmr_impl_hres_allocate,
-    .deallocate = hres_deallocate_fixed,
-    .try_resize = hres_try_resize,
-    .traits = hres_traits,
-    .usable_size = hres_usable_size,
-    .deallocate_unsized = hres_deallocate_unsized,
+static const pmr_mem_resource_ops heap_resource_ops_fixed = {
+    .allocate = pmr_impl_heap_resource_allocate,
+    .deallocate = heap_resource_deallocate_fixed,
+    .try_resize = heap_resource_try_resize,
+    .traits = heap_resource_traits,
+    .usable_size = heap_resource_usable_size,
+    .deallocate_unsized = heap_resource_deallocate_unsized,
 };
 
-const pmr_mem_resource_ops *pmr_impl_hres_ops_of(const pmr_impl_hres *s) {
+const pmr_mem_resource_ops *pmr_impl_heap_resource_ops_of(
+    const pmr_impl_heap_resource *s) {
   return s->heaps.src.seg_frames && s->small_limit == PMR_IMPL_POOL_TABLE_LIMIT
-             ? &hres_ops_fixed
-             : &hres_ops;
+             ? &heap_resource_ops_fixed
+             : &heap_resource_ops;
 }
 
-bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
-                        pmr_mem_resource *upstream, const char *kind_name) {
+bool pmr_impl_heap_resource_init(pmr_impl_heap_resource *s,
+                                 const pmr_pool_options *opts,
+                                 pmr_mem_resource *upstream,
+                                 const char *type_name) {
   if (pmr_impl_slots_is_live(&s->slots)) {
     /* Init over a live instance: the old one is destroyed first, so no
      * thread keeps a heap pointing into the new one's memory. */
@@ -327,17 +347,17 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
     pmr_report_misuse(
         "%s %p: initialised again while live (not destroyed); destroying it "
         "first",
-        kind_name, (void *)((char *)s - PMR_IMPL_HRES_OFFSET));
+        type_name, (void *)((char *)s - PMR_IMPL_HEAP_RESOURCE_OFFSET));
 #endif
-    pmr_impl_hres_destroy(s);
+    pmr_impl_heap_resource_destroy(s);
   }
   memset(s, 0, sizeof *s);
-  s->kind = kind_name;
+  s->type_name = type_name;
   s->largest = opts->largest_required_pool_block;
   s->small_limit = pmr_impl_pool_small_limit(s->largest);
   /* The stand-in's classes have no block either: one map for all heaps. */
   pmr_impl_heap_small_map(s->small_off, s->small_limit);
-  pmr_impl_theaps_init(&s->heaps, upstream, opts);
+  pmr_impl_thread_heaps_init(&s->heaps, upstream, opts);
 #ifdef PMR_DEBUG
   const pmr_mem_resource *up = s->heaps.src.upstream;
   if (up->ops->traits != NULL &&
@@ -345,12 +365,13 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
     pmr_report_misuse(
         "%s %p: upstream %p is not thread-safe (it declares traits without "
         "PMR_TRAIT_THREAD_SAFE), yet this resource calls it from any thread",
-        kind_name, (void *)((char *)s - PMR_IMPL_HRES_OFFSET),
+        type_name, (void *)((char *)s - PMR_IMPL_HEAP_RESOURCE_OFFSET),
         (const void *)up);
 #endif
-  atomic_init(&s->big_lock, 0);
-  pmr_impl_big_init(&s->big, s->heaps.src.upstream, opts->max_free_bytes);
-  pmr_impl_big_attach(&s->big, &s->big_lock, &s->heaps.src);
+  atomic_init(&s->oversize_lock, 0);
+  pmr_impl_oversize_init(&s->oversize, s->heaps.src.upstream,
+                         opts->max_free_bytes);
+  pmr_impl_oversize_attach(&s->oversize, &s->oversize_lock, &s->heaps.src);
   s->slots.ops = &slot_ops;
   if (!pmr_impl_slots_register(&s->slots, format_none)) return false;
 #ifdef PMR_DEBUG
@@ -360,18 +381,18 @@ bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
   return true;
 }
 
-void pmr_impl_hres_release(pmr_impl_hres *s) {
+void pmr_impl_heap_resource_release(pmr_impl_heap_resource *s) {
   if (!s->live) return;                   /* destroyed, or init failed */
   pmr_impl_slots_clear(&s->slots, false); /* every heap freed */
-  pmr_impl_big_release(&s->big, s->heaps.src.upstream);
+  pmr_impl_oversize_release(&s->oversize, s->heaps.src.upstream);
   pmr_impl_source_release(&s->heaps.src);
   pmr_impl_track_clear(s->debug);
 }
 
-bool pmr_impl_hres_destroy(pmr_impl_hres *s) {
+bool pmr_impl_heap_resource_destroy(pmr_impl_heap_resource *s) {
   if (!s->live) return false; /* destroyed already, or init failed */
   pmr_impl_slots_clear(&s->slots, true);
-  pmr_impl_big_release(&s->big, s->heaps.src.upstream);
+  pmr_impl_oversize_release(&s->oversize, s->heaps.src.upstream);
   pmr_impl_source_release(&s->heaps.src);
   pmr_impl_track_delete(s->debug);
   s->debug = NULL;
@@ -379,12 +400,12 @@ bool pmr_impl_hres_destroy(pmr_impl_hres *s) {
   return true;
 }
 
-size_t pmr_impl_hres_trim(pmr_impl_hres *s) {
+size_t pmr_impl_heap_resource_trim(pmr_impl_heap_resource *s) {
   if (!s->live) return 0;
   size_t before = pmr_impl_source_released(&s->heaps.src);
-  pmr_impl_theaps_trim_heaps(&s->heaps, find_heap(s));
-  size_t given =
-      pmr_impl_big_trim(&s->big, &s->big_lock, s->heaps.src.upstream);
+  pmr_impl_thread_heaps_trim_heaps(&s->heaps, find_heap(s));
+  size_t given = pmr_impl_oversize_trim(&s->oversize, &s->oversize_lock,
+                                        s->heaps.src.upstream);
   /* The process's freed large memory too: a trim gives back what it can. */
   given += pmr_large_reservoir_trim();
   pmr_impl_source_trim(&s->heaps.src, 0);
@@ -395,24 +416,25 @@ size_t pmr_impl_hres_trim(pmr_impl_hres *s) {
 
 /* Under the registry's mutex: no heap is made or abandoned meanwhile. */
 static void count_heaps(pmr_impl_slot_owner *o, void *arg) {
-  pmr_impl_hres *s = state_of_owner(o);
-  pmr_impl_hres_stats *st = (pmr_impl_hres_stats *)arg;
+  pmr_impl_heap_resource *s = state_of_owner(o);
+  pmr_impl_heap_resource_stats *st = (pmr_impl_heap_resource_stats *)arg;
   st->threads = s->heaps.owned;
   size_t held;
-  pmr_impl_theaps_page_counts(&s->heaps, &held, &st->pages_taken,
-                              &st->pages_returned);
+  pmr_impl_thread_heaps_page_counts(&s->heaps, &held, &st->pages_taken,
+                                    &st->pages_returned);
   st->thread_page_bytes = held * PMR_IMPL_PAGE_SIZE;
 }
 
-pmr_impl_hres_stats pmr_impl_hres_get_stats(pmr_impl_hres *s) {
-  pmr_impl_hres_stats st;
+pmr_impl_heap_resource_stats pmr_impl_heap_resource_get_stats(
+    pmr_impl_heap_resource *s) {
+  pmr_impl_heap_resource_stats st;
   memset(&st, 0, sizeof st);
   if (!s->live) return st;
   pmr_impl_slots_locked(&s->slots, count_heaps, &st);
-  pmr_impl_spin_lock(&s->big_lock);
-  st.oversize_bytes = s->big.live.size;
-  st.free_oversize_bytes = s->big.kept;
-  pmr_impl_spin_unlock(&s->big_lock);
+  pmr_impl_spin_lock(&s->oversize_lock);
+  st.oversize_bytes = s->oversize.live.size;
+  st.free_oversize_bytes = s->oversize.kept;
+  pmr_impl_spin_unlock(&s->oversize_lock);
   pmr_impl_spin_lock(&s->heaps.src.lock);
   st.segment_bytes = s->heaps.src.segment_bytes;
   st.run_bytes = s->heaps.src.run_bytes;

@@ -2,19 +2,19 @@
  * (thread_heap.h), under both pmr_synchronized_pool and pmr_thread_cache.
  *
  * The two public types differ only in their options and statistics; their
- * state is a pmr_impl_hres at the start of their PMR_IMPL_STATE, so that
- * one table of operations serves both. Here: the fast paths, oversize
+ * state is a pmr_impl_heap_resource at the start of their PMR_IMPL_STATE, so
+ * that one table of operations serves both. Here: the fast paths, oversize
  * blocks, the debug checks and the verbs. */
 #ifndef PMR_IMPL_HEAP_RESOURCE_H
 #define PMR_IMPL_HEAP_RESOURCE_H
 
 #include <stddef.h>
 
-#include "resources/internal/big_block.h"
+#include "resources/internal/oversize.h"
 #include "resources/internal/thread_heap.h"
 #include "resources/internal/thread_slots.h"
 
-typedef struct pmr_impl_hres {
+typedef struct pmr_impl_heap_resource {
   /* What the fast paths read, set at init: every thread reads these lines
    * and none writes them (the source keeps what changes apart). */
   size_t small_limit;        /* min(largest, 1024): the fast path's sizes */
@@ -22,37 +22,38 @@ typedef struct pmr_impl_hres {
   /* A class's offset in a heap / 8, by pmr_impl_heap_key (below
    * small_limit): the same in every heap. */
   uint8_t small_off[PMR_IMPL_POOL_TABLE_LIMIT];
-  pmr_impl_theaps heaps;  /* source (frame geometry first), heaps */
-  size_t largest;         /* largest pooled size */
-  pmr_impl_spin big_lock; /* guards big and debug */
-  pmr_impl_big_list big;
+  pmr_impl_thread_heaps heaps; /* source (frame geometry first), heaps */
+  size_t largest;              /* largest pooled size */
+  pmr_impl_spin oversize_lock; /* guards oversize and debug */
+  pmr_impl_oversize_list oversize;
   struct pmr_impl_track *debug; /* PMR_DEBUG builds only */
-  const char *kind;             /* the public type's name, for reports */
+  const char *type_name;        /* the public type's name, for reports */
   bool live;
-} pmr_impl_hres;
+} pmr_impl_heap_resource;
 
 /* Where a public type's state lies from its base (both types: the base,
  * then PMR_IMPL_STATE). */
-#define PMR_IMPL_HRES_OFFSET sizeof(pmr_mem_resource)
+#define PMR_IMPL_HEAP_RESOURCE_OFFSET sizeof(pmr_mem_resource)
 
-/* The operations of the live instance s (after pmr_impl_hres_init): for a
- * source whose frames are segments and a fast path up to
+/* The operations of the live instance s (after pmr_impl_heap_resource_init):
+ * for a source whose frames are segments and a fast path up to
  * PMR_IMPL_POOL_TABLE_LIMIT, a deallocation that reads neither the source's
  * geometry (page_source.h: pmr_impl_page_of_seg) nor the size bound. */
-const pmr_mem_resource_ops *pmr_impl_hres_ops_of(const pmr_impl_hres *s);
+const pmr_mem_resource_ops *pmr_impl_heap_resource_ops_of(
+    const pmr_impl_heap_resource *s);
 
 /* Its allocate and deallocate, for a caller that knows the resource at
  * `self` is one of these (the drop-in malloc): no indirect call. */
-void *pmr_impl_hres_allocate(pmr_mem_resource *self, size_t bytes,
-                             size_t alignment);
-void pmr_impl_hres_deallocate(pmr_mem_resource *self, void *p, size_t bytes,
-                              size_t alignment);
+void *pmr_impl_heap_resource_allocate(pmr_mem_resource *self, size_t bytes,
+                                      size_t alignment);
+void pmr_impl_heap_resource_deallocate(pmr_mem_resource *self, void *p,
+                                       size_t bytes, size_t alignment);
 
 /* Deallocation without a size: when p is a pooled block of the resource at
  * `self` (it lies in one of its pages serving a class), frees it and
  * returns its size; else (an oversize block, or memory not the
  * resource's) does nothing and returns 0. Any thread; errno untouched. */
-size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p);
+size_t pmr_impl_heap_resource_free_unsized(pmr_mem_resource *self, void *p);
 
 /* The fast paths inline, for a caller that knows s's address (the drop-in
  * malloc, whose resource is a static object): no call, no indirection.
@@ -60,9 +61,10 @@ size_t pmr_impl_hres_free_unsized(pmr_mem_resource *self, void *p);
  * A block for key (pmr_impl_heap_key; `limit` is s->small_limit, read by
  * the caller so that it may publish it after the rest of s) from the
  * calling thread's heap's current page, or NULL: then call
- * pmr_impl_hres_allocate. Debug builds: always NULL. */
-static inline void *pmr_impl_hres_alloc_fast(pmr_impl_hres *s, size_t key,
-                                             size_t limit) {
+ * pmr_impl_heap_resource_allocate. Debug builds: always NULL. */
+static inline void *pmr_impl_heap_resource_alloc_fast(pmr_impl_heap_resource *s,
+                                                      size_t key,
+                                                      size_t limit) {
 #ifndef PMR_DEBUG
   if (PMR_LIKELY(key < limit)) {
     pmr_impl_page_heap *h =
@@ -79,7 +81,8 @@ static inline void *pmr_impl_hres_alloc_fast(pmr_impl_hres *s, size_t key,
 
 /* Frees p, which starts a block of page pg, and pg's heap is the calling
  * thread's: pmr_impl_page_push_started (page_heap.h, "misuse"). */
-static inline void pmr_impl_hres_free_local(pmr_impl_page *pg, void *p) {
+static inline void pmr_impl_heap_resource_free_local(pmr_impl_page *pg,
+                                                     void *p) {
   if (PMR_UNLIKELY(pmr_impl_page_push_started(pg, p)))
     pmr_impl_heap_free_slow(pg);
 }
@@ -89,19 +92,21 @@ static inline void pmr_impl_hres_free_local(pmr_impl_page *pg, void *p) {
  * (page_heap.h). The start check comes first: only a page that serves a
  * class passes it, and only such a page has a heap to read (a block freed
  * twice may lie in a page that went back to the source). */
-static inline void pmr_impl_hres_free_pooled(pmr_impl_page *pg, void *p) {
-  if (PMR_LIKELY(pmr_impl_block_starts(pg, p) && pmr_impl_theap_mine(pg)))
-    pmr_impl_hres_free_local(pg, p);
+static inline void pmr_impl_heap_resource_free_pooled(pmr_impl_page *pg,
+                                                      void *p) {
+  if (PMR_LIKELY(pmr_impl_block_starts(pg, p) && pmr_impl_thread_heap_mine(pg)))
+    pmr_impl_heap_resource_free_local(pg, p);
   else
     pmr_impl_heap_free_remote(pg, p);
 }
 
 /* Frees p when it is a pooled block of s's in a page of the calling
  * thread's heap (true); else does nothing (false: then call
- * pmr_impl_hres_free_unsized, which also takes other threads' blocks).
+ * pmr_impl_heap_resource_free_unsized, which also takes other threads' blocks).
  * Any pointer: one that is not s's is told by the page map. Debug builds:
  * always false. */
-static inline bool pmr_impl_hres_free_fast(pmr_impl_hres *s, void *p) {
+static inline bool pmr_impl_heap_resource_free_fast(pmr_impl_heap_resource *s,
+                                                    void *p) {
 #ifndef PMR_DEBUG
   if (PMR_UNLIKELY(pmr_impl_page_map_get(p) != &s->heaps.src)) return false;
   pmr_impl_page *pg = pmr_impl_page_of(&s->heaps.src, p);
@@ -109,9 +114,10 @@ static inline bool pmr_impl_hres_free_fast(pmr_impl_hres *s, void *p) {
    * page has a heap to read. A run's pages (oversize), a page that serves
    * no class and a pointer inside a block go to the slow path, which tells
    * them apart (and reports misuse). */
-  if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p) || !pmr_impl_theap_mine(pg)))
+  if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p) ||
+                   !pmr_impl_thread_heap_mine(pg)))
     return false;
-  pmr_impl_hres_free_local(pg, p);
+  pmr_impl_heap_resource_free_local(pg, p);
   return true;
 #else
   (void)s;
@@ -124,26 +130,29 @@ static inline bool pmr_impl_hres_free_fast(pmr_impl_hres *s, void *p) {
  * (pmr_impl_heap_options). Never calls upstream; false only when malloc
  * fails (the registry of instances grows). An instance still live is
  * destroyed first (debug builds report it). */
-bool pmr_impl_hres_init(pmr_impl_hres *s, const pmr_pool_options *opts,
-                        pmr_mem_resource *upstream, const char *kind);
+bool pmr_impl_heap_resource_init(pmr_impl_heap_resource *s,
+                                 const pmr_pool_options *opts,
+                                 pmr_mem_resource *upstream,
+                                 const char *type_name);
 
 /* Every heap taken back, every segment and oversize block to upstream; s
  * stays usable. Nothing when s is not live. */
-void pmr_impl_hres_release(pmr_impl_hres *s);
+void pmr_impl_heap_resource_release(pmr_impl_heap_resource *s);
 /* The same, and s is no longer live. Returns whether it was. */
-bool pmr_impl_hres_destroy(pmr_impl_hres *s);
+bool pmr_impl_heap_resource_destroy(pmr_impl_heap_resource *s);
 /* thread_heap.h's trim for the calling thread and exited ones, then every
  * segment with no block in use and every kept oversize block to upstream;
  * returns the bytes. */
-size_t pmr_impl_hres_trim(pmr_impl_hres *s);
+size_t pmr_impl_heap_resource_trim(pmr_impl_heap_resource *s);
 
-typedef struct pmr_impl_hres_stats {
+typedef struct pmr_impl_heap_resource_stats {
   size_t threads, thread_page_bytes, pages_taken, pages_returned;
   size_t segment_bytes, free_page_bytes, oversize_bytes, free_oversize_bytes;
   size_t run_bytes; /* oversize blocks in runs of pages (in segment_bytes) */
-} pmr_impl_hres_stats;
+} pmr_impl_heap_resource_stats;
 
 /* A snapshot (zeros when s is not live). */
-pmr_impl_hres_stats pmr_impl_hres_get_stats(pmr_impl_hres *s);
+pmr_impl_heap_resource_stats pmr_impl_heap_resource_get_stats(
+    pmr_impl_heap_resource *s);
 
 #endif /* PMR_IMPL_HEAP_RESOURCE_H */

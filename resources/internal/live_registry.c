@@ -27,20 +27,20 @@ void pmr_impl_live_report_init(const pmr_impl_live_registry *r,
   pmr_report_misuse(
       "%s %p: initialised again while live (not destroyed); destroying it "
       "first",
-      r->kind, instance);
+      r->type_name, instance);
 }
 
 /* ---- destroyed instances ------------------------------------------------- */
 
-void *pmr_impl_destroyed_allocate(const char *kind, pmr_mem_resource *self,
+void *pmr_impl_destroyed_allocate(const char *type_name, pmr_mem_resource *self,
                                   size_t bytes, size_t alignment) {
 #ifdef PMR_DEBUG
   pmr_report_misuse(
       "%s %p: allocate(%zu bytes, alignment %zu) after destroy; "
       "failed",
-      kind, (void *)self, bytes, alignment);
+      type_name, (void *)self, bytes, alignment);
 #else
-  (void)kind;
+  (void)type_name;
   (void)self;
   (void)bytes;
   (void)alignment;
@@ -49,15 +49,16 @@ void *pmr_impl_destroyed_allocate(const char *kind, pmr_mem_resource *self,
   return NULL;
 }
 
-void pmr_impl_destroyed_deallocate(const char *kind, pmr_mem_resource *self,
-                                   void *p, size_t bytes, size_t alignment) {
+void pmr_impl_destroyed_deallocate(const char *type_name,
+                                   pmr_mem_resource *self, void *p,
+                                   size_t bytes, size_t alignment) {
 #ifdef PMR_DEBUG
   pmr_report_misuse(
       "%s %p: deallocate(%p, %zu bytes, alignment %zu) after "
       "destroy; ignored",
-      kind, (void *)self, p, bytes, alignment);
+      type_name, (void *)self, p, bytes, alignment);
 #else
-  (void)kind;
+  (void)type_name;
   (void)self;
   (void)p;
   (void)bytes;
@@ -65,16 +66,17 @@ void pmr_impl_destroyed_deallocate(const char *kind, pmr_mem_resource *self,
 #endif
 }
 
-bool pmr_impl_destroyed_try_resize(const char *kind, pmr_mem_resource *self,
-                                   void *p, size_t old_bytes, size_t new_bytes,
+bool pmr_impl_destroyed_try_resize(const char *type_name,
+                                   pmr_mem_resource *self, void *p,
+                                   size_t old_bytes, size_t new_bytes,
                                    size_t alignment) {
 #ifdef PMR_DEBUG
   pmr_report_misuse(
       "%s %p: try_resize(%p, %zu to %zu bytes, alignment %zu) "
       "after destroy; refused",
-      kind, (void *)self, p, old_bytes, new_bytes, alignment);
+      type_name, (void *)self, p, old_bytes, new_bytes, alignment);
 #else
-  (void)kind;
+  (void)type_name;
   (void)self;
   (void)p;
   (void)old_bytes;

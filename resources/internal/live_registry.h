@@ -35,7 +35,7 @@ typedef struct pmr_impl_live_node {
 } pmr_impl_live_node;
 
 typedef struct pmr_impl_live_registry {
-  const char *kind; /* names the type in reports: "synchronized_pool" */
+  const char *type_name; /* names the type in reports: "synchronized_pool" */
   /* Lock k (0, 1, ...) of instance, in one fixed order; false past the
    * last. Asked for lock k only while locks 0 to k-1 are held, so what
    * lock 0 guards (e.g. the creation of more locks) may decide the rest.
@@ -52,14 +52,17 @@ typedef struct pmr_impl_live_registry {
   bool guarded;                              /* on fork's list */
 } pmr_impl_live_registry;
 
-#define PMR_IMPL_LIVE_REGISTRY(kind, lock_at, child) \
-  { (kind), (lock_at), (child), PTHREAD_MUTEX_INITIALIZER, NULL, NULL, false }
+#define PMR_IMPL_LIVE_REGISTRY(type_name, lock_at, child)                   \
+  {                                                                         \
+    (type_name), (lock_at), (child), PTHREAD_MUTEX_INITIALIZER, NULL, NULL, \
+        false                                                               \
+  }
 
 /* True when instance is listed. */
 bool pmr_impl_live_has(pmr_impl_live_registry *r, const void *instance);
 
 /* Reports init over the live instance through pmr_report_misuse, naming
- * r's kind (the caller destroys it first). */
+ * r's type name (the caller destroys it first). */
 void pmr_impl_live_report_init(const pmr_impl_live_registry *r,
                                const void *instance);
 
@@ -120,32 +123,34 @@ static inline void pmr_impl_live_debug_remove(pmr_impl_live_registry *r,
  * give back: allocate returns NULL with errno EINVAL, deallocate does
  * nothing (the memory went back to upstream with destroy), try_resize
  * returns false. Debug builds report each call through pmr_report_misuse,
- * naming kind. The fast paths never test for destroy: only calls through
+ * naming type_name. The fast paths never test for destroy: only calls through
  * the ops, and slow paths that check the ops pointer, get here. */
-void *pmr_impl_destroyed_allocate(const char *kind, pmr_mem_resource *self,
+void *pmr_impl_destroyed_allocate(const char *type_name, pmr_mem_resource *self,
                                   size_t bytes, size_t alignment);
-void pmr_impl_destroyed_deallocate(const char *kind, pmr_mem_resource *self,
-                                   void *p, size_t bytes, size_t alignment);
-bool pmr_impl_destroyed_try_resize(const char *kind, pmr_mem_resource *self,
-                                   void *p, size_t old_bytes, size_t new_bytes,
+void pmr_impl_destroyed_deallocate(const char *type_name,
+                                   pmr_mem_resource *self, void *p,
+                                   size_t bytes, size_t alignment);
+bool pmr_impl_destroyed_try_resize(const char *type_name,
+                                   pmr_mem_resource *self, void *p,
+                                   size_t old_bytes, size_t new_bytes,
                                    size_t alignment);
 
 /* Defines `static const pmr_mem_resource_ops name`, the table of a
- * destroyed instance of kind (a string literal). */
-#define PMR_IMPL_DESTROYED_OPS(name, kind)                                     \
+ * destroyed instance of type_name (a string literal). */
+#define PMR_IMPL_DESTROYED_OPS(name, type_name)                                \
   static void *name##_allocate(pmr_mem_resource *self, size_t bytes,           \
                                size_t alignment) {                             \
-    return pmr_impl_destroyed_allocate(kind, self, bytes, alignment);          \
+    return pmr_impl_destroyed_allocate(type_name, self, bytes, alignment);     \
   }                                                                            \
   static void name##_deallocate(pmr_mem_resource *self, void *p, size_t bytes, \
                                 size_t alignment) {                            \
-    pmr_impl_destroyed_deallocate(kind, self, p, bytes, alignment);            \
+    pmr_impl_destroyed_deallocate(type_name, self, p, bytes, alignment);       \
   }                                                                            \
   static bool name##_try_resize(pmr_mem_resource *self, void *p,               \
                                 size_t old_bytes, size_t new_bytes,            \
                                 size_t alignment) {                            \
-    return pmr_impl_destroyed_try_resize(kind, self, p, old_bytes, new_bytes,  \
-                                         alignment);                           \
+    return pmr_impl_destroyed_try_resize(type_name, self, p, old_bytes,        \
+                                         new_bytes, alignment);                \
   }                                                                            \
   static const pmr_mem_resource_ops name = {                                   \
       .allocate = name##_allocate,                                             \

@@ -70,7 +70,7 @@
  *   pool_classes.h the size classes (the one definition);
  *                  segment_cache.h the segments kept between pools;
  *                  platform.h the OS (maps, purge, the delays' clock).
- * Above them big_block.h (oversize blocks: runs, mappings) and the
+ * Above them oversize.h (oversize blocks: runs, mappings) and the
  * resources. */
 #ifndef PMR_IMPL_PAGE_HEAP_H
 #define PMR_IMPL_PAGE_HEAP_H

@@ -65,7 +65,7 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
   src->upstream = pmr_resource_or_default(up);
   src->os = pmr_impl_os_direct(src->upstream);
   src->decommit =
-      src->os || pmr_impl_os_backed(src->upstream, PMR_IMPL_OS_BIG_MIN);
+      src->os || pmr_impl_os_backed(src->upstream, PMR_IMPL_OS_LARGE_MIN);
   src->seg_frames = pmr_impl_os_maps_large(src->upstream);
   /* pmr_impl_page_of_seg assumes this geometry without reading it: both
    * come from the same macros. */
@@ -176,7 +176,7 @@ static void want_shrink(atomic_bool *reason, pmr_impl_page_source *src) {
 static void segment_memory_free(pmr_impl_page_source *src, char *mem,
                                 size_t bytes) {
   if (src->os) {
-    if (pmr_impl_segcache_put(mem, bytes))
+    if (pmr_impl_segment_cache_put(mem, bytes))
       want_shrink(&src->cache_wait, src);
     else
       pmr_impl_os_unmap(mem, bytes);
@@ -192,7 +192,7 @@ void pmr_impl_source_wait_cache(pmr_impl_page_source *src) {
 /* The process-wide caches' delays (segment_cache.h, reservoir.h): true
  * while either still keeps memory. */
 static bool caches_tick(void) {
-  bool seg = pmr_impl_segcache_tick();
+  bool seg = pmr_impl_segment_cache_tick();
   return pmr_impl_reservoir_tick() || seg;
 }
 
@@ -215,11 +215,11 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   if (src->os) {     /* a warm segment another pool gave back, if any */
     size_t got = 0;
     _Static_assert(
-        (size_t)1 << PMR_IMPL_SEG_FRAME_SHIFT == PMR_IMPL_SEGCACHE_MAX,
+        (size_t)1 << PMR_IMPL_SEG_FRAME_SHIFT == PMR_IMPL_SEGMENT_CACHE_MAX,
         "cached blocks are aligned as the frames of mapped segments");
-    mem = (char *)pmr_impl_segcache_take((size_t)n * PMR_IMPL_PAGE_SIZE,
-                                         PMR_IMPL_SEGCACHE_MAX,
-                                         PMR_IMPL_PAGE_SIZE, &got, &warm);
+    mem = (char *)pmr_impl_segment_cache_take((size_t)n * PMR_IMPL_PAGE_SIZE,
+                                              PMR_IMPL_SEGMENT_CACHE_MAX,
+                                              PMR_IMPL_PAGE_SIZE, &got, &warm);
     if (mem != NULL) n = (unsigned)(got / PMR_IMPL_PAGE_SIZE);
   }
   for (; mem == NULL && n >= 1; n /= 2) {
@@ -251,7 +251,7 @@ static pmr_impl_page *segment_new(pmr_impl_page_source *src) {
   }
   errno = saved;
   bool decommit = src->os || (src->decommit && (size_t)n * PMR_IMPL_PAGE_SIZE >=
-                                                   PMR_IMPL_OS_BIG_MIN);
+                                                   PMR_IMPL_OS_LARGE_MIN);
   pmr_impl_page *seg = pmr_impl_page_of(src, mem);
   for (unsigned i = 0; i < n; ++i) {
     pmr_impl_page *pg = pmr_impl_seg_page(src, seg, i);

@@ -121,8 +121,8 @@ typedef struct pmr_impl_page_source {
   /* Gives the OS the memory of free pages: os, or upstream is a pool over
    * the malloc resource whose blocks as large as segments are mappings
    * (pmr_impl_os_backed: it says PMR_TRAIT_MAPS_LARGE; a segment of less than
-   * PMR_IMPL_OS_BIG_MIN bytes, asked for when upstream failed a larger one, is
-   * not). */
+   * PMR_IMPL_OS_LARGE_MIN bytes, asked for when upstream failed a larger one,
+   * is not). */
   bool decommit;
   unsigned max_blocks; /* most blocks a page serves (option) */
   size_t retain_pages; /* free pages kept before segments go back */
@@ -144,7 +144,7 @@ typedef struct pmr_impl_page_source {
   /* Set when the source gave a segment to the process-wide segment cache
    * (segment_cache.h), whose memory stays resident there until its delay
    * has passed and something uses the cache: the slow paths tell the cache
-   * (pmr_impl_segcache_tick) until none of its memory is resident, so a
+   * (pmr_impl_segment_cache_tick) until none of its memory is resident, so a
    * program that stops needing segments still gets its memory back. */
   atomic_bool cache_wait;
   /* Set, for a shared decommit source, when a free page became due to give its
@@ -180,7 +180,7 @@ void pmr_impl_source_init(pmr_impl_page_source *src, pmr_mem_resource *up,
                           bool shared);
 /* Names what src calls, with no lock held, before it takes a new segment
  * from upstream: the resource gives back the oversize blocks it keeps for
- * reuse (pmr_impl_big_attach, big_block.h), since a pool that grows is not
+ * reuse (pmr_impl_oversize_attach, oversize.h), since a pool that grows is not
  * reusing them and their memory would only add to its peak. Call before
  * src is used. */
 void pmr_impl_source_before_grow(pmr_impl_page_source *src,
@@ -288,7 +288,7 @@ static inline bool pmr_impl_source_is_run(const pmr_impl_page_source *src,
 
 /* try_resize of the block at the start of run p: in place when the run's
  * pages hold new_bytes and the block shrinks by at most half (as an
- * oversize block, big_block.h). */
+ * oversize block, oversize.h). */
 static inline bool pmr_impl_source_run_fits(const pmr_impl_page_source *src,
                                             const void *p, size_t old_bytes,
                                             size_t new_bytes) {
@@ -344,8 +344,8 @@ static inline void pmr_impl_page_noaccess(const pmr_impl_page_source *src,
  * so the free pages of a segment gather at its end, in runs. Call with no
  * lock but the heap's held. */
 pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
-/* Runs: an oversize block that would be a mapping (PMR_IMPL_OS_BIG_MIN
- * bytes or more with its trailer, big_block.h), up to PMR_IMPL_RUN_PAGES
+/* Runs: an oversize block that would be a mapping (PMR_IMPL_OS_LARGE_MIN
+ * bytes or more with its trailer, oversize.h), up to PMR_IMPL_RUN_PAGES
  * pages, lies in that many free pages of one segment,
  * when the source maps its segments (os) and one has them free, so that
  * memory small blocks freed serves it, and serves small blocks again once
@@ -354,7 +354,7 @@ pmr_impl_page *pmr_impl_source_take_page(pmr_impl_page_source *src, bool grow);
  * its pages as its own in the page map: a run is known by its frame's first
  * page, and its pages are recorded as the source's again when it comes
  * back. Larger blocks are
- * mappings with room to grow in place (big_block.h): a run cannot grow
+ * mappings with room to grow in place (oversize.h): a run cannot grow
  * past its pages, and a buffer that doubles is best left where it grows. */
 #define PMR_IMPL_RUN_PAGES 4u
 /* The start of a run for a block of `bytes` (whole pages), or NULL (the

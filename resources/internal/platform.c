@@ -95,7 +95,7 @@ bool pmr_impl_os_direct(const pmr_mem_resource *upstream) {
 #endif
 }
 
-_Static_assert(PMR_TRAIT_LARGE_MIN == PMR_IMPL_OS_BIG_MIN,
+_Static_assert(PMR_TRAIT_LARGE_MIN == PMR_IMPL_OS_LARGE_MIN,
                "the public bound is the one the pools map from");
 
 bool pmr_impl_os_maps_large(const pmr_mem_resource *upstream) {
@@ -104,7 +104,7 @@ bool pmr_impl_os_maps_large(const pmr_mem_resource *upstream) {
 }
 
 bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes) {
-  return bytes >= PMR_IMPL_OS_BIG_MIN &&
+  return bytes >= PMR_IMPL_OS_LARGE_MIN &&
          (pmr_resource_traits(r) & PMR_TRAIT_MAPS_LARGE) != 0;
 }
 

@@ -26,7 +26,7 @@ extern "C" {
  * Memory straight from the OS. A pool whose upstream hands out system
  * memory (PMR_TRAIT_SYSTEM_MEMORY: the malloc resource, or a third-party
  * resource that says it) maps its segments, and its oversize blocks of at
- * least PMR_IMPL_OS_BIG_MIN bytes, itself, so that it can give the OS back
+ * least PMR_IMPL_OS_LARGE_MIN bytes, itself, so that it can give the OS back
  * the memory of pages that stay free (decommit: the address range stays
  * mapped and reads as zeros when touched again). Such a pool says
  * PMR_TRAIT_MAPS_LARGE (pmr_mem_resource.h), and a pool over it
@@ -37,7 +37,7 @@ extern "C" {
 
 /* Oversize blocks from this size on are mapped (malloc's classic mmap
  * threshold): malloc would keep the holes they leave in its heap. */
-#define PMR_IMPL_OS_BIG_MIN ((size_t)128 << 10)
+#define PMR_IMPL_OS_LARGE_MIN ((size_t)128 << 10)
 
 /* Whether a pool over `upstream` maps its memory itself: upstream says
  * PMR_TRAIT_SYSTEM_MEMORY and the OS page size divides the pool's page
@@ -51,7 +51,7 @@ bool pmr_impl_os_direct(const pmr_mem_resource *upstream);
 bool pmr_impl_os_maps_large(const pmr_mem_resource *upstream);
 
 /* Whether what r gives for a request of `bytes` bytes is memory mapped from
- * the OS that r does not touch while lent out: bytes >= PMR_IMPL_OS_BIG_MIN
+ * the OS that r does not touch while lent out: bytes >= PMR_IMPL_OS_LARGE_MIN
  * and r says PMR_TRAIT_MAPS_LARGE. */
 bool pmr_impl_os_backed(const pmr_mem_resource *r, size_t bytes);
 

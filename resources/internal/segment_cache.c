@@ -37,7 +37,7 @@ static size_t count, cached, resident;
 /* resident, readable without the lock (a hint: no lock when 0). */
 static atomic_size_t resident_hint;
 /* When the oldest resident entry's delay ends (UINT64_MAX: none), readable
- * without the lock: pmr_impl_segcache_tick takes it only then. */
+ * without the lock: pmr_impl_segment_cache_tick takes it only then. */
 static _Atomic uint64_t due_hint = UINT64_MAX;
 static size_t hits, misses;
 static size_t max_bytes = PMR_SEGMENT_CACHE_DEFAULT_MAX_BYTES;
@@ -89,8 +89,8 @@ static void remove_at(size_t i) {
   --count;
 }
 
-void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
-                             size_t *got, bool *warm) {
+void *pmr_impl_segment_cache_take(size_t bytes, size_t most, size_t unit,
+                                  size_t *got, bool *warm) {
   uint64_t now = pmr_impl_coarse_ns();
   char *p = NULL;
   lock_cache();
@@ -119,7 +119,7 @@ void *pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
   return p;
 }
 
-void pmr_impl_segcache_make_room(size_t bytes) {
+void pmr_impl_segment_cache_make_room(size_t bytes) {
   if (atomic_load_explicit(&resident_hint, memory_order_relaxed) == 0) return;
   uint64_t now = pmr_impl_coarse_ns();
   lock_cache();
@@ -127,7 +127,7 @@ void pmr_impl_segcache_make_room(size_t bytes) {
   unlock_cache();
 }
 
-bool pmr_impl_segcache_put(void *p, size_t bytes) {
+bool pmr_impl_segment_cache_put(void *p, size_t bytes) {
   uint64_t now = pmr_impl_coarse_ns();
   /* Marked before another thread can take it (it unmarks what it takes). */
   pmr_impl_os_lsan_root(p, bytes, false); /* not a heap root while here */
@@ -148,7 +148,7 @@ bool pmr_impl_segcache_put(void *p, size_t bytes) {
   return kept;
 }
 
-bool pmr_impl_segcache_tick(void) {
+bool pmr_impl_segment_cache_tick(void) {
   if (atomic_load_explicit(&resident_hint, memory_order_relaxed) == 0)
     return false;
   uint64_t now = pmr_impl_coarse_ns();

@@ -18,7 +18,11 @@
 # - resources/ and malloc/ call the OS only through the platform layer
 #   (resources/internal/platform.[ch]): no other file there calls mmap,
 #   madvise, sysconf, clock_gettime, pthread_atfork, getenv, ... or declares
-#   a thread-local of its own kind (_Thread_local: PMR_IMPL_THREAD_LOCAL).
+#   a thread-local of its own kind (_Thread_local: PMR_IMPL_THREAD_LOCAL);
+# - an internal header's functions are named after it: pmr_impl_<its file
+#   name, or one word of it>_... (heap_resource.h: pmr_impl_heap_resource_,
+#   debug_track.h: pmr_impl_track_), except the headers listed below that
+#   hold several small modules (the platform layer's os_, tls_, clock_).
 set -uo pipefail
 cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-.}" 2>/dev/null || true
 fail=0
@@ -84,6 +88,21 @@ for f in resources/*.[ch] resources/internal/*.[ch] malloc/*.[ch] malloc/interna
   case $f in resources/internal/platform.[ch]) continue ;; esac
   hits=$(grep -nE "$os_re" "$f" | grep -vE '^[0-9]+:[[:space:]]*(\*|/\*|//)')
   [ -z "$hits" ] || say "$f: an OS call outside the platform layer (resources/internal/platform.h): $hits"
+done
+
+# Internal functions carry their module's name (no abbreviation of it).
+prefix_exempt=' live_registry mem_check page_heap page_source_impl platform pool_classes '
+for h in resources/internal/*.h malloc/internal/*.h; do
+  stem=$(basename "$h" .h)
+  case $prefix_exempt in *" $stem "*) continue ;; esac
+  for fn in $(perl -0pe 's{/\*.*?\*/}{}gs' "$h" | grep -oE '^[A-Za-z].*\bpmr_impl_[a-z0-9_]+\(' |
+              grep -oE 'pmr_impl_[a-z0-9_]+\($' | tr -d '(' | sort -u); do
+    ok=0
+    for w in "$stem" ${stem//_/ }; do
+      case $fn in "pmr_impl_${w}_"* | "pmr_impl_$w") ok=1 ;; esac
+    done
+    [ $ok = 1 ] || say "$h: '$fn' is not named after its module (pmr_impl_${stem}_... or a word of it)"
+  done
 done
 
 CC=${CC:-cc}

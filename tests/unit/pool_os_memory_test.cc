@@ -30,7 +30,7 @@
 namespace {
 
 constexpr uintptr_t kPage = 64 * 1024;         // the pools' page size
-constexpr size_t kMapped = size_t{128} << 10;  // PMR_IMPL_OS_BIG_MIN
+constexpr size_t kMapped = size_t{128} << 10;  // PMR_IMPL_OS_LARGE_MIN
 // Oversize blocks of up to this many bytes may lie in a run of free pages
 // (PMR_IMPL_RUN_PAGES pages); larger ones are always mappings.
 constexpr size_t kRunMax = 4 * kPage;
@@ -590,7 +590,7 @@ TEST_P(PoolOsMemoryTest, LargeBlocksAreMappedAndUnmapped) {
   EXPECT_LT(p->stats().held_bytes, kBookkeeping);
 }
 
-// A mapped oversize block has room to grow in place (big_block.h): two
+// A mapped oversize block has room to grow in place (oversize.h): two
 // doublings of three need no copy and no new mapping; the room is address
 // space only (not resident, not counted as held); a block that outgrows it,
 // or shrinks below half, moves.

@@ -350,9 +350,9 @@ std::string KindName(const ::testing::TestParamInfo<Kind>& info) {
 extern "C" {
 void* pmr_impl_os_map(size_t bytes, size_t alignment);
 void pmr_impl_os_unmap(void* p, size_t bytes);
-void* pmr_impl_segcache_take(size_t bytes, size_t most, size_t unit,
-                             size_t* got, bool* warm);
-bool pmr_impl_segcache_put(void* p, size_t bytes);
+void* pmr_impl_segment_cache_take(size_t bytes, size_t most, size_t unit,
+                                  size_t* got, bool* warm);
+bool pmr_impl_segment_cache_put(void* p, size_t bytes);
 }
 
 // A segment taken whose memory went back already is faulted in again by its
@@ -364,23 +364,24 @@ TEST(SegmentCacheEntries, AColdHitSendsAsMuchResidentMemoryBack) {
   pmr_segment_cache_trim();
   pmrtest::FakeClock clock;
   const size_t kSmall = size_t{256} << 10, kLarge = size_t{1} << 20;
-  const size_t kAlign = size_t{1} << 20;  // PMR_IMPL_SEGCACHE_MAX
+  const size_t kAlign = size_t{1} << 20;  // PMR_IMPL_SEGMENT_CACHE_MAX
   void* small = pmr_impl_os_map(kSmall, kAlign);
   void* large = pmr_impl_os_map(kLarge, kAlign);
   ASSERT_NE(small, nullptr);
   ASSERT_NE(large, nullptr);
   std::memset(small, 1, kSmall);
   std::memset(large, 2, kLarge);
-  ASSERT_TRUE(pmr_impl_segcache_put(small, kSmall));
+  ASSERT_TRUE(pmr_impl_segment_cache_put(small, kSmall));
   clock.AdvanceMs(PMR_SEGMENT_CACHE_DEFAULT_DELAY_MS + 100);
-  ASSERT_TRUE(pmr_impl_segcache_put(large, kLarge));  // the small one is due
+  ASSERT_TRUE(
+      pmr_impl_segment_cache_put(large, kLarge));  // the small one is due
   pmr_segment_cache_stats st = pmr_segment_cache_get_stats();
   ASSERT_EQ(st.cached_bytes, kSmall + kLarge);
   ASSERT_EQ(st.resident_bytes, kLarge);
   size_t got = 0;
   bool warm = true;
-  void* p =
-      pmr_impl_segcache_take(kSmall, kSmall, size_t{64} << 10, &got, &warm);
+  void* p = pmr_impl_segment_cache_take(kSmall, kSmall, size_t{64} << 10, &got,
+                                        &warm);
   EXPECT_EQ(p, small);
   EXPECT_EQ(got, kSmall);
   EXPECT_FALSE(warm);

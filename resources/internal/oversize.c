@@ -1,11 +1,10 @@
-/* Oversize blocks and debug checks shared by the pool resources. */
-#include "resources/internal/big_block.h"
+/* Oversize blocks shared by the pool resources (oversize.h). */
+#include "resources/internal/oversize.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "resources/internal/debug_track.h"
 #include "resources/internal/page_heap.h"
 #include "resources/internal/platform.h"
 #include "resources/internal/reservoir.h"
@@ -13,77 +12,30 @@
 #include "resources/internal/spin_lock.h"
 #include "resources/pmr_segment_cache.h"
 
-bool pmr_impl_pool_debug_free(struct pmr_impl_track *t, const char *kind,
-                              const void *resource, void *p, size_t bytes,
-                              size_t alignment, bool pooled) {
-  size_t b = 0, a = 0;
-  switch (pmr_impl_track_remove(t, p, bytes, alignment, pooled, &b, &a)) {
-    case PMR_IMPL_TRACK_OK:
-      return true;
-    case PMR_IMPL_TRACK_DOUBLE_FREE:
-      pmr_report_misuse(
-          "%s %p: double free of %p (deallocate(%zu bytes, alignment %zu)); "
-          "ignored",
-          kind, resource, p, bytes, alignment);
-      return false;
-    case PMR_IMPL_TRACK_MISMATCH:
-      pmr_report_misuse(
-          "%s %p: %p was allocated with %zu bytes, alignment %zu, but "
-          "deallocated with %zu bytes, alignment %zu; ignored",
-          kind, resource, p, b, a, bytes, alignment);
-      return false;
-    default:
-      pmr_report_misuse(
-          "%s %p: deallocate(%p, %zu bytes, alignment %zu) of a pointer it "
-          "never gave out; ignored",
-          kind, resource, p, bytes, alignment);
-      return false;
-  }
-}
-
-bool pmr_impl_pool_debug_free_locked(struct pmr_impl_track *t, void *lock,
-                                     const char *kind, const void *resource,
-                                     void *p, size_t bytes, size_t alignment,
-                                     bool pooled) {
-  pmr_impl_spin_lock(lock);
-  bool ok =
-      pmr_impl_pool_debug_free(t, kind, resource, p, bytes, alignment, pooled);
-  pmr_impl_spin_unlock(lock);
-  return ok;
-}
-
-void pmr_impl_pool_debug_add_locked(struct pmr_impl_track *t, void *lock,
-                                    const void *p, size_t bytes,
-                                    size_t alignment) {
-  pmr_impl_spin_lock(lock);
-  pmr_impl_track_add(t, p, bytes, alignment);
-  pmr_impl_spin_unlock(lock);
-}
-
 /* ---- oversize blocks ------------------------------------------------------
  */
 
-#define BIG_TRAILER sizeof(pmr_impl_big_block)
+#define OVERSIZE_TRAILER sizeof(pmr_impl_oversize_block)
 
 /* Where the trailer of a block in use for `bytes` lies: right after them,
  * at the basic alignment. A kept block has its trailer at its end, and may
  * serve a request smaller than itself: its trailer then moves. */
-static size_t big_offset(size_t bytes) {
+static size_t oversize_offset(size_t bytes) {
   return pmr_impl_pool_block_size(bytes, PMR_MAX_ALIGN);
 }
 
 /* The bin of a block of `size` bytes, or -1 when it is never kept. */
-static int big_bin(size_t size, size_t alignment) {
-  if (alignment > PMR_MAX_ALIGN || size >= PMR_IMPL_BIG_KEEP_MAX ||
-      size < ((size_t)1 << PMR_IMPL_BIG_BIN_SHIFT))
+static int oversize_bin(size_t size, size_t alignment) {
+  if (alignment > PMR_MAX_ALIGN || size >= PMR_IMPL_OVERSIZE_KEEP_MAX ||
+      size < ((size_t)1 << PMR_IMPL_OVERSIZE_BIN_SHIFT))
     return -1;
   return 63 - __builtin_clzll((unsigned long long)size) -
-         PMR_IMPL_BIG_BIN_SHIFT;
+         PMR_IMPL_OVERSIZE_BIN_SHIFT;
 }
 
 /* A kept block's trailer, at the end of the block that starts at start. */
-static pmr_impl_big_block *kept_trailer(char *start, size_t size) {
-  return (pmr_impl_big_block *)(void *)(start + size - BIG_TRAILER);
+static pmr_impl_oversize_block *kept_trailer(char *start, size_t size) {
+  return (pmr_impl_oversize_block *)(void *)(start + size - OVERSIZE_TRAILER);
 }
 
 static void lock_list(void *lock) {
@@ -95,14 +47,15 @@ static void unlock_list(void *lock) {
 
 /* The check word of a block in use whose trailer is at b: its address
  * under the per-process secret of page_heap.h. */
-static uintptr_t big_check(const pmr_impl_big_block *b) {
+static uintptr_t oversize_check(const pmr_impl_oversize_block *b) {
   return ((uintptr_t)b * (uintptr_t)0x9e3779b97f4a7c15u) ^
          pmr_impl_free_mark_value;
 }
 
-static void link_live(pmr_impl_big_list *list, pmr_impl_big_block *b) {
-  b->check = big_check(b);
-  pmr_impl_big_block *s = &list->live;
+static void link_live(pmr_impl_oversize_list *list,
+                      pmr_impl_oversize_block *b) {
+  b->check = oversize_check(b);
+  pmr_impl_oversize_block *s = &list->live;
   s->size += b->size;
   b->prev = s;
   b->next = s->next;
@@ -112,10 +65,10 @@ static void link_live(pmr_impl_big_list *list, pmr_impl_big_block *b) {
 
 /* The smallest kept block of at least `size` bytes in bin `bin` (whose
  * blocks are less than twice `size`), unlinked, or NULL. */
-static pmr_impl_big_block *take_kept(pmr_impl_big_list *list, size_t size,
-                                     int bin) {
-  pmr_impl_big_block **best = NULL;
-  for (pmr_impl_big_block **at = &list->bins[bin]; *at != NULL;
+static pmr_impl_oversize_block *take_kept(pmr_impl_oversize_list *list,
+                                          size_t size, int bin) {
+  pmr_impl_oversize_block **best = NULL;
+  for (pmr_impl_oversize_block **at = &list->bins[bin]; *at != NULL;
        at = &(*at)->next) {
     size_t s = (*at)->size;
     if (s >= size && (best == NULL || s < (*best)->size)) {
@@ -124,7 +77,7 @@ static pmr_impl_big_block *take_kept(pmr_impl_big_list *list, size_t size,
     }
   }
   if (best == NULL) return NULL;
-  pmr_impl_big_block *b = *best;
+  pmr_impl_oversize_block *b = *best;
   *best = b->next;
   list->kept -= b->size;
   return b;
@@ -132,11 +85,12 @@ static pmr_impl_big_block *take_kept(pmr_impl_big_list *list, size_t size,
 
 /* Unlinks kept blocks, largest bins first, until at most `bound` bytes stay
  * kept; returns them linked by next, for the caller to give back. */
-static pmr_impl_big_block *evict(pmr_impl_big_list *list, size_t bound) {
-  pmr_impl_big_block *out = NULL;
-  for (int i = PMR_IMPL_BIG_BINS; list->kept > bound && i-- > 0;) {
+static pmr_impl_oversize_block *evict(pmr_impl_oversize_list *list,
+                                      size_t bound) {
+  pmr_impl_oversize_block *out = NULL;
+  for (int i = PMR_IMPL_OVERSIZE_BINS; list->kept > bound && i-- > 0;) {
     while (list->kept > bound && list->bins[i] != NULL) {
-      pmr_impl_big_block *b = list->bins[i];
+      pmr_impl_oversize_block *b = list->bins[i];
       list->bins[i] = b->next;
       list->kept -= b->size;
       b->next = out;
@@ -147,8 +101,8 @@ static pmr_impl_big_block *evict(pmr_impl_big_list *list, size_t bound) {
 }
 
 /* Whether a block of `size` bytes (its trailer included) is mapped. */
-static bool big_mapped(const pmr_mem_resource *upstream, size_t size) {
-  return size >= PMR_IMPL_OS_BIG_MIN && pmr_impl_os_direct(upstream);
+static bool oversize_mapped(const pmr_mem_resource *upstream, size_t size) {
+  return size >= PMR_IMPL_OS_LARGE_MIN && pmr_impl_os_direct(upstream);
 }
 
 /* Mapped blocks that are the segments of a pool over this one (aligned to
@@ -158,27 +112,28 @@ static bool big_mapped(const pmr_mem_resource *upstream, size_t size) {
  * interpreter's growing arrays) are not: a cached one would rarely fit the
  * next request, and would stay resident meanwhile (benchmark R: +3.6 MiB
  * at the peak). */
-static bool big_cached(size_t size, size_t align) {
-  return size <= 2 * PMR_IMPL_SEGCACHE_MAX && align >= PMR_IMPL_PAGE_SIZE &&
-         align <= PMR_IMPL_SEGCACHE_MAX;
+static bool oversize_cached(size_t size, size_t align) {
+  return size <= 2 * PMR_IMPL_SEGMENT_CACHE_MAX &&
+         align >= PMR_IMPL_PAGE_SIZE && align <= PMR_IMPL_SEGMENT_CACHE_MAX;
 }
 
 /* Whether list's page source counts a block of `size` bytes as resident
  * memory: a mapping, made here or by the pool upstream. */
-static bool big_counted(const pmr_impl_big_list *list, size_t size) {
+static bool oversize_counted(const pmr_impl_oversize_list *list, size_t size) {
   return list->src != NULL && list->src->decommit &&
-         size >= PMR_IMPL_OS_BIG_MIN;
+         size >= PMR_IMPL_OS_LARGE_MIN;
 }
 
-static void big_free_memory(pmr_impl_big_list *list, pmr_mem_resource *upstream,
-                            const pmr_impl_big_block *b) {
-  if (big_counted(list, b->size))
+static void oversize_free_memory(pmr_impl_oversize_list *list,
+                                 pmr_mem_resource *upstream,
+                                 const pmr_impl_oversize_block *b) {
+  if (oversize_counted(list, b->size))
     pmr_impl_source_resident_sub(list->src, b->size);
-  if (big_mapped(upstream, b->size)) {
+  if (oversize_mapped(upstream, b->size)) {
     size_t ps = pmr_impl_os_page_size();
     size_t len = pmr_impl_round_up(b->cap, ps);
-    if (big_cached(len, b->alignment)) {
-      if (!pmr_impl_segcache_put(b->start, len))
+    if (oversize_cached(len, b->alignment)) {
+      if (!pmr_impl_segment_cache_put(b->start, len))
         pmr_impl_os_unmap(b->start, len);
     } else if (pmr_impl_reservoir_put(b->start, len,
                                       pmr_impl_round_up(b->size, ps))) {
@@ -191,34 +146,35 @@ static void big_free_memory(pmr_impl_big_list *list, pmr_mem_resource *upstream,
     pmr_deallocate(upstream, b->start, b->size, b->alignment);
 }
 
-static size_t give_back(pmr_impl_big_list *list, pmr_mem_resource *upstream,
-                        pmr_impl_big_block *b) {
+static size_t give_back(pmr_impl_oversize_list *list,
+                        pmr_mem_resource *upstream,
+                        pmr_impl_oversize_block *b) {
   size_t given = 0;
   while (b != NULL) {
-    pmr_impl_big_block *next = b->next;
+    pmr_impl_oversize_block *next = b->next;
     given += b->size;
-    big_free_memory(list, upstream, b);
+    oversize_free_memory(list, upstream, b);
     b = next;
   }
   return given;
 }
 
-/* What the page source calls before it grows (pmr_impl_big_attach). */
-static void big_before_grow(void *arg) {
-  pmr_impl_big_list *list = (pmr_impl_big_list *)arg;
-  pmr_impl_big_trim(list, list->lock, list->src->upstream);
+/* What the page source calls before it grows (pmr_impl_oversize_attach). */
+static void oversize_before_grow(void *arg) {
+  pmr_impl_oversize_list *list = (pmr_impl_oversize_list *)arg;
+  pmr_impl_oversize_trim(list, list->lock, list->src->upstream);
 }
 
-void pmr_impl_big_attach(pmr_impl_big_list *list, void *lock,
-                         struct pmr_impl_page_source *src) {
+void pmr_impl_oversize_attach(pmr_impl_oversize_list *list, void *lock,
+                              struct pmr_impl_page_source *src) {
   list->src = src;
   list->lock = lock;
-  pmr_impl_source_before_grow(src, big_before_grow, list);
+  pmr_impl_source_before_grow(src, oversize_before_grow, list);
 }
 
-void pmr_impl_big_init(pmr_impl_big_list *list,
-                       const pmr_mem_resource *upstream, size_t retain) {
-  pmr_impl_free_mark_init(); /* big_check's secret */
+void pmr_impl_oversize_init(pmr_impl_oversize_list *list,
+                            const pmr_mem_resource *upstream, size_t retain) {
+  pmr_impl_free_mark_init(); /* oversize_check's secret */
   memset(list, 0, sizeof *list);
   list->live.prev = list->live.next = &list->live;
   list->retain =
@@ -226,18 +182,18 @@ void pmr_impl_big_init(pmr_impl_big_list *list,
 }
 
 /* Room to grow in place that a mapped block gets: address space for
- * BIG_ROOM times its length, at most BIG_ROOM_MAX more (untouched, it costs
- * no memory). Not on 32-bit targets, whose address space is scarce, nor
+ * OVERSIZE_ROOM times its length, at most OVERSIZE_ROOM_MAX more (untouched, it
+ * costs no memory). Not on 32-bit targets, whose address space is scarce, nor
  * for lengths whose room would not fit a size_t (the OS refuses those). */
-#define BIG_ROOM 4u
-#define BIG_ROOM_MAX ((size_t)1 << 30)
+#define OVERSIZE_ROOM 4u
+#define OVERSIZE_ROOM_MAX ((size_t)1 << 30)
 
 /* A new block of *size bytes (*size grows to a cached block's); *cap: the
  * bytes it spans (more than *size with room to grow). */
-static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
-                     size_t align) {
+static char *oversize_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
+                          size_t align) {
   *cap = *size;
-  if (!big_mapped(upstream, *size))
+  if (!oversize_mapped(upstream, *size))
     return (char *)pmr_allocate(upstream, *size, align);
   size_t len = pmr_impl_round_up(*size, pmr_impl_os_page_size()), got = 0;
   bool warm = false; /* a block in use: the user's memory */
@@ -246,7 +202,7 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
     errno = ENOMEM;
     return NULL;
   }
-  if (!big_cached(len, align)) {
+  if (!oversize_cached(len, align)) {
     /* Freed large memory first, carved to the length: no new mapping, no
      * page fault where it is still resident. */
     p = (char *)pmr_impl_reservoir_take(len, align, NULL);
@@ -254,9 +210,10 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
       *cap = len;
       return p;
     }
-    if (sizeof(void *) >= 8 && len != 0 && len <= SIZE_MAX / BIG_ROOM) {
-      size_t room = (BIG_ROOM - 1) * len < BIG_ROOM_MAX ? (BIG_ROOM - 1) * len
-                                                        : BIG_ROOM_MAX;
+    if (sizeof(void *) >= 8 && len != 0 && len <= SIZE_MAX / OVERSIZE_ROOM) {
+      size_t room = (OVERSIZE_ROOM - 1) * len < OVERSIZE_ROOM_MAX
+                        ? (OVERSIZE_ROOM - 1) * len
+                        : OVERSIZE_ROOM_MAX;
       int saved = errno;
       p = (char *)pmr_impl_os_reserve(len + room, align);
       if (p != NULL) {
@@ -266,28 +223,28 @@ static char *big_new(pmr_mem_resource *upstream, size_t *size, size_t *cap,
          * process's resident memory. */
         size_t filled = pmr_impl_reservoir_fill(p, len);
         pmr_impl_reservoir_make_room(len - filled);
-        pmr_impl_segcache_make_room(len - filled);
+        pmr_impl_segment_cache_make_room(len - filled);
         return p;
       }
       errno = saved; /* no room: the block alone */
     }
     pmr_impl_reservoir_make_room(len);
-    pmr_impl_segcache_make_room(len);
+    pmr_impl_segment_cache_make_room(len);
     return (char *)pmr_impl_os_map(*size, align);
   }
-  p = (char *)pmr_impl_segcache_take(len, len + len / 4,
-                                     pmr_impl_os_page_size(), &got, &warm);
+  p = (char *)pmr_impl_segment_cache_take(len, len + len / 4,
+                                          pmr_impl_os_page_size(), &got, &warm);
   if (p != NULL) {
     *size = *cap = got; /* at most a quarter more than asked */
     return p;
   }
-  return (char *)pmr_impl_os_map(*size, PMR_IMPL_SEGCACHE_MAX);
+  return (char *)pmr_impl_os_map(*size, PMR_IMPL_SEGMENT_CACHE_MAX);
 }
 
-size_t pmr_impl_big_give_back(pmr_impl_big_list *list, void *lock,
-                              pmr_mem_resource *upstream,
-                              struct pmr_impl_page_source *pages) {
-  size_t given = pmr_impl_big_trim(list, lock, upstream);
+size_t pmr_impl_oversize_give_back(pmr_impl_oversize_list *list, void *lock,
+                                   pmr_mem_resource *upstream,
+                                   struct pmr_impl_page_source *pages) {
+  size_t given = pmr_impl_oversize_trim(list, lock, upstream);
   given += pmr_large_reservoir_trim();
   if (pages != NULL) {
     size_t before = pmr_impl_source_released(pages);
@@ -297,25 +254,25 @@ size_t pmr_impl_big_give_back(pmr_impl_big_list *list, void *lock,
   return given;
 }
 
-void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
-                         pmr_mem_resource *upstream,
-                         struct pmr_impl_page_source *pages, size_t bytes,
-                         size_t alignment) {
-  if (bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER - alignment) {
+void *pmr_impl_oversize_alloc(pmr_impl_oversize_list *list, void *lock,
+                              pmr_mem_resource *upstream,
+                              struct pmr_impl_page_source *pages, size_t bytes,
+                              size_t alignment) {
+  if (bytes > SIZE_MAX - PMR_MAX_ALIGN - OVERSIZE_TRAILER - alignment) {
     errno = ENOMEM;
     return NULL;
   }
-  size_t off = big_offset(bytes);
-  size_t size = off + BIG_TRAILER;
-  if (pages != NULL && size >= PMR_IMPL_OS_BIG_MIN) {
+  size_t off = oversize_offset(bytes);
+  size_t size = off + OVERSIZE_TRAILER;
+  if (pages != NULL && size >= PMR_IMPL_OS_LARGE_MIN) {
     /* A block that would be mapped: free pages first, if they can. */
     void *run = pmr_impl_source_take_run(pages, bytes, alignment);
     if (run != NULL) return run;
   }
   size_t align = alignment > PMR_MAX_ALIGN ? alignment : PMR_MAX_ALIGN;
   size_t cap = size;
-  int bin = big_bin(size, align);
-  pmr_impl_big_block *k = NULL, *b;
+  int bin = oversize_bin(size, align);
+  pmr_impl_oversize_block *k = NULL, *b;
   if (bin >= 0) {
     lock_list(lock);
     k = take_kept(list, size, bin);
@@ -330,20 +287,22 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
     /* New memory for the process (mapped here, or by a pool upstream that
      * maps blocks this large unless it kept one): free pages make room
      * first. */
-    if (pages != NULL && size >= PMR_IMPL_OS_BIG_MIN)
+    if (pages != NULL && size >= PMR_IMPL_OS_LARGE_MIN)
       pmr_impl_source_make_room(pages, size);
     int saved = errno;
-    p = big_new(upstream, &size, &cap, align);
+    p = oversize_new(upstream, &size, &cap, align);
     /* Refused: the pool's free segments and kept blocks go back, and the
      * request is tried once more, so a capped upstream serves it as it
      * would under malloc. */
-    if (p == NULL && pmr_impl_big_give_back(list, lock, upstream, pages) != 0)
-      p = big_new(upstream, &size, &cap, align);
+    if (p == NULL &&
+        pmr_impl_oversize_give_back(list, lock, upstream, pages) != 0)
+      p = oversize_new(upstream, &size, &cap, align);
     if (p == NULL) return NULL;
     errno = saved;
-    if (big_counted(list, size)) pmr_impl_source_resident_add(list->src, size);
+    if (oversize_counted(list, size))
+      pmr_impl_source_resident_add(list->src, size);
   }
-  b = (pmr_impl_big_block *)(void *)(p + off);
+  b = (pmr_impl_oversize_block *)(void *)(p + off);
   b->size = size;
   b->cap = cap;
   b->alignment = align;
@@ -356,21 +315,21 @@ void *pmr_impl_big_alloc(pmr_impl_big_list *list, void *lock,
 
 /* A deallocation of p that frees no oversize block in use (page_heap.h,
  * "misuse"): reported, and ignored unless the process stops. */
-static void big_misuse(const void *p, size_t bytes, const char *what) {
+static void oversize_misuse(const void *p, size_t bytes, const char *what) {
   bool stop = pmr_impl_misuse_stops();
   pmr_report_misuse("deallocation of %p (%zu bytes): %s; %s", p, bytes, what,
                     stop ? "stopping" : "ignored");
   if (stop) abort();
 }
 
-void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
-                       pmr_mem_resource *upstream, void *p, size_t bytes,
-                       size_t alignment) {
+void pmr_impl_oversize_free(pmr_impl_oversize_list *list, void *lock,
+                            pmr_mem_resource *upstream, void *p, size_t bytes,
+                            size_t alignment) {
   (void)alignment; /* the trailer knows what upstream got */
   if (list->src != NULL) {
     if (pmr_impl_source_is_run(list->src, p)) {
       if (((uintptr_t)p & (PMR_IMPL_PAGE_SIZE - 1)) != 0) {
-        big_misuse(p, bytes, "not the start of an oversize block");
+        oversize_misuse(p, bytes, "not the start of an oversize block");
         return;
       }
       /* A shared source's dealloc returns no segment: no upstream call. */
@@ -380,28 +339,29 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
     /* In the pool's own pages yet no run starts there: a run freed
      * already, or a pointer into one or into a class's page. */
     if (pmr_impl_page_map_get(p) == list->src) {
-      big_misuse(p, bytes,
-                 "no oversize block in use starts there (freed "
-                 "already?)");
+      oversize_misuse(p, bytes,
+                      "no oversize block in use starts there (freed "
+                      "already?)");
       return;
     }
   }
-  pmr_impl_big_block *b =
-      (pmr_impl_big_block *)(void *)((char *)p + big_offset(bytes));
-  if (b->check != big_check(b)) {
-    big_misuse(p, bytes,
-               "its trailer was overwritten (an overflow past its end), or "
-               "the size is not the block's, or it was freed already");
+  pmr_impl_oversize_block *b =
+      (pmr_impl_oversize_block *)(void *)((char *)p + oversize_offset(bytes));
+  if (b->check != oversize_check(b)) {
+    oversize_misuse(
+        p, bytes,
+        "its trailer was overwritten (an overflow past its end), or "
+        "the size is not the block's, or it was freed already");
     return;
   }
-  int bin = big_bin(b->size, b->alignment);
-  pmr_impl_big_block *out = b;
+  int bin = oversize_bin(b->size, b->alignment);
+  pmr_impl_oversize_block *out = b;
   lock_list(lock);
   /* A block in use is linked both ways; one freed already (its trailer
    * moved when it was kept, or its neighbours moved on) is not. */
   if (b->prev->next != b || b->next->prev != b) {
     unlock_list(lock);
-    big_misuse(p, bytes, "not an oversize block in use (freed already?)");
+    oversize_misuse(p, bytes, "not an oversize block in use (freed already?)");
     return;
   }
   list->live.size -= b->size;
@@ -410,7 +370,7 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
   b->check = 0; /* freed: a second free finds no check */
   if (bin >= 0 && b->size <= list->retain) { /* kept */
     /* The trailer moves to the end (the two may overlap). */
-    pmr_impl_big_block t = *b;
+    pmr_impl_oversize_block t = *b;
     b = kept_trailer(t.start, t.size);
     b->size = t.size;
     b->cap = t.cap;
@@ -430,28 +390,29 @@ void pmr_impl_big_free(pmr_impl_big_list *list, void *lock,
 
 /* Whether b is a mapping of its own that the reservoir may extend or
  * shrink (not a segment-cache block, whose length the cache knows). */
-static bool big_own_mapping(const struct pmr_impl_page_source *pages,
-                            const pmr_impl_big_block *b) {
+static bool oversize_own_mapping(const struct pmr_impl_page_source *pages,
+                                 const pmr_impl_oversize_block *b) {
   size_t ps = pmr_impl_os_page_size();
-  return pages != NULL && big_mapped(pages->upstream, b->size) &&
+  return pages != NULL && oversize_mapped(pages->upstream, b->size) &&
          b->cap % ps == 0 && (uintptr_t)b->start % ps == 0 &&
-         !big_cached(b->cap, b->alignment);
+         !oversize_cached(b->cap, b->alignment);
 }
 
-bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
-                             struct pmr_impl_page_source *pages, void *p,
-                             size_t old_bytes, size_t new_bytes) {
-  if (new_bytes > SIZE_MAX - PMR_MAX_ALIGN - BIG_TRAILER) return false;
+bool pmr_impl_oversize_try_resize(pmr_impl_oversize_list *list, void *lock,
+                                  struct pmr_impl_page_source *pages, void *p,
+                                  size_t old_bytes, size_t new_bytes) {
+  if (new_bytes > SIZE_MAX - PMR_MAX_ALIGN - OVERSIZE_TRAILER) return false;
   if (pages != NULL && pmr_impl_source_is_run(pages, p))
     return new_bytes >= old_bytes / 2 &&
            pmr_impl_source_run_fits(pages, p, old_bytes, new_bytes);
   /* The caller owns the block: its size, cap and start are not written
    * meanwhile (its links are, by neighbours, under lock). */
-  pmr_impl_big_block *b =
-      (pmr_impl_big_block *)(void *)((char *)p + big_offset(old_bytes));
-  if (b->check != big_check(b)) return false; /* its free reports it */
-  size_t off = big_offset(new_bytes), used = off + BIG_TRAILER;
-  bool own = big_own_mapping(pages, b);
+  pmr_impl_oversize_block *b =
+      (pmr_impl_oversize_block *)(void *)((char *)p +
+                                          oversize_offset(old_bytes));
+  if (b->check != oversize_check(b)) return false; /* its free reports it */
+  size_t off = oversize_offset(new_bytes), used = off + OVERSIZE_TRAILER;
+  bool own = oversize_own_mapping(pages, b);
   /* Much smaller: a block of upstream's goes, to let the memory go; a
    * mapping of its own stays and gives the OS the pages past its end. */
   if (new_bytes < old_bytes / 2 && !own) return false;
@@ -467,12 +428,12 @@ bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
   if (used > b->size && pages != NULL)
     pmr_impl_source_make_room(pages, used - b->size);
   lock_list(lock);
-  pmr_impl_big_block t = *b; /* the two places may overlap */
-  b = (pmr_impl_big_block *)(void *)((char *)p + off);
+  pmr_impl_oversize_block t = *b; /* the two places may overlap */
+  b = (pmr_impl_oversize_block *)(void *)((char *)p + off);
   *b = t;
-  b->check = big_check(b);
+  b->check = oversize_check(b);
   if (used > t.size) {
-    if (big_counted(list, used))
+    if (oversize_counted(list, used))
       pmr_impl_source_resident_add(list->src, used - t.size);
     list->live.size += used - t.size;
     b->size = used;
@@ -482,11 +443,11 @@ bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
   size_t ps = pmr_impl_os_page_size();
   /* At least the mapping threshold: the block stays one the free unmaps. */
   size_t keep = pmr_impl_round_up(
-      used > PMR_IMPL_OS_BIG_MIN ? used : PMR_IMPL_OS_BIG_MIN, ps);
+      used > PMR_IMPL_OS_LARGE_MIN ? used : PMR_IMPL_OS_LARGE_MIN, ps);
   size_t had = pmr_impl_round_up(t.size, ps);
-  bool shrink = own && had > keep && had - keep >= PMR_IMPL_OS_BIG_MIN / 2;
+  bool shrink = own && had > keep && had - keep >= PMR_IMPL_OS_LARGE_MIN / 2;
   if (shrink) { /* the pages past the new end go back to the OS (below) */
-    if (big_counted(list, t.size))
+    if (oversize_counted(list, t.size))
       pmr_impl_source_resident_sub(list->src, t.size - keep);
     list->live.size -= t.size - keep;
     b->size = keep;
@@ -496,19 +457,20 @@ bool pmr_impl_big_try_resize(pmr_impl_big_list *list, void *lock,
   return true;
 }
 
-size_t pmr_impl_big_trim(pmr_impl_big_list *list, void *lock,
-                         pmr_mem_resource *upstream) {
+size_t pmr_impl_oversize_trim(pmr_impl_oversize_list *list, void *lock,
+                              pmr_mem_resource *upstream) {
   lock_list(lock);
-  pmr_impl_big_block *out = evict(list, 0);
+  pmr_impl_oversize_block *out = evict(list, 0);
   unlock_list(lock);
   return give_back(list, upstream, out);
 }
 
-void pmr_impl_big_release(pmr_impl_big_list *list, pmr_mem_resource *upstream) {
-  pmr_impl_big_block *b = list->live.next;
+void pmr_impl_oversize_release(pmr_impl_oversize_list *list,
+                               pmr_mem_resource *upstream) {
+  pmr_impl_oversize_block *b = list->live.next;
   while (b != &list->live) {
-    pmr_impl_big_block *next = b->next;
-    big_free_memory(list, upstream, b);
+    pmr_impl_oversize_block *next = b->next;
+    oversize_free_memory(list, upstream, b);
     b = next;
   }
   give_back(list, upstream, evict(list, 0));
