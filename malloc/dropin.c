@@ -7,7 +7,7 @@
  *
  * Where a block's size comes from, without a header on the common ones:
  *   - a pooled block (up to 16 KiB): its page, found from its address
- *     through the page map (pmr_impl_heap_resource_free_unsized);
+ *     through the page map (pmr_impl_heap_resource_free_fast);
  *   - any other block carries 16 bytes in front of it (pmr_impl_tag,
  * internal/tag_registry.h): what was asked of the engine (or of the OS), its
  * alignment, and a check word derived from its address, so free of a pointer
@@ -289,7 +289,9 @@ PMR_NOINLINE static void bad_free(const char *call, void *p, const char *what) {
   if (stop) abort();
 }
 
-/* Frees p (not NULL), not a block of the calling thread's heap. */
+/* Frees p (not NULL), not a pooled block (pmr_impl_heap_resource_free_fast
+ * took those): an oversize or mapped block, a block of the set-up arena, a
+ * pointer that is not ours, or misuse; debug builds: every block. */
 PMR_NOINLINE static void free_slow(void *p) {
   pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
   bool in_pages = r != NULL && pmr_impl_page_map_get(p) == &STATE->heaps.src;

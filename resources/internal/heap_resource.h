@@ -100,11 +100,12 @@ static inline void pmr_impl_heap_resource_free_pooled(pmr_impl_page *pg,
     pmr_impl_heap_free_remote(pg, p);
 }
 
-/* Frees p when it is a pooled block of s's in a page of the calling
- * thread's heap (true); else does nothing (false: then call
- * pmr_impl_heap_resource_free_unsized, which also takes other threads' blocks).
- * Any pointer: one that is not s's is told by the page map. Debug builds:
- * always false. */
+/* Frees p when it is a pooled block of s's (true): pushed locally when its
+ * page's heap is the calling thread's, else onto the page's remote list, so
+ * that a free looks its page up once. Else does nothing (false: then call
+ * pmr_impl_heap_resource_free_unsized, or take p as an oversize block or no
+ * block of s's). Any pointer: one that is not s's is told by the page map.
+ * Debug builds: always false. */
 static inline bool pmr_impl_heap_resource_free_fast(pmr_impl_heap_resource *s,
                                                     void *p) {
 #ifndef PMR_DEBUG
@@ -114,10 +115,8 @@ static inline bool pmr_impl_heap_resource_free_fast(pmr_impl_heap_resource *s,
    * page has a heap to read. A run's pages (oversize), a page that serves
    * no class and a pointer inside a block go to the slow path, which tells
    * them apart (and reports misuse). */
-  if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p) ||
-                   !pmr_impl_thread_heap_mine(pg)))
-    return false;
-  pmr_impl_heap_resource_free_local(pg, p);
+  if (PMR_UNLIKELY(!pmr_impl_block_starts(pg, p))) return false;
+  pmr_impl_heap_resource_free_pooled(pg, p); /* the start check folds */
   return true;
 #else
   (void)s;

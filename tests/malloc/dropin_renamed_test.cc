@@ -103,6 +103,25 @@ TEST(DropInRenamed, EntryPointsTouchOnlyTheirBlocks) {
   pmr_dropin_test_malloc_trim(0);
 }
 
+// A block another thread frees goes back to its page (one page look-up,
+// then onto the page's list of other threads' frees): the owner's own
+// allocations of that size reach it once its page collects that list.
+TEST(DropInRenamed, AnotherThreadsFreeReturnsTheBlockToItsOwner) {
+  void* p = pmr_dropin_test_malloc(48);
+  ASSERT_NE(p, nullptr);
+  std::thread([p] { pmr_dropin_test_free(p); }).join();
+  std::vector<void*> held;
+  bool back = false;
+  for (int i = 0; i < 100000 && !back; ++i) {
+    void* q = pmr_dropin_test_malloc(48);
+    ASSERT_NE(q, nullptr);
+    back = q == p;
+    held.push_back(q);
+  }
+  for (void* q : held) pmr_dropin_test_free(q);
+  EXPECT_TRUE(back);
+}
+
 // Threads hand blocks to each other and free them; realloc on the thread
 // that did not allocate; threads exit holding blocks others free later.
 TEST(DropInRenamed, BlocksCrossThreads) {
