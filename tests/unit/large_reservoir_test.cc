@@ -25,26 +25,13 @@
 #include "resources/pmr_synchronized_pool.h"
 #include "resources/pmr_thread_cache.h"
 #include "tests/testkit/clock.h"
+#include "tests/testkit/os_memory.h"
 
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
 
-// Resident OS pages in [p, p + n), or -1 when some of it is not mapped.
-long Resident(const void* p, size_t n) {
-  const uintptr_t os = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t lo = reinterpret_cast<uintptr_t>(p) & ~(os - 1);
-  uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + n + os - 1) & ~(os - 1);
-  std::vector<unsigned char> v((hi - lo) / os);
-  int saved = errno;
-  int rc = mincore(reinterpret_cast<void*>(lo), hi - lo, v.data());
-  int err = errno;
-  errno = saved;
-  if (rc != 0) return err == ENOMEM ? -1 : -2;
-  long r = 0;
-  for (unsigned char c : v) r += c & 1;
-  return r;
-}
+using pmrtest::Resident;
 
 long Pages(size_t n) { return static_cast<long>(n / sysconf(_SC_PAGESIZE)); }
 

@@ -85,6 +85,14 @@ class PoolMisuse : public ::testing::TestWithParam<std::tuple<int, bool>> {
       for (unsigned char* o : live) ASSERT_NE(o, b);
       fresh.push_back(b);
     }
+    ExpectDistinctAndIntact(fresh, live, size);
+    Free(fresh, size);
+  }
+  // Blocks handed out after a misuse: none twice, and writing every byte of
+  // them leaves each live block (block i holds bytes i) as it was.
+  void ExpectDistinctAndIntact(const std::vector<unsigned char*>& fresh,
+                               const std::vector<unsigned char*>& live,
+                               size_t size) {
     std::vector<unsigned char*> sorted = fresh;
     std::sort(sorted.begin(), sorted.end());
     EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
@@ -92,7 +100,6 @@ class PoolMisuse : public ::testing::TestWithParam<std::tuple<int, bool>> {
     for (size_t i = 0; i < live.size(); ++i)
       for (size_t j = 0; j < size; ++j)
         ASSERT_EQ(live[i][j], static_cast<unsigned char>(i)) << i << " " << j;
-    Free(fresh, size);
   }
   void Free(const std::vector<unsigned char*>& v, size_t size) {
     for (unsigned char* b : v) pmr_deallocate(r(), b, size, 8);
@@ -247,13 +254,7 @@ TEST_P(PoolMisuse, AFreeListLinkWrittenAfterFreeIsNeverFollowed) {
               planted & ~(uintptr_t)0xff);
     fresh.push_back(b);
   }
-  std::vector<unsigned char*> sorted = fresh;
-  std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
-  for (unsigned char* b : fresh) memset(b, 0xee, 64);
-  for (size_t i = 0; i < live.size(); ++i)
-    for (size_t j = 0; j < 64; ++j)
-      ASSERT_EQ(live[i][j], static_cast<unsigned char>(i)) << i << " " << j;
+  ExpectDistinctAndIntact(fresh, live, 64);
   Free(fresh, 64);
   Free(live, 64);
   EXPECT_EQ(reports_.size(), 1u);
@@ -335,9 +336,7 @@ TEST_P(PoolMisuse, ABlockNotLaidOutYetIsReported) {
     ASSERT_NE(b, nullptr);
     all.push_back(b);
   }
-  std::vector<unsigned char*> sorted = all;
-  std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+  ExpectDistinctAndIntact(all, {}, 64);
   Free(all, 64);
   Free(filler, 64);
   EXPECT_EQ(reports_.size(), 1u);
@@ -420,13 +419,7 @@ TEST_P(PoolMisuse, ALoopInAnotherThreadsFreesIsCut) {
     ASSERT_NE(f, nullptr);
     fresh.push_back(f);
   }
-  std::vector<unsigned char*> sorted = fresh;
-  std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
-  for (unsigned char* f : fresh) memset(f, 0xee, 64);
-  for (size_t i = 0; i < live.size(); ++i)
-    for (size_t j = 0; j < 64; ++j)
-      ASSERT_EQ(live[i][j], static_cast<unsigned char>(i)) << i << " " << j;
+  ExpectDistinctAndIntact(fresh, live, 64);
   Free(fresh, 64);
   Free(live, 64);
   EXPECT_EQ(reports_.size(), 1u);

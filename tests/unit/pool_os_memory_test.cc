@@ -25,6 +25,7 @@
 #include "resources/pmr_unsynchronized_pool.h"
 #include "tests/testkit/clock.h"
 #include "tests/testkit/counting_resource.h"
+#include "tests/testkit/os_memory.h"
 #include "tests/testkit/pools.h"
 
 namespace {
@@ -40,21 +41,7 @@ uintptr_t PageOf(const void* p) {
   return reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
 }
 
-// Resident OS pages in [p, p + n) (whole OS pages), or -1 when some part of
-// it is not mapped. errno untouched.
-long Resident(uintptr_t p, size_t n) {
-  const uintptr_t os = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t lo = p & ~(os - 1), hi = (p + n + os - 1) & ~(os - 1);
-  std::vector<unsigned char> v((hi - lo) / os);
-  int saved = errno;
-  int rc = mincore(reinterpret_cast<void*>(lo), hi - lo, v.data());
-  int err = errno;
-  errno = saved;
-  if (rc != 0) return err == ENOMEM ? -1 : -2;
-  long r = 0;
-  for (unsigned char c : v) r += c & 1;
-  return r;
-}
+using pmrtest::Resident;
 
 // The bookkeeping a pool may hold from upstream with nothing in use (the
 // synchronized pool's and the thread cache's shards).
