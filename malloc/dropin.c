@@ -553,11 +553,19 @@ pmr_dropin_stats pmr_dropin_get_stats(void) {
   return st;
 }
 
+/* The build's mode, named in the statistics (libpmr_malloc_secure.so). */
+#ifdef PMR_SECURE
+#define MODE_NAME ", secure mode"
+#else
+#define MODE_NAME ""
+#endif
+
 void pmr_dropin_print_stats(int fd) {
   pmr_dropin_stats st = pmr_dropin_get_stats();
   char line[512];
   int n = snprintf(line, sizeof line,
-                   "pmr_malloc: engine %s, threads with a heap %zu\n"
+                   "pmr_malloc: engine %s" MODE_NAME
+                   ", threads with a heap %zu\n"
                    "pmr_malloc: held %zu bytes (free pages %zu, kept large "
                    "blocks %zu), calloc mappings %zu, records %zu\n"
                    "pmr_malloc: peak RSS %zu bytes\n",

@@ -440,13 +440,32 @@ void pmr_impl_page_layout(const pmr_impl_page_source *src,
  * paths call it last, as a tail call, and stay leaves. */
 void pmr_impl_page_free_suspect(pmr_impl_page *pg, void *p);
 
+#ifdef PMR_SECURE
+/* Secure builds: whether p, which its owner frees, looks free already: its
+ * body still holds the fill a free gave it (a block of one word: its link
+ * decodes into its page). A second free of a block anywhere on the lists
+ * is then found at the free itself, not only when it heads them;
+ * pmr_impl_page_misuse confirms it on the lists, so a block in use whose
+ * bytes happen to match is pushed as any other. */
+static inline bool pmr_impl_block_filled(const pmr_impl_page *pg, void *p) {
+  if (pg->block <= sizeof(void *)) return pmr_impl_block_looks_free(p);
+  return (uintptr_t)pmr_impl_word_peek(p, 1) ==
+         UINTPTR_MAX / 0xff * PMR_IMPL_FREE_FILL;
+}
+#define PMR_IMPL_SECURE_FREED(pg, p) pmr_impl_block_filled(pg, p)
+#else
+#define PMR_IMPL_SECURE_FREED(pg, p) false
+#endif
+
 /* Pushes p, which starts a block of pg (pmr_impl_block_starts), onto pg's
  * free list; true when the page then needs pmr_impl_heap_free_slow. The
  * caller owns pg->heap. A block never handed out, or the one at the list's
  * head (freed twice in a row), is reported and ignored (false); the block
- * is not read (see "misuse" above). */
+ * is not read (see "misuse" above), except in secure builds
+ * (pmr_impl_block_filled). */
 static inline bool pmr_impl_page_push_started(pmr_impl_page *pg, void *p) {
-  if (PMR_UNLIKELY(pmr_impl_block_uncarved(pg, p) || p == pg->free)) {
+  if (PMR_UNLIKELY(pmr_impl_block_uncarved(pg, p) || p == pg->free ||
+                   PMR_IMPL_SECURE_FREED(pg, p))) {
     pmr_impl_page_free_suspect(pg, p);
     return false;
   }

@@ -20,7 +20,8 @@
 #      -D_POSIX_C_SOURCE=200809L -I<root>), as a Makefile would;
 #   8. the installed drop-in malloc: tests/consumer/dropin_hello.c linked with
 #      -lpmr_malloc (shared), with libpmr_malloc.a, and a program that does
-#      not know it (hello) run with LD_PRELOAD=<prefix>/lib/libpmr_malloc.so.
+#      not know it (hello) run with LD_PRELOAD=<prefix>/lib/libpmr_malloc.so,
+#      and with libpmr_malloc_secure.so.
 # Every installed version (the package config's, pmr-c.pc's, the compiled
 # PMR_VERSION_STRING) must be the header's PMR_VERSION_MAJOR.MINOR.PATCH.
 # Prints "cmake: ok" or the first failure; exits non-zero on failure.
@@ -171,4 +172,9 @@ out=$(LD_PRELOAD="$libdir/libpmr_malloc.so" PMR_MALLOC_STATS=1 "$tmp/consumer/he
   fail "hello under LD_PRELOAD: $out $(cat "$tmp/err")"
 grep -q "^pmr_malloc: engine thread_cache" "$tmp/err" || fail "no statistics at exit: $(cat "$tmp/err")"
 echo "cmake: LD_PRELOAD=libpmr_malloc.so hello --check: $out"
+out=$(LD_PRELOAD="$libdir/libpmr_malloc_secure.so" PMR_MALLOC_STATS=1 "$tmp/consumer/hello" --check 2>"$tmp/err") ||
+  fail "hello under LD_PRELOAD of the secure library: $out $(cat "$tmp/err")"
+grep -q "^pmr_malloc: engine thread_cache, secure mode" "$tmp/err" ||
+  fail "the secure library does not say so: $(cat "$tmp/err")"
+echo "cmake: LD_PRELOAD=libpmr_malloc_secure.so hello --check: $out"
 echo "cmake: ok"

@@ -24,6 +24,8 @@ namespace {
 
 constexpr int kChildSeconds = 120;
 const char kPreload[] = "malloc/libpmr_malloc.so";
+// The same library in the secure mode (malloc/BUILD.bazel).
+const char kPreloadSecure[] = "malloc/libpmr_malloc_secure.so";
 
 struct Result {
   int status = -1;  // as waitpid's
@@ -103,6 +105,9 @@ const Mode kModes[] = {
      "tests/dropin_child",
      {std::string("LD_PRELOAD=") + kPreload, "PMR_MALLOC=pool"}},
     {"static", "tests/dropin_child_static", {}},
+    {"preload_secure",
+     "tests/dropin_child",
+     {std::string("LD_PRELOAD=") + kPreloadSecure}},
 };
 
 class DropIn : public ::testing::TestWithParam<Mode> {
@@ -246,9 +251,17 @@ TEST(DropInEnv, StatsAtExit) {
   ASSERT_TRUE(exited_ok(r)) << describe(r);
   EXPECT_NE(r.err.find("pmr_malloc: engine pool"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("pmr_malloc: peak RSS"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("secure mode"), std::string::npos) << r.err;
   r = run({"tests/dropin_child", "stats", "thread_cache"}, {pre});
   ASSERT_TRUE(exited_ok(r)) << describe(r);
   EXPECT_EQ(r.err.find("pmr_malloc:"), std::string::npos) << r.err;
+  // The secure library says so.
+  r = run({"tests/dropin_child", "stats", "thread_cache"},
+          {std::string("LD_PRELOAD=") + kPreloadSecure, "PMR_MALLOC_STATS=1"});
+  ASSERT_TRUE(exited_ok(r)) << describe(r);
+  EXPECT_NE(r.err.find("pmr_malloc: engine thread_cache, secure mode"),
+            std::string::npos)
+      << r.err;
 }
 
 // A C program under the drop-in loads no C++ runtime: the library needs

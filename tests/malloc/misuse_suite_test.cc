@@ -29,6 +29,7 @@ namespace {
 constexpr int kChildSeconds = 60;  // a bound on a hang, not a measurement
 const char kChild[] = "tests/misuse_suite";
 const char kPreload[] = "malloc/libpmr_malloc.so";
+const char kPreloadSecure[] = "malloc/libpmr_malloc_secure.so";
 
 const char* const kCases[] = {
     "double",        "double_delayed", "double_between", "double_remote",
@@ -174,6 +175,27 @@ TEST_P(MisuseSuite, ReportModeReportsAndKeepsTheHeapIntact) {
     std::string kind = k.substr(0, k.find('/'));
     size_t n = std::stoul(k.substr(k.find('/') + 1));
     if (claimed(kind, n)) {
+      EXPECT_NE(r.err.find("pmr: "), std::string::npos) << k << "\n" << r.err;
+    }
+  }
+}
+
+// The secure library (libpmr_malloc_secure.so): never a crash or a corrupt
+// heap, and at least every run the default library stops. Its table is
+// printed: the share of the suite the secure mode stops.
+TEST(MisuseSuiteSecure, StopsAtLeastWhatTheDefaultStopsAndNeverCorrupts) {
+  Table plain = run_all(preload("thread_cache"));
+  Table secure = run_all(
+      {std::string("LD_PRELOAD=") + kPreloadSecure, "PMR_MALLOC=thread_cache"});
+  print("pmr-c secure, thread_cache", secure);
+  for (const auto& [k, r] : secure) {
+    EXPECT_TRUE(r.outcome == kStopped || r.outcome == kUnnoticed)
+        << k << ": " << kOutcomeNames[r.outcome] << "\n"
+        << r.err;
+    if (plain.at(k).outcome == kStopped) {
+      EXPECT_EQ(r.outcome, kStopped) << k << "\n" << r.err;
+    }
+    if (r.outcome == kStopped) {
       EXPECT_NE(r.err.find("pmr: "), std::string::npos) << k << "\n" << r.err;
     }
   }

@@ -4,7 +4,9 @@
 //   - a write into a free block is reported when the block is handed out;
 //   - a free list's link overwritten with an address out of its page is
 //     reported, and never followed;
-//   - a page's blocks are handed out in a random order, not by address.
+//   - a page's blocks are handed out in a random order, not by address;
+//   - a block freed twice is reported at its second free wherever it lies
+//     on the lists (the default build: when it heads them).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,6 +89,36 @@ TEST_P(PoolSecure, ALinkOutOfItsPageIsReportedAndNeverFollowed) {
     got.push_back(q);
   }
   for (void* q : got) pmr_deallocate(r(), q, size, 8);  // b, a: dropped
+}
+
+TEST_P(PoolSecure, ADoubleFreeIsReportedAtTheFreeWhereverTheBlockLies) {
+  for (size_t size : {(size_t)8, (size_t)64, (size_t)4096}) {
+    reports_.clear();
+    std::vector<void*> v;
+    for (int i = 0; i < 8; ++i) {
+      void* q = pmr_allocate(r(), size, 8);
+      ASSERT_NE(q, nullptr);
+      std::memset(q, 0xdf, size);  // a block in use may hold the fill
+      v.push_back(q);
+    }
+    // Blocks holding the free fill are not free: freed once, never reported.
+    pmr_deallocate(r(), v[2], size, 8);
+    pmr_deallocate(r(), v[3], size, 8);
+    pmr_deallocate(r(), v[4], size, 8);
+    EXPECT_TRUE(reports_.empty()) << reports_[0];
+    // v[2] is neither the list's head nor the last block freed.
+    pmr_deallocate(r(), v[2], size, 8);
+    ASSERT_EQ(reports_.size(), 1u) << size;
+    EXPECT_TRUE(Reported("a double free")) << reports_[0];
+    // Ignored: the blocks come back once each.
+    std::vector<void*> got;
+    for (int i = 0; i < 3; ++i) got.push_back(pmr_allocate(r(), size, 8));
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(std::adjacent_find(got.begin(), got.end()), got.end()) << size;
+    for (void* q : got) pmr_deallocate(r(), q, size, 8);
+    for (int i : {0, 1, 5, 6, 7}) pmr_deallocate(r(), v[i], size, 8);
+    EXPECT_EQ(reports_.size(), 1u) << size;
+  }
 }
 
 TEST_P(PoolSecure, BlocksOfAFreshPageComeInARandomOrder) {
