@@ -57,8 +57,7 @@ PMR_NOINLINE static void *unsync_allocate_slow(pmr_mem_resource *self,
   if (key < s->small_limit) /* first the class's next page */
     p = pmr_impl_heap_alloc_local(&s->heap,
                                   pmr_impl_heap_small(&s->heap, s->small, key));
-  if (PMR_UNLIKELY(
-          atomic_load_explicit(&s->src.shrink_wanted, memory_order_relaxed)))
+  if (PMR_UNLIKELY(pmr_impl_source_waits(&s->src)))
     pmr_impl_source_shrink(&s->src);
   if (p != NULL) {
     TRACK(s, p, bytes, alignment);

@@ -148,14 +148,6 @@ PMR_NOINLINE static void heap_resource_deallocate_slow(pmr_mem_resource *self,
 }
 
 #ifndef PMR_DEBUG
-/* Whether the source asked a slow path to give memory back
- * (pmr_impl_source_shrink), as every allocation slow path does. */
-static bool source_waits(const pmr_impl_heap_resource *s) {
-  return atomic_load_explicit(&s->heaps.src.shrink_wanted,
-                              memory_order_relaxed) ||
-         atomic_load_explicit(&s->heaps.src.purge_wanted, memory_order_relaxed);
-}
-
 /* A failed pop's first resort, with the fast path's arguments: the class's
  * next page in the thread's heap (the stand-in has none), else the slow
  * path. */
@@ -168,7 +160,8 @@ PMR_NOINLINE static void *heap_resource_allocate_next(pmr_mem_resource *self,
   void *b =
       pmr_impl_heap_alloc_local(h, pmr_impl_heap_small(h, s->small_off, key));
   if (b == NULL) return heap_resource_allocate_slow(self, bytes, alignment);
-  if (PMR_UNLIKELY(source_waits(s))) pmr_impl_source_shrink(&s->heaps.src);
+  if (PMR_UNLIKELY(pmr_impl_source_waits(&s->heaps.src)))
+    pmr_impl_source_shrink(&s->heaps.src);
   return b;
 }
 #endif

@@ -197,6 +197,13 @@ void pmr_impl_source_release(pmr_impl_page_source *src);
  * pages due, and the segment cache its due memory (call with no lock held,
  * when shrink_wanted or purge_wanted is set). */
 void pmr_impl_source_shrink(pmr_impl_page_source *src);
+/* Whether src asks an allocation slow path to call pmr_impl_source_shrink
+ * (shrink_wanted, or purge_wanted, which only a shared source sets): the
+ * one test every slow path makes. */
+static inline bool pmr_impl_source_waits(pmr_impl_page_source *src) {
+  return atomic_load_explicit(&src->shrink_wanted, memory_order_relaxed) ||
+         atomic_load_explicit(&src->purge_wanted, memory_order_relaxed);
+}
 /* Adds a segment from upstream to the free pages; call with no lock held
  * (upstream may take locks of its own, or wait). False when upstream
  * fails. */
