@@ -3,13 +3,17 @@ build's own flags: the drop-in's libpmr_malloc_secure.so beside
 libpmr_malloc.so, so that a program picks the secure mode by what it
 preloads (resources/README.md, "Secure mode")."""
 
+# The flag's label as seen from this file's repository: "//:secure" here,
+# "@pmr_c//:secure" from a workspace that uses pmr-c.
+_SECURE = str(Label("//:secure"))
+
 def _secure_transition_impl(settings, attr):
-    return {"//:secure": True}
+    return {_SECURE: True}
 
 _secure_transition = transition(
     implementation = _secure_transition_impl,
     inputs = [],
-    outputs = ["//:secure"],
+    outputs = [_SECURE],
 )
 
 def _secure_variant_impl(ctx):
