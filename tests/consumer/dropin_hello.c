@@ -12,11 +12,11 @@ int main(void) {
   char *p = (char *)malloc(100);
   char *z = (char *)calloc(1000, 10);
   if (p == NULL || z == NULL) return 1;
+  strcpy(p, "pmr-c"); /* before p is passed as const: gcc warns of it unset */
   if (!pmr_dropin_owns(p) || !pmr_dropin_owns(z)) {
     fprintf(stderr, "dropin_hello: malloc is not pmr-c's\n");
     return 1;
   }
-  strcpy(p, "pmr-c");
   p = (char *)realloc(p, 100000);
   if (p == NULL || strcmp(p, "pmr-c") != 0 || !pmr_dropin_owns(p)) return 1;
   for (int i = 0; i < 10000; ++i)

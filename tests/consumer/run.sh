@@ -5,6 +5,7 @@
 #   - the program builds and runs (gcc), and its test passes; so does the
 #     C++ one over @pmr_c//cxx:pmr_cxx (hello_cxx.cc);
 #   - --@pmr_c//:debug turns the pools' checks on (the double free is reported);
+#   - the secure drop-in (@pmr_c//malloc:libpmr_malloc_secure) builds;
 #   - pmr-c's compile commands carry no -Werror (that is pmr-c's own
 #     .bazelrc), and the library is optimised (-O2) in Bazel's default mode;
 #   - with clang it builds (pmr-c's sources may warn there), C and C++;
@@ -56,6 +57,12 @@ out=$(PMR_MALLOC=pool bazel run "${opts[@]}" --action_env=PMR_MALLOC //:dropin_h
 quiet "bazel run //:dropin_hello"
 echo "consumer (@pmr_c//malloc:dropin): $out"
 grep -q "drop-in malloc: engine" <<<"$out" || fail "unexpected output of dropin_hello"
+
+# The secure drop-in, built from here (its transition names pmr-c's flag).
+bazel build "${opts[@]}" @pmr_c//malloc:libpmr_malloc_secure 2>"$err" ||
+  fail "bazel build @pmr_c//malloc:libpmr_malloc_secure"
+quiet "bazel build @pmr_c//malloc:libpmr_malloc_secure"
+echo "consumer: @pmr_c//malloc:libpmr_malloc_secure builds"
 
 out=$(bazel run "${opts[@]}" --@pmr_c//:debug //:hello 2>"$err") || fail "bazel run --@pmr_c//:debug //:hello"
 quiet "bazel run --@pmr_c//:debug //:hello"
