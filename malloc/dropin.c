@@ -219,7 +219,7 @@ static inline pmr_mem_resource *engine_get(void) {
 
 _Static_assert(offsetof(pmr_thread_cache, base) == 0 &&
                    offsetof(pmr_synchronized_pool, base) == 0,
-               "both engines' resource lies at the union's start");
+               "both types' resource lies at the union's start");
 
 /* ---- allocation --------------------------------------------------------- */
 

@@ -54,12 +54,13 @@ extern "C" {
 #endif
 
 /* The library's version (semantic versioning: a MINOR release adds API, a
- * MAJOR one may break it; while MAJOR is 0, a MINOR one may). CMakeLists.txt
- * reads it from here; CHANGELOG.md says what each version changed. */
-#define PMR_VERSION_MAJOR 0
-#define PMR_VERSION_MINOR 3
+ * MAJOR one may break it; what the promise covers: README.md, "Versions").
+ * CMakeLists.txt reads it from here; CHANGELOG.md says what each version
+ * changed. */
+#define PMR_VERSION_MAJOR 1
+#define PMR_VERSION_MINOR 0
 #define PMR_VERSION_PATCH 0
-#define PMR_VERSION_STRING "0.3.0"
+#define PMR_VERSION_STRING "1.0.0"
 /* One comparable number: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define PMR_VERSION \
   (PMR_VERSION_MAJOR * 10000 + PMR_VERSION_MINOR * 100 + PMR_VERSION_PATCH)

@@ -55,15 +55,8 @@ size_t pmr_synchronized_pool_trim(pmr_synchronized_pool *p) {
 }
 
 pmr_pool_stats pmr_synchronized_pool_get_stats(const pmr_synchronized_pool *p) {
-  pmr_pool_stats st = {0, 0, 0, 0};
-  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", st);
-  pmr_impl_heap_resource_stats h =
-      pmr_impl_heap_resource_get_stats(&state_of(p)->core);
-  st.oversize_bytes = h.oversize_bytes + h.run_bytes;
-  st.free_oversize_bytes = h.free_oversize_bytes;
-  st.free_page_bytes = h.free_page_bytes;
-  st.held_bytes = h.segment_bytes + h.oversize_bytes + h.free_oversize_bytes;
-  return st;
+  PMR_IMPL_CHECK_NOT_NULL(p, "synchronized_pool", (pmr_pool_stats){0});
+  return pmr_impl_heap_resource_pool_stats(&state_of(p)->core);
 }
 
 pmr_pool_options pmr_synchronized_pool_get_options(

@@ -142,7 +142,17 @@ typedef struct move_list {
  * oldest), are
  * taken out of them to be moved there (pmr_impl_os_move: the page tables
  * move, nothing faults in, the memory stays as resident as it was). The
- * block's memory is then as its last owners left it, as any kept memory. */
+ * block's memory is then as its last owners left it, as any kept memory.
+ *
+ * A move is not free: a TLB shootdown on the other cores and, on a host
+ * that shadows page tables, an exit per moved page at its first touch; the
+ * OS refuses one whose source spans two mappings (earlier moves leave such
+ * sources), and a refused move's source goes back to the OS. So a program
+ * whose blocks keep landing where memory is not resident (a producer and a
+ * consumer trading blocks of 64 KiB-4 MiB) pays about a fault per page.
+ * Keeping resident memory in one piece (freed neighbours merged while
+ * resident, as mimalloc's arenas keep pages where they were) would make
+ * moves rare; it is not done. */
 static void gather_moves(char *to, size_t need, size_t ps, move_list *moves) {
   while (need >= MOVE_MIN && moves->n < MAX_MOVES) {
     size_t d = count;

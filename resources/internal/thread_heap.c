@@ -129,8 +129,6 @@ void *pmr_impl_thread_heap_alloc(pmr_impl_thread_heap *t,
     if (first && collect_abandoned(hs)) continue;
     if (!pmr_impl_source_grow(&hs->src)) return NULL; /* no lock held */
   }
-  if (PMR_UNLIKELY(pmr_impl_source_waits(&hs->src)))
-    pmr_impl_source_shrink(&hs->src);
   return b;
 }
 
