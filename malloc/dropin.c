@@ -31,6 +31,7 @@
 #include <sys/auxv.h>
 
 #include "malloc/internal/dropin.h"
+#include "malloc/internal/pad.h"
 #include "malloc/internal/tag_registry.h"
 #include "resources/internal/heap_resource.h"
 #include "resources/internal/meta_mem.h"
@@ -241,10 +242,11 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     }
     return map_alloc(bytes, alignment, false);
   }
-  if (pooled(bytes, alignment)) {
-    void *p = pmr_impl_heap_resource_allocate(r, bytes, alignment);
+  if (pooled(pmr_impl_pad_size(bytes), alignment)) {
+    void *p =
+        pmr_impl_heap_resource_allocate(r, pmr_impl_pad_size(bytes), alignment);
     if (p == NULL) errno = ENOMEM;
-    return p;
+    return pmr_impl_pad_block(&STATE->heaps.src, p, bytes);
   }
   if (alignment < PMR_IMPL_TAG_ALIGN) alignment = PMR_IMPL_TAG_ALIGN;
   if (bytes == 0) bytes = 1; /* a usable byte: its usable size says "ours" */
@@ -271,10 +273,11 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
 
 /* Every block is 16-aligned and at least 16 bytes, as glibc's. */
 void *malloc(size_t bytes) {
-  size_t key = pmr_impl_heap_key(bytes, PMR_IMPL_TAG_ALIGN);
+  size_t key = pmr_impl_heap_key(pmr_impl_pad_size(bytes), PMR_IMPL_TAG_ALIGN);
   void *p = pmr_impl_heap_resource_alloc_fast(
       STATE, key, atomic_load_explicit(&fast_limit, memory_order_acquire));
-  if (PMR_LIKELY(p != NULL)) return p;
+  if (PMR_LIKELY(p != NULL))
+    return pmr_impl_pad_block(&STATE->heaps.src, p, bytes);
   return alloc_slow(bytes, PMR_IMPL_TAG_ALIGN);
 }
 
@@ -332,6 +335,11 @@ PMR_NOINLINE static void free_slow(void *p) {
 }
 
 void free(void *p) {
+  const char *bad = pmr_impl_pad_broken(&STATE->heaps.src, p);
+  if (PMR_UNLIKELY(bad != NULL)) {
+    bad_free("free", p, bad);
+    return;
+  }
   if (PMR_LIKELY(pmr_impl_heap_resource_free_fast(STATE, p))) return;
   if (p != NULL) free_slow(p);
 }
@@ -351,7 +359,14 @@ static size_t usable_of(const void *p) {
   return t.total - pmr_impl_tag_front(alignment);
 }
 
-size_t malloc_usable_size(void *p) { return p == NULL ? 0 : usable_of(p); }
+/* Secure builds: a pooled block's request (pad.h). */
+size_t malloc_usable_size(void *p) {
+  if (p == NULL) return 0;
+  size_t n = usable_of(p);
+  return pmr_impl_source_usable_size(&STATE->heaps.src, p) != 0
+             ? pmr_impl_pad_usable(p, n)
+             : n;
+}
 
 bool pmr_dropin_owns(const void *p) { return p != NULL && usable_of(p) != 0; }
 
@@ -396,10 +411,19 @@ void *realloc(void *p, size_t bytes) {
     /* Its class holds it; a block free already, or a pointer that starts
      * none, goes the long way, whose free reports it; so does another
      * thread's block (only the owner can tell one never handed out). */
+    const char *bad = pmr_impl_pad_broken(&STATE->heaps.src, p);
+    if (PMR_UNLIKELY(bad != NULL)) {
+      bad_free("realloc", p, bad);
+      errno = ENOMEM;
+      return NULL;
+    }
+    size_t block = old;
+    old = pmr_impl_pad_usable(p, block);
     pmr_impl_page *pg = pmr_impl_page_of(&STATE->heaps.src, p);
-    if (bytes <= old && bytes >= old / 2 && !pmr_impl_block_suspect(pg, p) &&
-        pmr_impl_thread_heap_mine(pg) && !pmr_impl_block_uncarved(pg, p))
-      return p;
+    if (pmr_impl_pad_size(bytes) <= block && bytes >= block / 2 &&
+        !pmr_impl_block_suspect(pg, p) && pmr_impl_thread_heap_mine(pg) &&
+        !pmr_impl_block_uncarved(pg, p))
+      return pmr_impl_pad_block(&STATE->heaps.src, p, bytes);
   } else if (in_boot(p)) {
     old = boot_size(p);
   } else if (st == PMR_IMPL_TAGREG_LIVE &&
@@ -551,30 +575,6 @@ pmr_dropin_stats pmr_dropin_get_stats(void) {
   st.reservoir_purged_bytes = res.purged_bytes;
   st.peak_rss_bytes = pmr_impl_os_peak_rss();
   return st;
-}
-
-/* The build's mode, named in the statistics (libpmr_malloc_secure.so). */
-#ifdef PMR_SECURE
-#define MODE_NAME ", secure mode"
-#else
-#define MODE_NAME ""
-#endif
-
-void pmr_dropin_print_stats(int fd) {
-  pmr_dropin_stats st = pmr_dropin_get_stats();
-  char line[512];
-  int n = snprintf(line, sizeof line,
-                   "pmr_malloc: engine %s" MODE_NAME
-                   ", threads with a heap %zu\n"
-                   "pmr_malloc: held %zu bytes (free pages %zu, kept large "
-                   "blocks %zu), calloc mappings %zu, records %zu\n"
-                   "pmr_malloc: peak RSS %zu bytes\n",
-                   st.engine, st.threads, st.held_bytes, st.free_page_bytes,
-                   st.free_oversize_bytes, st.mapped_bytes, st.record_bytes,
-                   st.peak_rss_bytes);
-  if (n <= 0) return;
-  size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-  pmr_impl_os_write(fd, line, len);
 }
 
 /* At exit (or unload): the statistics when asked for. The engine is never

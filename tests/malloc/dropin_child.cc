@@ -775,6 +775,8 @@ void scenario_foreign() {
 //   emptied     free of a block whose page emptied and went back (n small)
 //   realloc     realloc(p, ...) of a freed block (the free inside it
 //               reports)
+//   overflow    p[n] written, then free(p) (the secure library reports it)
+//   realloc_overflow  p[n] written, then realloc(p, 2 n)
 void scenario_misuse(const std::string& kind, size_t n) {
   const int kLive = n > ((size_t)1 << 20) ? 4 : 64;  // a few of the largest
   std::vector<unsigned char*> live;
@@ -815,6 +817,13 @@ void scenario_misuse(const std::string& kind, size_t n) {
     free(p);
     void* r = realloc(opaque_ptr(p), n / 2 + 1);
     if (r != nullptr) free(r);  // report mode: a new block
+  } else if (kind == "overflow") {
+    static_cast<unsigned char*>(opaque_ptr(p))[n] = 0x41;
+    free(p);  // report mode: p stays allocated
+  } else if (kind == "realloc_overflow") {
+    static_cast<unsigned char*>(opaque_ptr(p))[n] = 0x41;
+    void* r = realloc(p, 2 * n);
+    CHECK(r == nullptr);  // report mode: refused, p stays allocated
   } else {
     CHECK(!"unknown misuse");
   }
@@ -845,6 +854,52 @@ void scenario_misuse(const std::string& kind, size_t n) {
   for (unsigned char* b : live) free(b);
   if (kind == "interior" || kind == "unaligned") free(p);
   free(q);
+}
+
+// Pooled blocks as a program uses them under the secure library's padding
+// (malloc/internal/pad.h): every byte malloc_usable_size tells is the
+// program's to write, with no report, through realloc in place, calloc and
+// aligned allocations. exact: the secure library, whose usable size is the
+// request; else at least the request.
+void scenario_padding(bool exact) {
+  auto usable_ok = [exact](void* p, size_t n) {
+    size_t u = malloc_usable_size(p);
+    return exact ? u == n : u >= n;
+  };
+  for (size_t n = 0; n <= 17000; n += (n < 512 ? 1 : 61)) {
+    auto* p = static_cast<unsigned char*>(malloc(n));
+    CHECK(p != nullptr);
+    if (n <= 16000) CHECK(usable_ok(p, n));
+    memset(p, 0x5a, malloc_usable_size(p));
+    free(p);
+  }
+  auto* p = static_cast<unsigned char*>(malloc(100));
+  CHECK(p != nullptr && usable_ok(p, 100));
+  memset(p, 7, 100);
+  // In place within the block (a class of 112 bytes): grown and shrunk.
+  auto* q = static_cast<unsigned char*>(realloc(p, 103));
+  CHECK(q != nullptr && usable_ok(q, 103));
+  for (int i = 0; i < 100; ++i) CHECK(q[i] == 7);
+  memset(q, 8, malloc_usable_size(q));
+  auto* r = static_cast<unsigned char*>(realloc(q, 60));
+  CHECK(r != nullptr && usable_ok(r, 60));
+  for (int i = 0; i < 60; ++i) CHECK(r[i] == 8);
+  memset(r, 9, malloc_usable_size(r));
+  free(r);
+  auto* z = static_cast<unsigned char*>(calloc(10, 30));
+  CHECK(z != nullptr && usable_ok(z, 300));
+  for (int i = 0; i < 300; ++i) CHECK(z[i] == 0);
+  free(z);
+  for (size_t a = 16; a <= 4096; a *= 4) {
+    auto* b = static_cast<unsigned char*>(aligned_alloc(a, 3 * a));
+    CHECK(b != nullptr && reinterpret_cast<uintptr_t>(b) % a == 0);
+    memset(b, 1, malloc_usable_size(b));
+    free(b);
+  }
+  // malloc(0): a block with nothing to write in the secure library.
+  void* e = malloc(0);
+  CHECK(e != nullptr && usable_ok(e, 0));
+  free(e);
 }
 
 // Threads allocating, freeing and reallocating across threads with contents
@@ -1035,6 +1090,8 @@ int main(int argc, char** argv) {
     scenario_stress();
   } else if (s == "misuse" && argc > 3) {
     scenario_misuse(argv[2], strtoul(argv[3], nullptr, 10));
+  } else if (s == "padding" && argc > 2) {
+    scenario_padding(strcmp(argv[2], "exact") == 0);
   } else if (s == "stats" && argc > 2) {
     scenario_stats(argv[2]);
   } else {

@@ -212,6 +212,46 @@ TEST_P(DropIn, MisuseIsReportedAndIgnoredOnRequest) {
   }
 }
 
+// Pooled blocks through the padding of the secure library: the usable
+// size is the request, and writing all of it is no misuse; the default
+// library's is at least the request.
+TEST_P(DropIn, EveryUsableByteIsTheProgramsToWrite) {
+  bool secure = std::string(GetParam().name) == "preload_secure";
+  Expect({"padding", secure ? "exact" : "at_least"});
+}
+
+// The secure library only: a write past the end of a pooled block's request
+// (one byte), in each range of classes, is reported at its free or realloc
+// and stops the process; with PMR_MALLOC_MISUSE=report the call does
+// nothing and the program goes on. The default library does not check.
+const Misuse kSecureMisuses[] = {
+    {"overflow", 24, "its padding changed"},
+    {"overflow", 8, "its padding changed"},
+    {"overflow", 100, "its padding changed"},
+    {"overflow", 4096, "its padding changed"},
+    {"overflow", 16000, "its padding changed"},
+    {"realloc_overflow", 100, "its padding changed"},
+    {"realloc_overflow", 4096, "its padding changed"},
+};
+
+TEST(DropInSecure, AWritePastTheRequestIsReportedAtTheFree) {
+  std::string pre = std::string("LD_PRELOAD=") + kPreloadSecure;
+  for (const Misuse& m : kSecureMisuses) {
+    std::vector<std::string> argv = {"tests/dropin_child", "misuse", m.kind,
+                                     std::to_string(m.n)};
+    Result r = run(argv, {pre});
+    EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT)
+        << misuse_name(m) << ": " << describe(r);
+    EXPECT_NE(r.err.find(m.says), std::string::npos)
+        << misuse_name(m) << ": " << describe(r);
+    r = run(argv, {pre, "PMR_MALLOC_MISUSE=report"});
+    EXPECT_TRUE(exited_ok(r)) << misuse_name(m) << ": " << describe(r);
+    EXPECT_NE(r.out.find("PASS misuse"), std::string::npos) << describe(r);
+    EXPECT_NE(r.err.find(m.says), std::string::npos) << describe(r);
+    EXPECT_NE(r.err.find("ignored"), std::string::npos) << describe(r);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, DropIn, ::testing::ValuesIn(kModes),
                          [](const ::testing::TestParamInfo<Mode>& i) {
                            return std::string(i.param.name);
