@@ -23,8 +23,10 @@
  * oversize blocks from upstream, kept for reuse once freed as in the pools
  * (pmr_pool_options.h). try_resize (pmr_try_resize, pmr_reallocate)
  * succeeds in place when the new size stays in the block's class, or, for
- * an oversize block, when the block has room for it (pmr_pool_options.h)
- * and it does not shrink below half.
+ * an oversize block, when the block has room for it (pmr_pool_options.h);
+ * an oversize block shrinks in place whatever its new size where the
+ * instance maps its blocks itself (over the malloc resource), else down to
+ * half.
  *
  * Memory: a page whose blocks are all free goes back to the instance's
  * shared free pages, where any class of any thread takes it, except a

@@ -32,8 +32,9 @@
  *     within max_free_bytes, until trim; release frees them all.
  *   - try_resize (pmr_try_resize, pmr_reallocate) succeeds in place when the
  *     new size stays in the block's class, or, for an oversize block, when
- *     the block has room for it (pmr_pool_options.h) and it does not shrink
- *     below half.
+ *     the block has room for it (pmr_pool_options.h); an oversize block
+ *     shrinks in place whatever its new size where the pool maps its blocks
+ *     itself (over the malloc resource), else down to half.
  *   - Init never calls upstream.
  *
  * Thread safety: none. One thread at a time per instance (see

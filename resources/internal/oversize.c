@@ -403,8 +403,7 @@ bool pmr_impl_oversize_try_resize(pmr_impl_oversize_list *list, void *lock,
                                   size_t old_bytes, size_t new_bytes) {
   if (new_bytes > SIZE_MAX - PMR_MAX_ALIGN - OVERSIZE_TRAILER) return false;
   if (pages != NULL && pmr_impl_source_is_run(pages, p))
-    return new_bytes >= old_bytes / 2 &&
-           pmr_impl_source_run_fits(pages, p, old_bytes, new_bytes);
+    return pmr_impl_source_run_resize(pages, p, new_bytes);
   /* The caller owns the block: its size, cap and start are not written
    * meanwhile (its links are, by neighbours, under lock). */
   pmr_impl_oversize_block *b =

@@ -107,7 +107,9 @@ void pmr_impl_oversize_free(pmr_impl_oversize_list *list, void *lock,
                             size_t alignment);
 /* try_resize of an oversize block p from old_bytes to new_bytes (both
  * oversize): true when the block's memory (a run's pages, or its own)
- * holds new_bytes and it shrinks by at most half; its trailer then moves (under
+ * holds new_bytes, and for a block of upstream's when it shrinks by at most
+ * half (a run gives back its pages past the new end, a mapping of its own
+ * their memory); its trailer then moves (under
  * lock, as for pmr_impl_oversize_alloc). A mapped block has room for about four
  * times its first size (address space only: untouched memory is not resident),
  * so a buffer that doubles grows in place twice of every three times, with no

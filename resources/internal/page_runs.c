@@ -78,22 +78,41 @@ void *pmr_impl_source_take_run(pmr_impl_page_source *src, size_t bytes,
   return p;
 }
 
-void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
-                              bool give_back) {
+/* Pages [keep, k) of the run at p (of k pages) back to the free set; the
+ * run keeps the others (none when keep is 0). */
+static void give_pages(pmr_impl_page_source *src, void *p, uint32_t keep,
+                       bool give_back) {
   pmr_impl_page *head = pmr_impl_page_of(src, p);
   uint32_t k = head->capacity;
+  char *from = (char *)p + ((size_t)keep << PMR_IMPL_PAGE_SHIFT);
   /* Its pages are src's again in the page map (a pool that took them as a
    * segment recorded them as its own, then as no one's). */
-  pmr_impl_page_map_set((const char *)p, (size_t)k << PMR_IMPL_PAGE_SHIFT, src);
+  pmr_impl_page_map_set(from, (size_t)(k - keep) << PMR_IMPL_PAGE_SHIFT, src);
   pmr_impl_source_lock(src);
-  src->run_bytes -= (size_t)k << PMR_IMPL_PAGE_SHIFT;
+  src->run_bytes -= (size_t)(k - keep) << PMR_IMPL_PAGE_SHIFT;
   pmr_impl_source_unlock(src);
-  head->block = 0;
-  head->capacity = 0;
-  for (uint32_t i = 0; i < k; ++i) {
+  head->block = keep << PMR_IMPL_PAGE_SHIFT;
+  head->capacity = keep;
+  for (uint32_t i = keep; i < k; ++i) {
     pmr_impl_page *pg =
         pmr_impl_page_of(src, (char *)p + ((size_t)i << PMR_IMPL_PAGE_SHIFT));
     pmr_impl_page_noaccess(src, pg);
     pmr_impl_source_give_page(src, pg, give_back);
   }
+}
+
+void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
+                              bool give_back) {
+  give_pages(src, p, 0, give_back);
+}
+
+bool pmr_impl_source_run_resize(pmr_impl_page_source *src, void *p,
+                                size_t bytes) {
+  pmr_impl_page *head = pmr_impl_page_of(src, p);
+  if (bytes > head->block) return false;
+  uint32_t keep =
+      (uint32_t)((bytes + PMR_IMPL_PAGE_SIZE - 1) >> PMR_IMPL_PAGE_SHIFT);
+  if (keep == 0) keep = 1; /* the block stays a block */
+  if (keep < head->capacity) give_pages(src, p, keep, false);
+  return true;
 }

@@ -293,16 +293,6 @@ static inline bool pmr_impl_source_is_run(const pmr_impl_page_source *src,
   return pmr_impl_page_of(src, p)->block > PMR_IMPL_HEAP_LARGEST;
 }
 
-/* try_resize of the block at the start of run p: in place when the run's
- * pages hold new_bytes and the block shrinks by at most half (as an
- * oversize block, oversize.h). */
-static inline bool pmr_impl_source_run_fits(const pmr_impl_page_source *src,
-                                            const void *p, size_t old_bytes,
-                                            size_t new_bytes) {
-  return new_bytes <= pmr_impl_page_of(src, p)->block &&
-         new_bytes >= old_bytes / 2;
-}
-
 /* The start of pg's page. */
 static inline char *pmr_impl_page_base(const pmr_impl_page_source *src,
                                        const pmr_impl_page *pg) {
@@ -376,6 +366,12 @@ void *pmr_impl_source_take_run(pmr_impl_page_source *src, size_t bytes,
  * upstream as pmr_impl_source_give_page says. */
 void pmr_impl_source_give_run(pmr_impl_page_source *src, void *p,
                               bool give_back);
+/* try_resize of the block at the start of run p to `bytes`: false when the
+ * run's pages do not hold them (a run never grows); else true, and the
+ * pages past the new size's last go back to the free set, so that a block
+ * shrinks in place whatever its new size. Call with no lock held. */
+bool pmr_impl_source_run_resize(pmr_impl_page_source *src, void *p,
+                                size_t bytes);
 /* pg, whose blocks are all free and which serves no class any more, back
  * to the free set; the segment goes back to upstream when it is all free
  * beyond the retention bound and give_back allows (else later, from a slow

@@ -373,6 +373,36 @@ TEST_P(PoolOsMemoryTest, ARunOfFreePagesServesAnOversizeBlock) {
   EXPECT_EQ(pool->stats().oversize_bytes, 0u);
 }
 
+// A run's block shrinks in place whatever its new size: the pages past the
+// new end go back to the free pages at once (the contents before it stay),
+// and the block keeps the pages it has, growing back within them.
+TEST_P(PoolOsMemoryTest, ARunsBlockShrinksInPlaceAndGivesBackItsTail) {
+  pmrtest::FakeClock clock;
+  auto p = Make(pmr_malloc_resource());
+  pmr_mem_resource* r = p->get();
+  pmr_segment_cache_trim();
+  pmr_large_reservoir_trim();
+  const std::set<uintptr_t> pages = FilledAndFreed(r, 16 * 1024);
+  const size_t free_before = p->stats().free_page_bytes;
+  auto* b = static_cast<unsigned char*>(pmr_allocate(r, 4 * kPage, 8));
+  ASSERT_NE(b, nullptr);
+  ASSERT_EQ(pages.count(PageOf(b)), 1u) << "a run of the pool's free pages";
+  EXPECT_EQ(p->stats().free_page_bytes, free_before - 4 * kPage);
+  for (size_t i = 0; i < kPage + 100; ++i) b[i] = static_cast<unsigned char>(i);
+  // To less than half: one page and 100 bytes, so two pages stay.
+  ASSERT_TRUE(pmr_try_resize(r, b, 4 * kPage, kPage + 100, 8));
+  EXPECT_EQ(p->stats().free_page_bytes, free_before - 2 * kPage);
+  EXPECT_EQ(p->stats().oversize_bytes, 2 * kPage);
+  for (size_t i = 0; i < kPage + 100; ++i)
+    ASSERT_EQ(b[i], static_cast<unsigned char>(i)) << i;
+  // Within its two pages it grows again; beyond them it cannot.
+  EXPECT_TRUE(pmr_try_resize(r, b, kPage + 100, 2 * kPage, 8));
+  EXPECT_FALSE(pmr_try_resize(r, b, 2 * kPage, 2 * kPage + 1, 8));
+  pmr_deallocate(r, b, 2 * kPage, 8);
+  EXPECT_EQ(p->stats().free_page_bytes, free_before);
+  EXPECT_EQ(p->stats().oversize_bytes, 0u);
+}
+
 // A pool over this one (it maps its large blocks) lays its pages out in
 // frames of 1 MiB, as this one does: it asks for its segments aligned to
 // that, so they are mappings this pool makes, not runs of its free pages,
