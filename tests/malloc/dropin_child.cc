@@ -777,6 +777,7 @@ void scenario_foreign() {
 //               reports)
 //   overflow    p[n] written, then free(p) (the secure library reports it)
 //   realloc_overflow  p[n] written, then realloc(p, 2 n)
+//   write_freed free(p), then its first 16 bytes written
 void scenario_misuse(const std::string& kind, size_t n) {
   const int kLive = n > ((size_t)1 << 20) ? 4 : 64;  // a few of the largest
   std::vector<unsigned char*> live;
@@ -820,6 +821,9 @@ void scenario_misuse(const std::string& kind, size_t n) {
   } else if (kind == "overflow") {
     static_cast<unsigned char*>(opaque_ptr(p))[n] = 0x41;
     free(p);  // report mode: p stays allocated
+  } else if (kind == "write_freed") {
+    free(p);
+    memset(opaque_ptr(p), 0x41, 16);
   } else if (kind == "realloc_overflow") {
     static_cast<unsigned char*>(opaque_ptr(p))[n] = 0x41;
     void* r = realloc(p, 2 * n);
