@@ -199,6 +199,10 @@ PMR_NOINLINE static pmr_mem_resource *engine_slow(void) {
         use_pool ? pmr_synchronized_pool_init(&engine.pool, NULL,
                                               &pmr_impl_dropin_os)
                  : pmr_thread_cache_init(&engine.tc, NULL, &pmr_impl_dropin_os);
+#ifdef PMR_SECURE
+    /* Before any heap is made: every heap delays its frees' reuse. */
+    if (ok) STATE->heaps.delay_reuse = true;
+#endif
     if (ok) {
       atomic_store_explicit(&engine_r, &engine.tc.base, memory_order_release);
       atomic_store_explicit(&fast_limit, STATE->small_limit,

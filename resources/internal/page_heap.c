@@ -49,6 +49,9 @@ void pmr_impl_heap_reset(pmr_impl_page_heap *h) {
   h->empty.current = &h->no_page;
   h->empty.partial = NULL;
   atomic_init(&h->delayed, NULL);
+#ifdef PMR_SECURE
+  if (h->delay != NULL) memset(h->delay, 0, sizeof *h->delay);
+#endif
 }
 
 void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
@@ -71,6 +74,9 @@ void pmr_impl_heap_init(pmr_impl_page_heap *h, pmr_impl_page_source *src,
   }
   memset(&h->empty, 0, sizeof h->empty);
   memset(h->full_sums, 0, sizeof h->full_sums);
+#ifdef PMR_SECURE
+  h->delay = NULL; /* the owner sets it: thread_heap.h */
+#endif
   pmr_impl_heap_reset(h);
 }
 

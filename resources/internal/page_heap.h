@@ -119,7 +119,38 @@ typedef struct pmr_impl_page_heap {
   /* Per class: the free_sum of a page with every block free and no frame
    * table in it, once computed (0 until then). */
   uint64_t full_sums[PMR_IMPL_HEAP_CLASSES];
+#ifdef PMR_SECURE
+  struct pmr_impl_heap_delay *delay; /* NULL: frees are not delayed */
+#endif
 } pmr_impl_page_heap;
+
+#ifdef PMR_SECURE
+/* Secure builds, the drop-in's heaps: delayed reuse. A block its owner
+ * frees waits here, filled and linked as a free block, until
+ * PMR_IMPL_DELAY_BLOCKS more frees by the same heap push it onto its page's
+ * list, so that a pointer kept after free does not reach the block's next
+ * owner at once. Its page counts it in use meanwhile. A second free of it
+ * is found here (pmr_impl_page_misuse); a write into it while it waits is
+ * reported when it leaves, and the block dropped (never handed out again).
+ * Another thread's frees wait on the page's remote list instead, until the
+ * owner collects them. */
+#define PMR_IMPL_DELAY_BLOCKS 32u
+typedef struct pmr_impl_heap_delay {
+  void *blocks[PMR_IMPL_DELAY_BLOCKS]; /* NULL: an empty slot */
+  uint32_t next;                       /* the oldest slot */
+} pmr_impl_heap_delay;
+/* Delays p, which starts a block of pg in use (the push's checks passed);
+ * the oldest block waiting goes to its page (pmr_impl_heap_free_slow when
+ * due). The caller owns pg->heap, whose delay is not NULL. */
+void pmr_impl_heap_delay_push(pmr_impl_page *pg, void *p);
+/* Whether p waits in h's delay. */
+bool pmr_impl_heap_delayed(const pmr_impl_page_heap *h, const void *p);
+/* Every block waiting in h's delay to its page; true when there was one.
+ * Called by a trim the program asks for, a thread's exit, and when the
+ * source can grow no more; not by the engine's own trims, which would cut
+ * the wait short whenever the heap takes new memory. */
+bool pmr_impl_heap_delay_flush(pmr_impl_page_heap *h);
+#endif
 
 /* A counter only one thread writes at a time, others read: a plain load
  * and store, no read-modify-write. */
@@ -384,18 +415,28 @@ static inline bool pmr_impl_block_uncarved(const pmr_impl_page *pg,
   return (const char *)p >= pg->carve;
 }
 
-/* The push itself, after the checks: p onto pg's list, its hash added to
- * the page's free_sum. */
-static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
+/* p onto pg's list, its hash added to the page's free_sum; true when the
+ * page then needs pmr_impl_heap_free_slow. */
+static inline bool pmr_impl_page_push_now(pmr_impl_page *pg, void *p) {
   void *head = pg->free;
   pg->free_sum += pmr_impl_free_hash(p);
-#ifdef PMR_SECURE
-  pmr_impl_fill(p, pg->block);
-#endif
   PMR_IMPL_NOACCESS(p, pg->block);
   pg->free = p;
   pmr_impl_link_set(p, head);
   return PMR_UNLIKELY(--pg->count == 0);
+}
+
+/* The push itself, after the checks (secure builds: the block filled, or
+ * delayed: pmr_impl_heap_delay_push). */
+static inline bool pmr_impl_page_push_checked(pmr_impl_page *pg, void *p) {
+#ifdef PMR_SECURE
+  if (pg->heap->delay != NULL) {
+    pmr_impl_heap_delay_push(pg, p);
+    return false;
+  }
+  pmr_impl_fill(p, pg->block);
+#endif
+  return pmr_impl_page_push_now(pg, p);
 }
 
 /* Reports a broken list or block (what, the class's block size, where),

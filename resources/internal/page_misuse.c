@@ -96,6 +96,57 @@ void pmr_impl_fill(void *b, size_t block) {
            block - sizeof(void *));
 }
 
+/* b leaves h's delay for its page, unless it was written while it waited
+ * (its link no longer NULL, or its fill changed): then reported, and
+ * dropped (its page counts it in use for good). */
+static void delay_release(pmr_impl_page_heap *h, void *b) {
+  pmr_impl_page *pg = pmr_impl_page_of(h->src, b);
+  if (pmr_impl_link_peek(b) != NULL || !pmr_impl_fill_intact(b, pg->block)) {
+    pmr_impl_heap_broken(
+        "a freed block was written while its reuse was delayed (a write "
+        "after free)",
+        pg->block, b);
+    return;
+  }
+  if (pmr_impl_page_push_now(pg, b)) pmr_impl_heap_free_slow(pg);
+}
+
+void pmr_impl_heap_delay_push(pmr_impl_page *pg, void *p) {
+  pmr_impl_page_heap *h = pg->heap;
+  pmr_impl_heap_delay *d = h->delay;
+  pmr_impl_fill(p, pg->block);
+  pmr_impl_link_set(p, NULL); /* looks free: a second free is told */
+  void *oldest = d->blocks[d->next];
+  d->blocks[d->next] = p;
+  d->next = (d->next + 1) % PMR_IMPL_DELAY_BLOCKS;
+  if (oldest != NULL) delay_release(h, oldest);
+}
+
+bool pmr_impl_heap_delayed(const pmr_impl_page_heap *h, const void *p) {
+  if (h->delay == NULL) return false;
+  for (unsigned i = 0; i < PMR_IMPL_DELAY_BLOCKS; ++i)
+    if (h->delay->blocks[i] == p) return true;
+  return false;
+}
+
+bool pmr_impl_heap_delay_flush(pmr_impl_page_heap *h) {
+  bool any = false;
+  if (h->delay == NULL) return false;
+  for (unsigned i = 0; i < PMR_IMPL_DELAY_BLOCKS; ++i) {
+    void *b = h->delay->blocks[i];
+    h->delay->blocks[i] = NULL;
+    if (b != NULL) delay_release(h, b);
+    any |= b != NULL;
+  }
+  return any;
+}
+
+#endif
+
+#ifdef PMR_SECURE
+#define DELAYED(h, p) pmr_impl_heap_delayed(h, p)
+#else
+#define DELAYED(h, p) false
 #endif
 
 bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner) {
@@ -124,7 +175,7 @@ bool pmr_impl_page_misuse(pmr_impl_page *pg, void *p, bool owner) {
       what = "a double free: the block is free already";
     } else if (pmr_impl_block_looks_free(p)) {
       pmr_impl_page_class *k = &h->classes[pg->cls];
-      if (!owner || on_list(pg->free, p, pg->capacity) ||
+      if (!owner || on_list(pg->free, p, pg->capacity) || DELAYED(h, p) ||
           (k->current == pg && on_list(k->free, p, pg->capacity)) ||
           on_list(atomic_load_explicit(&pg->remote, memory_order_acquire), p,
                   pg->capacity))

@@ -25,6 +25,9 @@ void pmr_impl_thread_heaps_init(pmr_impl_thread_heaps *hs, pmr_mem_resource *up,
   hs->owned = 0;
   hs->largest = opts->largest_required_pool_block;
   hs->gone_taken = hs->gone_returned = 0;
+#ifdef PMR_SECURE
+  hs->delay_reuse = false;
+#endif
 }
 
 void pmr_impl_thread_heap_format_none(void *mem) {
@@ -57,6 +60,12 @@ pmr_impl_thread_heap *pmr_impl_thread_heap_acquire(pmr_impl_thread_heaps *hs) {
   t->hs = hs;
   atomic_init(&t->owner, pmr_impl_thread_heap_owner_id());
   pmr_impl_heap_init(&t->heap, &hs->src, hs->largest, false);
+#ifdef PMR_SECURE
+  if (hs->delay_reuse) {
+    memset(&t->delay, 0, sizeof t->delay);
+    t->heap.delay = &t->delay;
+  }
+#endif
   pmr_impl_spin_lock(&hs->lock);
   t->next_all = hs->all;
   hs->all = t;
@@ -67,6 +76,9 @@ pmr_impl_thread_heap *pmr_impl_thread_heap_acquire(pmr_impl_thread_heaps *hs) {
 
 void pmr_impl_thread_heap_abandon(pmr_impl_thread_heap *t) {
   pmr_impl_thread_heaps *hs = t->hs;
+#ifdef PMR_SECURE
+  pmr_impl_heap_delay_flush(&t->heap);
+#endif
   pmr_impl_heap_trim(&t->heap); /* still its owner's */
   /* Before the thread's id can be another's (its thread exits). */
   atomic_store_explicit(&t->owner, 0, memory_order_relaxed);
@@ -127,14 +139,25 @@ void *pmr_impl_thread_heap_alloc(pmr_impl_thread_heap *t,
       b = pmr_impl_heap_alloc_held(&t->heap, k);
     if (b != NULL) break;
     if (first && collect_abandoned(hs)) continue;
-    if (!pmr_impl_source_grow(&hs->src)) return NULL; /* no lock held */
+    if (!pmr_impl_source_grow(&hs->src)) { /* no lock held */
+#ifdef PMR_SECURE
+      /* Out of memory: the blocks waiting in the delay first. */
+      if (pmr_impl_heap_delay_flush(&t->heap)) continue;
+#endif
+      return NULL;
+    }
   }
   return b;
 }
 
 void pmr_impl_thread_heaps_trim_heaps(pmr_impl_thread_heaps *hs,
                                       pmr_impl_thread_heap *t) {
-  if (t != NULL) pmr_impl_heap_trim(&t->heap);
+  if (t != NULL) {
+#ifdef PMR_SECURE
+    pmr_impl_heap_delay_flush(&t->heap);
+#endif
+    pmr_impl_heap_trim(&t->heap);
+  }
   collect_abandoned(hs);
 }
 

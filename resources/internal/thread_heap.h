@@ -47,6 +47,9 @@ typedef struct pmr_impl_thread_heap {
    * load of its own heap. Written only by the thread that takes or gives
    * up the heap; a thread reads its own id only in the heaps it owns. */
   _Atomic(uintptr_t) owner;
+#ifdef PMR_SECURE
+  pmr_impl_heap_delay delay; /* heap.delay's, when the heaps delay reuse */
+#endif
 } pmr_impl_thread_heap;
 
 /* The calling thread's id for pmr_impl_thread_heap.owner: never 0, and no two
@@ -82,6 +85,12 @@ typedef struct pmr_impl_thread_heaps {
   size_t largest; /* largest pooled size */
   /* Of heaps freed by clear: their pages_taken and pages_returned. */
   size_t gone_taken, gone_returned;
+#ifdef PMR_SECURE
+  /* Heaps made from now on delay the reuse of their owner's frees
+   * (page_heap.h, "delayed reuse"): the drop-in sets it before its first
+   * allocation. */
+  bool delay_reuse;
+#endif
 } pmr_impl_thread_heaps;
 
 /* opts: effective options (pmr_impl_heap_options). Never calls upstream. */

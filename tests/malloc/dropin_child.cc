@@ -52,11 +52,13 @@ namespace {
 using OwnsFn = bool (*)(const void*);
 using StatsFn = pmr_dropin_stats (*)(void);
 using ResourceFn = pmr_mem_resource* (*)(void);
+using PrintFn = void (*)(int);
 
 #ifdef DROPIN_STATIC
 OwnsFn owns_fn() { return pmr_dropin_owns; }
 StatsFn stats_fn() { return pmr_dropin_get_stats; }
 ResourceFn resource_fn() { return pmr_dropin_resource; }
+PrintFn print_fn() { return pmr_dropin_print_stats; }
 #else
 // Preloaded: found in the process's global scope (the child does not link
 // the drop-in, so a preload that did not take leaves them NULL).
@@ -70,7 +72,25 @@ ResourceFn resource_fn() {
   return reinterpret_cast<ResourceFn>(
       dlsym(RTLD_DEFAULT, "pmr_dropin_resource"));
 }
+PrintFn print_fn() {
+  return reinterpret_cast<PrintFn>(
+      dlsym(RTLD_DEFAULT, "pmr_dropin_print_stats"));
+}
 #endif
+
+// Whether the drop-in in use is the secure library: its statistics say so.
+bool secure_library() {
+  int fds[2];
+  CHECK(print_fn() != nullptr && pipe(fds) == 0);
+  print_fn()(fds[1]);
+  close(fds[1]);
+  std::string text;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  return text.find("secure mode") != std::string::npos;
+}
 
 bool owns(const void* p) {
   OwnsFn f = owns_fn();
@@ -860,6 +880,40 @@ void scenario_misuse(const std::string& kind, size_t n) {
   free(q);
 }
 
+// When a freed pooled block is handed out again. The secure library
+// (resources/internal/page_heap.h, "delayed reuse"): not while the thread
+// frees nothing more, however many blocks it takes; after malloc_trim, which
+// sends the waiting blocks to their pages, it is, so no memory is lost. The
+// default library: the next blocks of its size include it.
+void scenario_reuse() {
+  const bool delayed = secure_library();
+  for (size_t n : {(size_t)16, (size_t)100, (size_t)4096, (size_t)16000}) {
+    const size_t count = 2 * 65536 / n + 64;  // past a page's blocks
+    std::vector<void*> held;
+    held.reserve(2 * count);  // no free between p's and the check
+    void* p = malloc(n);
+    CHECK(p != nullptr);
+    free(p);
+    bool back = false;
+    for (size_t i = 0; i < count; ++i) {
+      held.push_back(malloc(n));
+      CHECK(held.back() != nullptr);
+      back |= held.back() == p;
+    }
+    CHECK(back != delayed);
+    if (delayed) {
+      malloc_trim(0);
+      for (size_t i = 0; i < count && !back; ++i) {
+        held.push_back(malloc(n));
+        CHECK(held.back() != nullptr);
+        back |= held.back() == p;
+      }
+      CHECK(back);
+    }
+    for (void* b : held) free(b);
+  }
+}
+
 // Pooled blocks as a program uses them under the secure library's padding
 // (malloc/internal/pad.h): every byte malloc_usable_size tells is the
 // program's to write, with no report, through realloc in place, calloc and
@@ -1094,6 +1148,8 @@ int main(int argc, char** argv) {
     scenario_stress();
   } else if (s == "misuse" && argc > 3) {
     scenario_misuse(argv[2], strtoul(argv[3], nullptr, 10));
+  } else if (s == "reuse") {
+    scenario_reuse();
   } else if (s == "padding" && argc > 2) {
     scenario_padding(strcmp(argv[2], "exact") == 0);
   } else if (s == "stats" && argc > 2) {

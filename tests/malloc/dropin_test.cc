@@ -220,6 +220,13 @@ TEST_P(DropIn, EveryUsableByteIsTheProgramsToWrite) {
   Expect({"padding", secure ? "exact" : "at_least"});
 }
 
+// The secure library delays a freed block's reuse until the thread has
+// freed more (resources/internal/page_heap.h, "delayed reuse"); a trim ends
+// the wait. The default library hands it out again at once.
+TEST_P(DropIn, AFreedBlockWaitsForLaterFreesInTheSecureLibrary) {
+  Expect({"reuse"});
+}
+
 // The secure library only: a write past the end of a pooled block's request
 // (one byte), in each range of classes, is reported at its free or realloc,
 // and a write after free of a pooled block when its list would hand it out
