@@ -31,6 +31,7 @@
 #include <sys/auxv.h>
 
 #include "malloc/internal/dropin.h"
+#include "malloc/internal/guard.h"
 #include "malloc/internal/pad.h"
 #include "malloc/internal/tag_registry.h"
 #include "resources/internal/heap_resource.h"
@@ -125,7 +126,7 @@ static void *map_alloc(size_t bytes, size_t alignment, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
-  size_t len = page_round(front + bytes), dirty = 0;
+  size_t len = page_round(pmr_impl_guard_len(front + bytes)), dirty = 0;
   /* Kept large memory first (zeroed where it may be dirty: cheaper than
    * faulting fresh pages in), else a mapping of its own. */
   unsigned char *m =
@@ -135,48 +136,21 @@ static void *map_alloc(size_t bytes, size_t alignment, bool zero) {
   } else if ((m = (unsigned char *)pmr_impl_os_map(len, alignment)) == NULL) {
     return NULL; /* errno ENOMEM */
   }
-  void *p = pmr_impl_tag_block(m, len, alignment, PMR_IMPL_TAG_MAP);
+  /* The tag's total: the mapping's length, or with a guard the request
+   * (internal/guard.h). */
+  size_t total = PMR_IMPL_GUARDED ? front + bytes : len;
+  void *p = pmr_impl_tag_block(m, total, alignment, PMR_IMPL_TAG_MAP);
   if (!pmr_impl_tag_registry_add(p)) {
     if (!pmr_impl_reservoir_put(m, len, len)) pmr_impl_os_unmap(m, len);
     errno = ENOMEM;
     return NULL;
   }
+  pmr_impl_guard_set(m, total);
   atomic_fetch_add_explicit(&mapped_bytes, len, memory_order_relaxed);
   return p;
 }
 
 /* ---- set-up ------------------------------------------------------------- */
-
-static bool env_is(const char *name, const char *value) {
-  const char *v = pmr_impl_os_getenv(name);
-  return v != NULL && strcmp(v, value) == 0;
-}
-
-/* A decimal number from the environment, or `otherwise` when it is unset
- * or not one (no allocation: strtoull allocates nothing). */
-static unsigned long long env_number(const char *name,
-                                     unsigned long long otherwise) {
-  const char *v = pmr_impl_os_getenv(name);
-  if (v == NULL || *v < '0' || *v > '9') return otherwise;
-  char *end;
-  unsigned long long n = strtoull(v, &end, 10);
-  return *end == '\0' ? n : otherwise;
-}
-
-/* The reservoir of freed large memory (pmr_segment_cache.h): its bound on
- * kept resident bytes and its delay, from PMR_MALLOC_KEEP_BYTES and
- * PMR_MALLOC_PURGE_DELAY_MS (0 bytes: off, as before the reservoir). */
-static void reservoir_from_env(void) {
-  unsigned long long keep = env_number("PMR_MALLOC_KEEP_BYTES",
-                                       PMR_LARGE_RESERVOIR_DEFAULT_MAX_BYTES);
-  unsigned long long ms = env_number("PMR_MALLOC_PURGE_DELAY_MS",
-                                     PMR_LARGE_RESERVOIR_DEFAULT_DELAY_MS);
-  if (keep > SIZE_MAX) keep = SIZE_MAX;
-  if (ms > 3600000u) ms = 3600000u; /* an hour at most */
-  if (keep != PMR_LARGE_RESERVOIR_DEFAULT_MAX_BYTES ||
-      ms != PMR_LARGE_RESERVOIR_DEFAULT_DELAY_MS)
-    pmr_large_reservoir_set_limits((size_t)keep, (unsigned)ms);
-}
 
 /* The engine, made at the first allocation of the process; NULL while the
  * calling thread is making it (then the static arena serves), or when it
@@ -189,12 +163,13 @@ PMR_NOINLINE static pmr_mem_resource *engine_slow(void) {
     tl_in_init = true;
     /* Before anything that takes records: malloc would come back here. */
     pmr_impl_meta_use_os();
-    use_pool = env_is("PMR_MALLOC", "pool");
+    use_pool = pmr_impl_dropin_env_is("PMR_MALLOC", "pool");
     /* A double free or a bad pointer stops the process, as glibc's does,
      * unless the program asks to go on (the bad call then does nothing). */
-    pmr_impl_misuse_set_stop(!env_is("PMR_MALLOC_MISUSE", "report"));
-    stats_at_exit = env_is("PMR_MALLOC_STATS", "1");
-    reservoir_from_env();
+    pmr_impl_misuse_set_stop(
+        !pmr_impl_dropin_env_is("PMR_MALLOC_MISUSE", "report"));
+    stats_at_exit = pmr_impl_dropin_env_is("PMR_MALLOC_STATS", "1");
+    pmr_impl_dropin_env_reservoir();
     bool ok =
         use_pool ? pmr_synchronized_pool_init(&engine.pool, NULL,
                                               &pmr_impl_dropin_os)
@@ -259,19 +234,20 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     errno = ENOMEM;
     return NULL;
   }
-  unsigned char *m = (unsigned char *)pmr_impl_heap_resource_allocate(
-      r, front + bytes, alignment);
+  size_t total = front + bytes, len = pmr_impl_guard_len(total);
+  unsigned char *m =
+      (unsigned char *)pmr_impl_heap_resource_allocate(r, len, alignment);
   if (m == NULL) {
     errno = ENOMEM;
     return NULL;
   }
-  void *p =
-      pmr_impl_tag_block(m, front + bytes, alignment, PMR_IMPL_TAG_ENGINE);
+  void *p = pmr_impl_tag_block(m, total, alignment, PMR_IMPL_TAG_ENGINE);
   if (!engine_pages(p) && !pmr_impl_tag_registry_add(p)) {
-    pmr_impl_heap_resource_deallocate(r, m, front + bytes, alignment);
+    pmr_impl_heap_resource_deallocate(r, m, len, alignment);
     errno = ENOMEM;
     return NULL;
   }
+  pmr_impl_guard_set(m, total);
   return p;
 }
 
@@ -324,16 +300,24 @@ PMR_NOINLINE static void free_slow(void *p) {
       bad_free("free", p, "not the start of a block in use");
     return;
   }
-  pmr_impl_tag_forget(p);
   unsigned char *start = (unsigned char *)p - pmr_impl_tag_front(alignment);
+  const char *bad = pmr_impl_guard_broken(start, t.total);
+  if (bad != NULL) {
+    if (!in_pages) pmr_impl_tag_registry_add(p); /* still live */
+    bad_free("free", p, bad);
+    return;
+  }
+  pmr_impl_tag_forget(p);
+  pmr_impl_guard_clear(start, t.total);
   int saved = errno;
   if (origin == PMR_IMPL_TAG_MAP) {
-    atomic_fetch_sub_explicit(&mapped_bytes, t.total, memory_order_relaxed);
+    size_t len = page_round(pmr_impl_guard_len(t.total));
+    atomic_fetch_sub_explicit(&mapped_bytes, len, memory_order_relaxed);
     /* Kept for the next large request (of the engine too). */
-    if (!pmr_impl_reservoir_put(start, t.total, t.total))
-      pmr_impl_os_unmap(start, t.total);
+    if (!pmr_impl_reservoir_put(start, len, len)) pmr_impl_os_unmap(start, len);
   } else if (r != NULL) {
-    pmr_impl_heap_resource_deallocate(r, start, t.total, alignment);
+    pmr_impl_heap_resource_deallocate(r, start, pmr_impl_guard_len(t.total),
+                                      alignment);
   }
   errno = saved;
 }
@@ -434,7 +418,16 @@ void *realloc(void *p, size_t bytes) {
              pmr_impl_tag_of(p, &t, &alignment, &origin)) {
     size_t front = pmr_impl_tag_front(alignment);
     old = t.total - front;
-    if (origin == PMR_IMPL_TAG_ENGINE && !pooled(bytes, alignment)) {
+    const char *bad =
+        pmr_impl_guard_broken((unsigned char *)p - front, t.total);
+    if (bad != NULL) {
+      bad_free("realloc", p, bad);
+      errno = ENOMEM;
+      return NULL;
+    }
+    if (PMR_IMPL_GUARDED) {
+      /* Moved: the guard stays right after the block's pages. */
+    } else if (origin == PMR_IMPL_TAG_ENGINE && !pooled(bytes, alignment)) {
       /* In place where the engine has room: a mapping grows into the
        * address space reserved behind it. */
       unsigned char *start = (unsigned char *)p - front;

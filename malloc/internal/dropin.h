@@ -1,8 +1,9 @@
-/* PRIVATE: what dropin.c shares with dropin_cxx.c, os_upstream.c and
- * foreign.c. */
+/* PRIVATE: what dropin.c shares with dropin_cxx.c, dropin_env.c,
+ * os_upstream.c and foreign.c. */
 #ifndef PMR_IMPL_MALLOC_DROPIN_H
 #define PMR_IMPL_MALLOC_DROPIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mem_resource/pmr_mem_resource.h"
@@ -32,5 +33,13 @@ size_t pmr_impl_dropin_os_kept(void);
  * take-over, and is left alone. Slow (it asks the C library): for
  * foreign pointers only (foreign.c). */
 const char *pmr_impl_dropin_never_a_block(const void *p);
+
+/* Whether the environment variable `name` is set to `value` (dropin_env.c:
+ * no allocation, safe before the engine exists). */
+bool pmr_impl_dropin_env_is(const char *name, const char *value);
+/* The reservoir of freed large memory (pmr_segment_cache.h): its bound on
+ * kept resident bytes and its delay, from PMR_MALLOC_KEEP_BYTES and
+ * PMR_MALLOC_PURGE_DELAY_MS (0 bytes: off). */
+void pmr_impl_dropin_env_reservoir(void);
 
 #endif /* PMR_IMPL_MALLOC_DROPIN_H */

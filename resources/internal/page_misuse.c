@@ -96,12 +96,16 @@ void pmr_impl_fill(void *b, size_t block) {
            block - sizeof(void *));
 }
 
-/* b leaves h's delay for its page, unless it was written while it waited
- * (its link no longer NULL, or its fill changed): then reported, and
- * dropped (its page counts it in use for good). */
+/* b leaves h's delay for its page, unless its first two words (a
+ * dangling pointer's likeliest target) were written while it waited: then
+ * reported, and dropped (its page counts it in use for good). A write
+ * further in is found when the page's list hands b out (the fill's check
+ * of pmr_impl_heap_pop): checking the whole fill twice would double the
+ * cost. */
 static void delay_release(pmr_impl_page_heap *h, void *b) {
   pmr_impl_page *pg = pmr_impl_page_of(h->src, b);
-  if (pmr_impl_link_peek(b) != NULL || !pmr_impl_fill_intact(b, pg->block)) {
+  if (pmr_impl_link_peek(b) != NULL ||
+      (pg->block > sizeof(void *) && !pmr_impl_block_filled(pg, b))) {
     pmr_impl_heap_broken(
         "a freed block was written while its reuse was delayed (a write "
         "after free)",

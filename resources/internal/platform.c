@@ -230,6 +230,25 @@ bool pmr_impl_os_move(void *from, void *to, size_t len) {
 #endif
 }
 
+bool pmr_impl_os_protect(void *p, size_t bytes, bool access) {
+#if defined(PMR_IMPL_OS_MMAP)
+  size_t ps = pmr_impl_os_page_size();
+  uintptr_t lo = pmr_impl_align_up((uintptr_t)p, ps);
+  uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(ps - 1);
+  if (hi <= lo) return true;
+  int saved = errno;
+  bool ok = mprotect((void *)lo, hi - lo,
+                     access ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+  errno = saved;
+  return ok;
+#else
+  (void)p;
+  (void)bytes;
+  (void)access;
+  return false;
+#endif
+}
+
 void pmr_impl_os_decommit(void *p, size_t bytes) {
 #if defined(PMR_IMPL_OS_MMAP)
   size_t ps = pmr_impl_os_page_size();

@@ -81,6 +81,11 @@ bool pmr_impl_os_move(void *from, void *to, size_t len);
  * [p, p + bytes); they read as zeros when touched again. errno untouched. */
 void pmr_impl_os_decommit(void *p, size_t bytes);
 
+/* Makes the whole OS pages inside [p, p + bytes) inaccessible (access
+ * false: any read or write faults) or readable and writable again. False
+ * when the OS refused (too many mappings) or has no mmap. errno untouched. */
+bool pmr_impl_os_protect(void *p, size_t bytes, bool access);
+
 /* Tells LeakSanitizer (ASan builds) that [p, p + bytes), mapped here, is
  * (add) or is no longer a region to scan for pointers; nothing otherwise. */
 void pmr_impl_os_lsan_root(void *p, size_t bytes, bool add);

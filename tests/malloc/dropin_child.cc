@@ -797,6 +797,8 @@ void scenario_foreign() {
 //               reports)
 //   overflow    p[n] written, then free(p) (the secure library reports it)
 //   realloc_overflow  p[n] written, then realloc(p, 2 n)
+//   overflow_far  p[n .. n + 8191] written (the secure library's guard
+//               page after a large block stops it: SIGSEGV)
 //   write_freed free(p), then its first 16 bytes written
 void scenario_misuse(const std::string& kind, size_t n) {
   const int kLive = n > ((size_t)1 << 20) ? 4 : 64;  // a few of the largest
@@ -840,7 +842,10 @@ void scenario_misuse(const std::string& kind, size_t n) {
     if (r != nullptr) free(r);  // report mode: a new block
   } else if (kind == "overflow") {
     static_cast<unsigned char*>(opaque_ptr(p))[n] = 0x41;
-    free(p);  // report mode: p stays allocated
+    free(p);                            // report mode: p stays allocated
+  } else if (kind == "overflow_far") {  // past the block's last OS page
+    memset(static_cast<unsigned char*>(opaque_ptr(p)) + n, 0x41, 8192);
+    free(p);
   } else if (kind == "write_freed") {
     free(p);
     memset(opaque_ptr(p), 0x41, 16);

@@ -239,6 +239,8 @@ const Misuse kSecureMisuses[] = {
     {"overflow", 100, "its padding changed"},
     {"overflow", 4096, "its padding changed"},
     {"overflow", 16000, "its padding changed"},
+    {"overflow", 40000, "its padding changed"},
+    {"overflow", 300000, "its padding changed"},
     {"realloc_overflow", 100, "its padding changed"},
     {"realloc_overflow", 4096, "its padding changed"},
     {"write_freed", 4096, "a write after free"},
@@ -261,6 +263,22 @@ TEST(DropInSecure, AWritePastTheRequestIsReportedAtTheFree) {
     EXPECT_TRUE(r.err.find("ignored") != std::string::npos ||
                 r.err.find("dropped") != std::string::npos)
         << describe(r);
+  }
+}
+
+// The secure library only: a write running past a large block's last OS
+// page meets its guard page and faults there, before it reaches another
+// block (malloc/internal/guard.h), whether the block is the engine's or a
+// mapping of its own.
+TEST(DropInSecure, AnOverflowPastALargeBlocksPagesFaultsAtItsGuard) {
+  std::string pre = std::string("LD_PRELOAD=") + kPreloadSecure;
+  for (size_t n :
+       {(size_t)20000, (size_t)100000, (size_t)300000, (size_t)5 << 20}) {
+    Result r =
+        run({"tests/dropin_child", "misuse", "overflow_far", std::to_string(n)},
+            {pre});
+    EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV)
+        << n << ": " << describe(r);
   }
 }
 
