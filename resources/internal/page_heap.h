@@ -272,6 +272,9 @@ static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {
 #ifdef PMR_SECURE
     if (PMR_UNLIKELY(!pmr_impl_fill_intact(b, k->block)))
       pmr_impl_heap_fill_broken(k, b);
+    /* In use from now on: a free finds no fill there
+     * (pmr_impl_block_filled), even if the program never writes it. */
+    if (k->block > sizeof(void *)) pmr_impl_word_set(b, 1, NULL);
 #endif
   }
   return b;
