@@ -120,6 +120,23 @@ static bool engine_pages(const void *p) {
          pmr_impl_page_map_get(p) == &STATE->heaps.src;
 }
 
+/* Gives back a tagged block's `len` bytes (its tag forgotten), its guard
+ * cleared: to the reservoir or the OS, or the engine. errno untouched. */
+static void release_tagged(unsigned char *start, size_t len, size_t alignment,
+                           unsigned origin) {
+  pmr_impl_guard_clear(start, len);
+  int saved = errno;
+  pmr_mem_resource *r = atomic_load_explicit(&engine_r, memory_order_acquire);
+  if (origin == PMR_IMPL_TAG_MAP) {
+    atomic_fetch_sub_explicit(&mapped_bytes, len, memory_order_relaxed);
+    /* Kept for the next large request (of the engine too). */
+    if (!pmr_impl_reservoir_put(start, len, len)) pmr_impl_os_unmap(start, len);
+  } else if (r != NULL) {
+    pmr_impl_heap_resource_deallocate(r, start, len, alignment);
+  }
+  errno = saved;
+}
+
 static void *map_alloc(size_t bytes, size_t alignment, bool zero) {
   size_t front = pmr_impl_tag_front(alignment);
   if (bytes > SIZE_MAX / 2 - front) {
@@ -127,26 +144,29 @@ static void *map_alloc(size_t bytes, size_t alignment, bool zero) {
     return NULL;
   }
   size_t len = page_round(pmr_impl_guard_len(front + bytes)), dirty = 0;
-  /* Kept large memory first (zeroed where it may be dirty: cheaper than
-   * faulting fresh pages in), else a mapping of its own. */
-  unsigned char *m =
-      (unsigned char *)pmr_impl_reservoir_take(len, alignment, &dirty);
-  if (m != NULL) {
+  /* The tag's total: the mapping's length, or the request (guard.h). A
+   * kept guarded block, else kept large memory (zeroed where it may be
+   * dirty: cheaper than faulting fresh pages in), else a new mapping. */
+  size_t total = PMR_IMPL_GUARDED ? front + bytes : len;
+  unsigned char *m = pmr_impl_guard_take(len, alignment, PMR_IMPL_TAG_MAP);
+  bool kept = m != NULL;
+  if (kept) {
+    if (zero) memset(m + front, 0, bytes);
+  } else if ((m = (unsigned char *)pmr_impl_reservoir_take(len, alignment,
+                                                           &dirty)) != NULL) {
     if (zero) memset(m, 0, dirty < len ? dirty : len);
   } else if ((m = (unsigned char *)pmr_impl_os_map(len, alignment)) == NULL) {
     return NULL; /* errno ENOMEM */
   }
-  /* The tag's total: the mapping's length, or with a guard the request
-   * (internal/guard.h). */
-  size_t total = PMR_IMPL_GUARDED ? front + bytes : len;
+  if (!kept)
+    atomic_fetch_add_explicit(&mapped_bytes, len, memory_order_relaxed);
   void *p = pmr_impl_tag_block(m, total, alignment, PMR_IMPL_TAG_MAP);
   if (!pmr_impl_tag_registry_add(p)) {
-    if (!pmr_impl_reservoir_put(m, len, len)) pmr_impl_os_unmap(m, len);
+    release_tagged(m, len, alignment, PMR_IMPL_TAG_MAP);
     errno = ENOMEM;
     return NULL;
   }
-  pmr_impl_guard_set(m, total);
-  atomic_fetch_add_explicit(&mapped_bytes, len, memory_order_relaxed);
+  pmr_impl_guard_set(m, total, !kept);
   return p;
 }
 
@@ -235,19 +255,21 @@ PMR_NOINLINE static void *alloc_slow(size_t bytes, size_t alignment) {
     return NULL;
   }
   size_t total = front + bytes, len = pmr_impl_guard_len(total);
-  unsigned char *m =
-      (unsigned char *)pmr_impl_heap_resource_allocate(r, len, alignment);
+  unsigned char *m = pmr_impl_guard_take(len, alignment, PMR_IMPL_TAG_ENGINE);
+  bool kept = m != NULL;
+  if (!kept)
+    m = (unsigned char *)pmr_impl_heap_resource_allocate(r, len, alignment);
   if (m == NULL) {
     errno = ENOMEM;
     return NULL;
   }
   void *p = pmr_impl_tag_block(m, total, alignment, PMR_IMPL_TAG_ENGINE);
   if (!engine_pages(p) && !pmr_impl_tag_registry_add(p)) {
-    pmr_impl_heap_resource_deallocate(r, m, len, alignment);
+    release_tagged(m, len, alignment, PMR_IMPL_TAG_ENGINE);
     errno = ENOMEM;
     return NULL;
   }
-  pmr_impl_guard_set(m, total);
+  pmr_impl_guard_set(m, total, !kept);
   return p;
 }
 
@@ -308,18 +330,12 @@ PMR_NOINLINE static void free_slow(void *p) {
     return;
   }
   pmr_impl_tag_forget(p);
-  pmr_impl_guard_clear(start, t.total);
-  int saved = errno;
-  if (origin == PMR_IMPL_TAG_MAP) {
-    size_t len = page_round(pmr_impl_guard_len(t.total));
-    atomic_fetch_sub_explicit(&mapped_bytes, len, memory_order_relaxed);
-    /* Kept for the next large request (of the engine too). */
-    if (!pmr_impl_reservoir_put(start, len, len)) pmr_impl_os_unmap(start, len);
-  } else if (r != NULL) {
-    pmr_impl_heap_resource_deallocate(r, start, pmr_impl_guard_len(t.total),
-                                      alignment);
-  }
-  errno = saved;
+  pmr_impl_guard_kept k = {start,
+                           origin == PMR_IMPL_TAG_MAP
+                               ? page_round(pmr_impl_guard_len(t.total))
+                               : pmr_impl_guard_len(t.total),
+                           alignment, origin};
+  if (!pmr_impl_guard_keep(&k)) release_tagged(start, k.len, alignment, origin);
 }
 
 void free(void *p) {
@@ -528,8 +544,11 @@ int malloc_trim(size_t pad) {
   (void)pad;
   pmr_mem_resource *r = engine_get();
   if (r == NULL) return 0;
-  size_t n = use_pool ? pmr_synchronized_pool_trim(&engine.pool)
-                      : pmr_thread_cache_trim(&engine.tc);
+  size_t n = 0;
+  for (pmr_impl_guard_kept k; pmr_impl_guard_evict(&k); n += k.len)
+    release_tagged(k.start, k.len, k.alignment, k.origin);
+  n += use_pool ? pmr_synchronized_pool_trim(&engine.pool)
+                : pmr_thread_cache_trim(&engine.tc);
   n += pmr_impl_dropin_os_trim();
   n += pmr_large_reservoir_trim();
   return n != 0;

@@ -797,8 +797,10 @@ void scenario_foreign() {
 //               reports)
 //   overflow    p[n] written, then free(p) (the secure library reports it)
 //   realloc_overflow  p[n] written, then realloc(p, 2 n)
-//   overflow_far  p[n .. n + 8191] written (the secure library's guard
-//               page after a large block stops it: SIGSEGV)
+//   overflow_far  p[n .. n + n / 4 + 8191] written (the secure library's
+//               guard page after a large block's pages stops it: SIGSEGV)
+//   overflow_far_kept  the same after free(p) and p = malloc(n) (a freed
+//               guarded block is kept with its guard, and taken again)
 //   write_freed free(p), then its first 16 bytes written
 void scenario_misuse(const std::string& kind, size_t n) {
   const int kLive = n > ((size_t)1 << 20) ? 4 : 64;  // a few of the largest
@@ -842,9 +844,16 @@ void scenario_misuse(const std::string& kind, size_t n) {
     if (r != nullptr) free(r);  // report mode: a new block
   } else if (kind == "overflow") {
     static_cast<unsigned char*>(opaque_ptr(p))[n] = 0x41;
-    free(p);                            // report mode: p stays allocated
-  } else if (kind == "overflow_far") {  // past the block's last OS page
-    memset(static_cast<unsigned char*>(opaque_ptr(p)) + n, 0x41, 8192);
+    free(p);  // report mode: p stays allocated
+  } else if (kind == "overflow_far" || kind == "overflow_far_kept") {
+    if (kind == "overflow_far_kept") {  // a block freed and taken again
+      free(p);
+      p = static_cast<unsigned char*>(malloc(n));
+      CHECK(p != nullptr);
+    }
+    // Through the rest of the block's pages (the secure library rounds a
+    // large block up by at most a quarter) into what follows them.
+    memset(static_cast<unsigned char*>(opaque_ptr(p)) + n, 0x41, n / 4 + 8192);
     free(p);
   } else if (kind == "write_freed") {
     free(p);

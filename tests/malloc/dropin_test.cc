@@ -267,18 +267,20 @@ TEST(DropInSecure, AWritePastTheRequestIsReportedAtTheFree) {
 }
 
 // The secure library only: a write running past a large block's last OS
-// page meets its guard page and faults there, before it reaches another
-// block (malloc/internal/guard.h), whether the block is the engine's or a
-// mapping of its own.
+// page (128 KiB and more) meets its guard page and faults there, before it
+// reaches another block (malloc/internal/guard.h), whether the block is the
+// engine's or a mapping of its own, new or a freed one kept with its guard
+// and taken again.
 TEST(DropInSecure, AnOverflowPastALargeBlocksPagesFaultsAtItsGuard) {
   std::string pre = std::string("LD_PRELOAD=") + kPreloadSecure;
-  for (size_t n :
-       {(size_t)20000, (size_t)100000, (size_t)300000, (size_t)5 << 20}) {
-    Result r =
-        run({"tests/dropin_child", "misuse", "overflow_far", std::to_string(n)},
-            {pre});
-    EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV)
-        << n << ": " << describe(r);
+  for (const char* kind : {"overflow_far", "overflow_far_kept"}) {
+    for (size_t n :
+         {(size_t)140000, (size_t)300000, (size_t)1 << 20, (size_t)5 << 20}) {
+      Result r =
+          run({"tests/dropin_child", "misuse", kind, std::to_string(n)}, {pre});
+      EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV)
+          << kind << " " << n << ": " << describe(r);
+    }
   }
 }
 
