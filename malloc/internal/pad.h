@@ -131,9 +131,13 @@ static inline const char *pmr_impl_pad_broken(const pmr_impl_page_source *src,
   __builtin_memcpy(&last, (const unsigned char *)p + block - sizeof last,
                    sizeof last);
   if (last == UINT64_MAX / 0xff * PMR_IMPL_FREE_FILL) return NULL;
-  if (pmr_impl_pad_decode(p, block) != SIZE_MAX) return NULL;
-  return "a write past the end of the block, or before the next one's start "
-         "(its padding changed)";
+  if (pmr_impl_pad_decode(p, block) == SIZE_MAX)
+    return "a write past the end of the block, or before the next one's "
+           "start (its padding changed)";
+  if (!pmr_impl_page_gaps_intact(pg))
+    return "a write past the end of a block, or before the start of one, "
+           "into the bytes around its page's table of descriptors";
+  return NULL;
 #else
   (void)src;
   (void)p;

@@ -289,6 +289,15 @@ void pmr_impl_page_layout(const pmr_impl_page_source *src,
                           char **after, size_t *n_after) {
   char *base, *table, *past;
   pmr_impl_page_span(src, pg, &base, &table, &past);
+#ifdef PMR_SECURE
+  /* Secure builds: a gap on either side of the table (page_heap.h,
+   * pmr_impl_page_gaps_intact). */
+  if (table != past) {
+    table =
+        table - base >= PMR_IMPL_TABLE_GAP ? table - PMR_IMPL_TABLE_GAP : base;
+    past += PMR_IMPL_TABLE_GAP;
+  }
+#endif
   uintptr_t a =
       (uintptr_t)base + ((size_t)(past - base) + block - 1) / block * block;
   char *end = base + PMR_IMPL_PAGE_SIZE;
@@ -321,6 +330,9 @@ static void page_start(pmr_impl_page_heap *h, pmr_impl_page_class *k,
   pg->capacity = (uint32_t)(before + past);
   pg->carved = 0;
   pg->free = NULL;
+#ifdef PMR_SECURE
+  pmr_impl_page_gaps_fill(pg);
+#endif
   if (before != 0) {
     pg->carve = start;
     pg->end = start + before * k->block;

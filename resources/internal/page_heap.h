@@ -247,6 +247,17 @@ void pmr_impl_heap_fill_broken(pmr_impl_page_class *k, void *b);
 #define PMR_IMPL_FREE_FILL 0xdf
 bool pmr_impl_fill_intact(const void *b, size_t block);
 void pmr_impl_fill(void *b, size_t block);
+/* The bytes between a frame's table of descriptors and the blocks on
+ * either side of it: at least this many, holding the fill from when the
+ * page starts serving a class, so that a write running out of the blocks
+ * next to the table meets them before the descriptors. */
+#define PMR_IMPL_TABLE_GAP 16u
+/* Whether the gaps around the table in pg's page (a page serving a class,
+ * its frame's first) still hold the fill, as far as PMR_IMPL_TABLE_GAP
+ * from the blocks next to them; true for any other page. */
+bool pmr_impl_page_gaps_intact(const pmr_impl_page *pg);
+/* Fills them (pg starts serving its class). */
+void pmr_impl_page_gaps_fill(const pmr_impl_page *pg);
 #endif
 
 static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {

@@ -103,6 +103,53 @@ bool pmr_impl_fill_intact(const void *b, size_t block) {
   return diff == 0;
 }
 
+/* The gaps around the table in pg's page, for its class's layout:
+ * [*g1, *g1 + *n1) below it, [*g2, *g2 + *n2) above it (up to the first
+ * block past it, or the page's end); false when the page holds no table. */
+static bool table_gaps(const pmr_impl_page *pg, unsigned char **g1, size_t *n1,
+                       unsigned char **g2, size_t *n2) {
+  const pmr_impl_page_source *src = pg->heap->src;
+  char *base, *table, *past, *start, *after;
+  pmr_impl_page_span(src, pg, &base, &table, &past);
+  if (table == past) return false;
+  size_t before, n_after;
+  pmr_impl_page_layout(src, pg, pg->block, src->max_blocks, &start, &before,
+                       &after, &n_after);
+  char *lo = start + before * pg->block, *end = base + PMR_IMPL_PAGE_SIZE;
+  *g1 = (unsigned char *)lo;
+  *n1 = (size_t)(table - lo);
+  *g2 = (unsigned char *)past;
+  *n2 = (size_t)((after < end ? after : end) - past);
+  return true;
+}
+
+void pmr_impl_page_gaps_fill(const pmr_impl_page *pg) {
+  unsigned char *g1, *g2;
+  size_t n1, n2;
+  if (!table_gaps(pg, &g1, &n1, &g2, &n2)) return;
+  memset(g1, PMR_IMPL_FREE_FILL, n1);
+  memset(g2, PMR_IMPL_FREE_FILL, n2);
+}
+
+bool pmr_impl_page_gaps_intact(const pmr_impl_page *pg) {
+  unsigned char *g1, *g2;
+  size_t n1, n2;
+  if (!table_gaps(pg, &g1, &n1, &g2, &n2)) return true;
+  /* The ends next to the blocks: an overflow or underflow runs through
+   * them first. */
+  if (n1 > PMR_IMPL_TABLE_GAP) n1 = PMR_IMPL_TABLE_GAP;
+  if (n2 > PMR_IMPL_TABLE_GAP) {
+    g2 += n2 - PMR_IMPL_TABLE_GAP;
+    n2 = PMR_IMPL_TABLE_GAP;
+  }
+  unsigned char diff = 0;
+  for (size_t i = 0; i < n1; ++i)
+    diff |= (unsigned char)(g1[i] ^ PMR_IMPL_FREE_FILL);
+  for (size_t i = 0; i < n2; ++i)
+    diff |= (unsigned char)(g2[i] ^ PMR_IMPL_FREE_FILL);
+  return diff == 0;
+}
+
 void pmr_impl_fill(void *b, size_t block) {
   if (block > sizeof(void *))
     memset((char *)b + sizeof(void *), PMR_IMPL_FREE_FILL,

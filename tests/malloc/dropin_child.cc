@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <new>
 #include <string>
@@ -782,6 +783,43 @@ void scenario_foreign() {
   free(q);
 }
 
+// A block of n bytes right after its page's table of descriptors: among
+// enough blocks of n to fill a segment (whose first page holds the table),
+// in a segment's first 64 KiB page, the first block at an offset of more
+// than the blocks' spacing in that page, or one further from the block
+// before it than the spacing (the table lies between). Its byte before the
+// start written, then freed: the secure library reports it at that free, where
+// the bytes around the table are checked (resources/internal/page_heap.h,
+// PMR_IMPL_TABLE_GAP).
+void misuse_underflow_table(size_t n) {
+  std::vector<uintptr_t> got;
+  for (int i = 0; i < 3000; ++i)
+    got.push_back(reinterpret_cast<uintptr_t>(malloc(n)));
+  std::sort(got.begin(), got.end());
+  const uintptr_t kPage = 64 << 10;
+  unsigned char* q = nullptr;
+  for (size_t i = 0; i < got.size() && q == nullptr;) {
+    size_t j = i;  // [i, j): the blocks of one page
+    while (j < got.size() && got[j] / kPage == got[i] / kPage) ++j;
+    uintptr_t spacing = UINTPTR_MAX;
+    for (size_t k = i + 1; k < j; ++k)
+      spacing = std::min(spacing, got[k] - got[k - 1]);
+    // Only a segment's first page (segments: 1 MiB, aligned) holds a table.
+    const bool first = got[i] / kPage * kPage % (1u << 20) == 0;
+    for (size_t k = i; first && k < j && j - i >= 3 && q == nullptr; ++k) {
+      uintptr_t below = k == i ? got[k] % kPage : got[k] - got[k - 1];
+      if (below > spacing) q = reinterpret_cast<unsigned char*>(got[k]);
+    }
+    i = j;
+  }
+  CHECK(q != nullptr);
+  static_cast<unsigned char*>(opaque_ptr(q))[-1] = 0x41;
+  free(q);  // report mode: q stays allocated
+  for (uintptr_t b : got)
+    if (reinterpret_cast<unsigned char*>(b) != q)
+      free(reinterpret_cast<void*>(b));
+}
+
 // One misuse of a block of `n` bytes (argv: KIND N), then a check that the
 // heap is intact: run by the test in the default mode, where the misuse
 // must stop the process (SIGABRT, one line on stderr), and with
@@ -802,7 +840,13 @@ void scenario_foreign() {
 //   overflow_far_kept  the same after free(p) and p = malloc(n) (a freed
 //               guarded block is kept with its guard, and taken again)
 //   write_freed free(p), then its first 16 bytes written
+//   underflow_table  q[-1] written, q a block right after its page's table
+//               of descriptors (found among blocks of n), then free(q)
 void scenario_misuse(const std::string& kind, size_t n) {
+  if (kind == "underflow_table") {
+    misuse_underflow_table(n);
+    return;
+  }
   const int kLive = n > ((size_t)1 << 20) ? 4 : 64;  // a few of the largest
   std::vector<unsigned char*> live;
   for (int i = 0; i < kLive; ++i) {

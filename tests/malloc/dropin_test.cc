@@ -229,8 +229,9 @@ TEST_P(DropIn, AFreedBlockWaitsForLaterFreesInTheSecureLibrary) {
 
 // The secure library only: a write past the end of a pooled block's request
 // (one byte), in each range of classes, is reported at its free or realloc,
-// and a write after free of a pooled block when its list would hand it out
-// again, and stops the process;
+// a write after free of a pooled block when its list would hand it out
+// again, and a write before a block's start into the bytes around its
+// page's table of descriptors at its free; each stops the process;
 // with PMR_MALLOC_MISUSE=report the program goes on (a bad free or realloc
 // does nothing). The default library does not check these.
 const Misuse kSecureMisuses[] = {
@@ -244,6 +245,8 @@ const Misuse kSecureMisuses[] = {
     {"realloc_overflow", 100, "its padding changed"},
     {"realloc_overflow", 4096, "its padding changed"},
     {"write_freed", 4096, "a write after free"},
+    {"underflow_table", 4096, "table of descriptors"},
+    {"underflow_table", 16000, "table of descriptors"},
 };
 
 TEST(DropInSecure, AWritePastTheRequestIsReportedAtTheFree) {
