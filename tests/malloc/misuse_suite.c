@@ -23,9 +23,9 @@
  *   stack           free() of a local variable
  *   global          free() of a static variable
  *   foreign_map     free() of a pointer into a page mapped by mmap
- *   overflow_1      p[N] written, then p and its neighbours freed
+ *   overflow_1      p[N] changed (inverted), then p and its neighbours freed
  *   overflow_32     p[N .. N + 31] written, then the same
- *   underflow_1     p[-1] written, then the same
+ *   underflow_1     p[-1] changed (inverted), then the same
  *   underflow_32    p[-32 .. -1] written, then the same
  *   write_freed     free(p); its first 16 bytes written; blocks of N taken
  *   write_freed_32  free(p); its first 32 bytes written with a pointer-like
@@ -141,8 +141,13 @@ int main(int argc, char **argv) {
     free(opaque(m + 64));
   } else if (!strncmp(c, "overflow_", 9) || !strncmp(c, "underflow_", 10)) {
     size_t len = strtoul(strchr(c, '_') + 1, NULL, 10);
-    unsigned char *at = c[0] == 'o' ? p + n : p - len;
-    memset(opaque(at), 0x41, len);
+    unsigned char *at = opaque(c[0] == 'o' ? p + n : p - len);
+    /* One byte: changed for sure (inverted), so that no run depends on
+     * the byte that lay there (an allocator's check word, random). */
+    if (len == 1)
+      at[0] = (unsigned char)~at[0];
+    else
+      memset(at, 0x41, len);
     free(p);
     free(q);
     p_freed = q_freed = 1;
