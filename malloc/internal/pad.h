@@ -134,7 +134,7 @@ static inline const char *pmr_impl_pad_broken(const pmr_impl_page_source *src,
   if (pmr_impl_pad_decode(p, block) == SIZE_MAX)
     return "a write past the end of the block, or before the next one's "
            "start (its padding changed)";
-  if (!pmr_impl_page_gaps_intact(pg))
+  if (!pmr_impl_page_gaps_intact(src, pg, p))
     return "a write past the end of a block, or before the start of one, "
            "into the bytes around its page's table of descriptors";
   return NULL;

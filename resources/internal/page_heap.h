@@ -252,12 +252,38 @@ void pmr_impl_fill(void *b, size_t block);
  * page starts serving a class, so that a write running out of the blocks
  * next to the table meets them before the descriptors. */
 #define PMR_IMPL_TABLE_GAP 16u
-/* Whether the gaps around the table in pg's page (a page serving a class,
- * its frame's first) still hold the fill, as far as PMR_IMPL_TABLE_GAP
- * from the blocks next to them; true for any other page. */
-bool pmr_impl_page_gaps_intact(const pmr_impl_page *pg);
 /* Fills them (pg starts serving its class). */
 void pmr_impl_page_gaps_fill(const pmr_impl_page *pg);
+/* Whether block p of pg (a page of src serving a class) leaves the gap next
+ * to it intact: the PMR_IMPL_TABLE_GAP bytes after it when it is the last
+ * block below the table, before it when it is the first above; true for
+ * any other block (no division; one compare when the page does not hold
+ * the table). */
+static inline bool pmr_impl_page_gaps_intact(const pmr_impl_page_source *src,
+                                             const pmr_impl_page *pg,
+                                             const void *p) {
+  /* Only a frame's first page holds the table. */
+  if (((uintptr_t)p & ~src->frame_mask) >= PMR_IMPL_PAGE_SIZE) return true;
+  char *base, *table, *past;
+  pmr_impl_page_span(src, pg, &base, &table, &past);
+  if (table == past) return true;
+  const unsigned char *c = (const unsigned char *)p, *g;
+  size_t block = pg->block;
+  if (c + block <= (unsigned char *)table - PMR_IMPL_TABLE_GAP &&
+      c + 2 * block > (unsigned char *)table - PMR_IMPL_TABLE_GAP)
+    g = c + block; /* the last block below the table */
+  else if (c >= (unsigned char *)past + PMR_IMPL_TABLE_GAP &&
+           c - block < (unsigned char *)past + PMR_IMPL_TABLE_GAP)
+    g = c - PMR_IMPL_TABLE_GAP; /* the first block above it */
+  else
+    return true;
+  uint64_t w[PMR_IMPL_TABLE_GAP / 8];
+  __builtin_memcpy(w, g, sizeof w);
+  uint64_t diff = 0;
+  for (unsigned i = 0; i < PMR_IMPL_TABLE_GAP / 8; ++i)
+    diff |= w[i] ^ (UINT64_MAX / 0xff * PMR_IMPL_FREE_FILL);
+  return diff == 0;
+}
 #endif
 
 static inline void *pmr_impl_heap_pop(pmr_impl_page_class *k) {

@@ -131,25 +131,6 @@ void pmr_impl_page_gaps_fill(const pmr_impl_page *pg) {
   memset(g2, PMR_IMPL_FREE_FILL, n2);
 }
 
-bool pmr_impl_page_gaps_intact(const pmr_impl_page *pg) {
-  unsigned char *g1, *g2;
-  size_t n1, n2;
-  if (!table_gaps(pg, &g1, &n1, &g2, &n2)) return true;
-  /* The ends next to the blocks: an overflow or underflow runs through
-   * them first. */
-  if (n1 > PMR_IMPL_TABLE_GAP) n1 = PMR_IMPL_TABLE_GAP;
-  if (n2 > PMR_IMPL_TABLE_GAP) {
-    g2 += n2 - PMR_IMPL_TABLE_GAP;
-    n2 = PMR_IMPL_TABLE_GAP;
-  }
-  unsigned char diff = 0;
-  for (size_t i = 0; i < n1; ++i)
-    diff |= (unsigned char)(g1[i] ^ PMR_IMPL_FREE_FILL);
-  for (size_t i = 0; i < n2; ++i)
-    diff |= (unsigned char)(g2[i] ^ PMR_IMPL_FREE_FILL);
-  return diff == 0;
-}
-
 void pmr_impl_fill(void *b, size_t block) {
   if (block > sizeof(void *))
     memset((char *)b + sizeof(void *), PMR_IMPL_FREE_FILL,
