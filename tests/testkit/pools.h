@@ -34,6 +34,23 @@ inline std::vector<std::pair<size_t, size_t>> GapsIn(std::vector<size_t>& offs,
   return gaps;
 }
 
+// Bytes kept between a page's table of descriptors and the blocks on
+// either side: none by default, 16 in secure builds (PMR_IMPL_TABLE_GAP,
+// resources/internal/page_heap.h).
+#ifdef PMR_SECURE
+constexpr size_t kTableGap = 16;
+#else
+constexpr size_t kTableGap = 0;
+#endif
+
+// The gap (start, size) that blocks of `block` bytes, at multiples of it
+// from the page's start, leave around a table of `len` bytes at offset t.
+inline std::pair<size_t, size_t> TableHole(size_t t, size_t len, size_t block) {
+  size_t lo = t >= kTableGap ? (t - kTableGap) / block * block : 0;
+  size_t hi = (t + len + kTableGap + block - 1) / block * block;
+  return {lo, hi - lo};
+}
+
 class Pool {
  public:
   virtual ~Pool() = default;

@@ -233,15 +233,16 @@ TEST_P(PoolTest, BlocksFillEachPageAroundADescriptorThatMovesFromPageToPage) {
   std::set<size_t> holes;
   size_t full = 0;
   for (auto& [page, offs] : by_page) {
-    if (offs.size() != per_page) continue;  // the last page, partly used
+    // The descriptor's place follows from the page's address (its colour,
+    // page_geometry.h), whatever addresses upstream gave; secure builds
+    // keep a gap on either side of it (pmrtest::TableHole).
+    const auto hole = pmrtest::TableHole(((page >> 16) % 32) * 128, 128, 64);
+    if (offs.size() != (kPage - hole.second) / 64) continue;  // partly used
     ++full;
     auto gaps = pmrtest::GapsIn(offs, 64, kPage);
     ASSERT_EQ(gaps.size(), 1u) << "page " << page;
-    EXPECT_EQ(gaps[0].second, 128u);
+    EXPECT_EQ(gaps[0], hole) << "page " << page;
     EXPECT_LT(gaps[0].first, 4096u);
-    // The descriptor's place follows from the page's address (its colour,
-    // page_geometry.h), whatever addresses upstream gave.
-    EXPECT_EQ(gaps[0].first, ((page >> 16) % 32) * 128) << "page " << page;
     holes.insert(gaps[0].first);
   }
   EXPECT_GE(full, 15u);
@@ -256,6 +257,9 @@ TEST_P(PoolTest, APageTakenBackHandsOutBlocksInAddressOrder) {
   // Pages freed in a shuffled order are carved again when taken back, so
   // the next allocations walk each page sequentially, not in free order.
   // (The class's current page keeps its free list: it is not given up.)
+#ifdef PMR_SECURE
+  GTEST_SKIP() << "secure builds carve in a random order on purpose";
+#endif
   auto p = Make();
   const size_t per_page = (kPage - 128) / 64;
   std::vector<void*> live;
