@@ -2,16 +2,18 @@
  * mode").
  *
  * Secure builds (PMR_SECURE): a tagged block (dropin.c: larger than the
- * pooled classes, or aligned beyond them) takes its request rounded up to
- * whole OS pages (pmr_impl_guard_len) and one page more, the guard, made
- * inaccessible while the block lives: a read or write running past the block's
- * pages faults there, before it reaches another block. Up to
- * PMR_IMPL_PAD_CHECKED bytes after the request hold PMR_IMPL_PAD_FILL, checked
- * by free and realloc, so an overflow too short to reach the guard is reported
- * there. The tag's total is the request with its front (malloc_usable_size
- * tells the request); what the block takes of the engine or the OS is
- * pmr_impl_guard_len(total). A block whose start is not page-aligned, or
- * whose guard the OS refused (too many mappings), goes without one.
+ * pooled classes, or aligned beyond them) of PMR_IMPL_GUARD_MIN bytes or
+ * more takes its request rounded up to whole OS pages (pmr_impl_guard_len)
+ * and one page more, the guard, made inaccessible while the block lives: a
+ * read or write running past the block's pages faults there, before it
+ * reaches another block. Up to PMR_IMPL_PAD_CHECKED bytes after the request
+ * of any tagged block hold PMR_IMPL_PAD_FILL, checked by free and realloc,
+ * so an overflow too short to reach a guard, or from a block without one,
+ * is reported there. The tag's total is the request with its front
+ * (malloc_usable_size tells the request); what the block takes of the
+ * engine or the OS is pmr_impl_guard_len(total). A block whose start is not
+ * page-aligned, or whose guard the OS refused (too many mappings), goes
+ * without one.
  *
  * Default builds: pmr_impl_guard_len(total) is total and the rest does
  * nothing (the compiler removes the calls). */
@@ -24,6 +26,14 @@
 
 #include "malloc/internal/pad.h"
 #include "resources/internal/platform.h"
+
+/* A freed guarded block kept whole (secure builds: guard_cache.c). */
+typedef struct pmr_impl_guard_kept {
+  unsigned char *start;
+  size_t len; /* pmr_impl_guard_len of its total */
+  size_t alignment;
+  unsigned origin; /* PMR_IMPL_TAG_ENGINE or PMR_IMPL_TAG_MAP */
+} pmr_impl_guard_kept;
 
 #ifdef PMR_SECURE
 #define PMR_IMPL_GUARDED true
@@ -102,12 +112,6 @@ static inline void pmr_impl_guard_clear(unsigned char *start, size_t len) {
  * Thread-safe, fork-safe. */
 #define PMR_IMPL_GUARD_KEPT 16u
 #define PMR_IMPL_GUARD_KEPT_BYTES ((size_t)4 << 20)
-typedef struct pmr_impl_guard_kept {
-  unsigned char *start;
-  size_t len; /* pmr_impl_guard_len of its total */
-  size_t alignment;
-  unsigned origin; /* PMR_IMPL_TAG_ENGINE or PMR_IMPL_TAG_MAP */
-} pmr_impl_guard_kept;
 /* Keeps b; false when there is no room (then the caller gives it back). */
 bool pmr_impl_guard_keep(const pmr_impl_guard_kept *b);
 /* A kept block of that shape, taken out; NULL when none. */
@@ -134,11 +138,6 @@ static inline void pmr_impl_guard_clear(unsigned char *start, size_t len) {
   (void)start;
   (void)len;
 }
-typedef struct pmr_impl_guard_kept {
-  unsigned char *start;
-  size_t len, alignment;
-  unsigned origin;
-} pmr_impl_guard_kept;
 static inline bool pmr_impl_guard_keep(const pmr_impl_guard_kept *b) {
   (void)b;
   return false;
